@@ -1,0 +1,102 @@
+import { createHash, randomBytes } from 'node:crypto'
+import type BetterSqlite3 from 'better-sqlite3'
+import { isRole, type SessionUser } from '@hostd/sdk'
+
+interface SessionRow {
+  user_id: string
+  created_at: number
+  last_seen_at: number
+  username: string
+  role: string
+  disabled: number
+}
+
+export interface SessionLifetimes {
+  idleSeconds: number
+  maxSeconds: number
+}
+
+/** Only write last-seen when it moved this much: keeps the authenticated hot path read-only. */
+const TOUCH_EVERY_MS = 60_000
+
+export const hashToken = (token: string): string => createHash('sha256').update(token).digest('base64url')
+
+/**
+ * Server-side sessions. Tokens are 256 random bits; only their SHA-256 is stored. Every resolve joins the
+ * users table, so a role change, a disable or a removal takes effect on live sessions at once.
+ * Prepared statements on the ORM's own better-sqlite3 handle: this runs on every request (see ARCHITECTURE.md).
+ */
+export class SessionStore {
+  readonly #lifetimes: SessionLifetimes
+  readonly #select: BetterSqlite3.Statement<[string], SessionRow>
+  readonly #touch: BetterSqlite3.Statement<[number, string]>
+  readonly #insert: BetterSqlite3.Statement<[string, string, number, number, string | null]>
+  readonly #delete: BetterSqlite3.Statement<[string]>
+  readonly #deleteForUser: BetterSqlite3.Statement<[string, string]>
+  readonly #purge: BetterSqlite3.Statement<[number, number]>
+
+  constructor(db: BetterSqlite3.Database, lifetimes: SessionLifetimes) {
+    this.#lifetimes = lifetimes
+    this.#select = db.prepare(
+      `SELECT s.user_id, s.created_at, s.last_seen_at, u.username, u.role, u.disabled
+         FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.token_hash = ?`,
+    )
+    this.#touch = db.prepare('UPDATE sessions SET last_seen_at = ? WHERE token_hash = ?')
+    this.#insert = db.prepare('INSERT INTO sessions (token_hash, user_id, created_at, last_seen_at, ip) VALUES (?, ?, ?, ?, ?)')
+    this.#delete = db.prepare('DELETE FROM sessions WHERE token_hash = ?')
+    this.#deleteForUser = db.prepare('DELETE FROM sessions WHERE user_id = ? AND token_hash != ?')
+    this.#purge = db.prepare('DELETE FROM sessions WHERE created_at < ? OR last_seen_at < ?')
+  }
+
+  create(userId: string, ip: string | null): string {
+    const now = Date.now()
+    this.#purge.run(now - this.#lifetimes.maxSeconds * 1000, now - this.#lifetimes.idleSeconds * 1000)
+    const token = randomBytes(32).toString('base64url')
+    this.#insert.run(hashToken(token), userId, now, now, ip)
+    return token
+  }
+
+  /** The live session's user, or null (unknown, expired, or the user is disabled or gone). */
+  resolve(token: string): SessionUser | null {
+    const tokenHash = hashToken(token)
+    const row = this.#select.get(tokenHash)
+    if (!row || row.disabled || !isRole(row.role)) return null
+    const now = Date.now()
+    if (now - row.created_at > this.#lifetimes.maxSeconds * 1000 || now - row.last_seen_at > this.#lifetimes.idleSeconds * 1000) {
+      this.#delete.run(tokenHash)
+      return null
+    }
+    if (now - row.last_seen_at > TOUCH_EVERY_MS) this.#touch.run(now, tokenHash)
+    return { id: row.user_id, username: row.username, role: row.role }
+  }
+
+  revoke(token: string): void {
+    this.#delete.run(hashToken(token))
+  }
+
+  /** End every session of a user, except the one holding `keepToken` if given. */
+  revokeUser(userId: string, keepToken?: string): void {
+    this.#deleteForUser.run(userId, keepToken ? hashToken(keepToken) : '')
+  }
+}
+
+const COOKIE = /(?:^|;\s*)svc_session=([A-Za-z0-9_-]+)/
+
+/** The session token from `Authorization: Bearer` or the `svc_session` cookie, and which one carried it. */
+export function extractToken(headers: { authorization?: string; cookie?: string }): { token: string; via: 'bearer' | 'cookie' } | null {
+  const auth = headers.authorization
+  if (auth && auth.length > 7 && auth.slice(0, 7).toLowerCase() === 'bearer ') return { token: auth.slice(7).trim(), via: 'bearer' }
+  const cookie = headers.cookie
+  if (cookie) {
+    const match = COOKIE.exec(cookie)
+    if (match) return { token: match[1]!, via: 'cookie' }
+  }
+  return null
+}
+
+export function sessionCookie(token: string, maxAgeSeconds: number, secure: boolean): string {
+  return `svc_session=${token}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${maxAgeSeconds}${secure ? '; Secure' : ''}`
+}
+
+export const clearedSessionCookie = (secure: boolean): string =>
+  `svc_session=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0${secure ? '; Secure' : ''}`

@@ -1,0 +1,106 @@
+import { existsSync, readFileSync } from 'node:fs'
+import { homedir } from 'node:os'
+import { isAbsolute, join, resolve } from 'node:path'
+
+export interface KernelConfig {
+  port: number
+  host: string
+  dataDir: string
+  pluginsDir: string
+  /** Plugins shipped with hostd (this repository's plugins/). */
+  builtinPluginsDir: string | null
+  helperSocket: string
+  dockerHost: string | null
+  tlsCert: string
+  tlsKey: string
+  sessionIdleSeconds: number
+  sessionMaxSeconds: number
+  /** Failed sign-ins allowed per user, and per client address, within `loginWindowSeconds`. */
+  loginMaxFailuresPerUser: number
+  loginMaxFailuresPerAddress: number
+  loginWindowSeconds: number
+  logLevel: string
+}
+
+/** A configuration mistake: main prints its message as one line and exits non-zero. */
+export class ConfigError extends Error {
+  override name = 'ConfigError'
+}
+
+type Env = Record<string, string | undefined>
+
+function int(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return fallback
+  if (!/^\d+$/.test(raw)) throw new ConfigError(`${name}="${raw}" is not a whole number`)
+  const value = Number(raw)
+  if (value < min || value > max) throw new ConfigError(`${name}=${value} is out of range (${min}..${max})`)
+  return value
+}
+
+function path(env: Env, name: string, fallback: string): string {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return fallback
+  if (raw.includes('\0')) throw new ConfigError(`${name} holds a NUL byte`)
+  return resolve(raw)
+}
+
+/**
+ * Reads configuration from the environment, with an optional JSON file (HOSTD_CONFIG) whose keys are
+ * the same variable names; the environment wins over the file.
+ */
+export function loadConfig(processEnv: Env = process.env, repoRoot?: string): KernelConfig {
+  const env: Env = { ...readConfigFile(processEnv.HOSTD_CONFIG), ...processEnv }
+  const dataDir = path(env, 'HOSTD_DATA_DIR', join(homedir(), '.hostd'))
+  const host = env.HOSTD_HOST || '0.0.0.0'
+  if (!/^[0-9a-fA-F:.]+$|^[a-zA-Z0-9.-]+$/.test(host)) throw new ConfigError(`HOSTD_HOST="${host}" is not an address or host name`)
+  const dockerHost = env.DOCKER_HOST || null
+  if (dockerHost && !/^(unix|tcp|npipe|ssh):\/\//.test(dockerHost)) {
+    throw new ConfigError(`DOCKER_HOST="${dockerHost}" must start with unix://, tcp://, npipe:// or ssh://`)
+  }
+  const tlsCert = env.HOSTD_TLS_CERT ? path(env, 'HOSTD_TLS_CERT', '') : join(dataDir, 'tls', 'cert.pem')
+  const tlsKey = env.HOSTD_TLS_KEY ? path(env, 'HOSTD_TLS_KEY', '') : join(dataDir, 'tls', 'key.pem')
+  if (Boolean(env.HOSTD_TLS_CERT) !== Boolean(env.HOSTD_TLS_KEY)) {
+    throw new ConfigError('HOSTD_TLS_CERT and HOSTD_TLS_KEY go together: set both or neither')
+  }
+  const builtin = env.HOSTD_BUILTIN_PLUGINS === '0' ? null : repoRoot ? join(repoRoot, 'plugins') : null
+  const levels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
+  const logLevel = env.HOSTD_LOG_LEVEL || 'info'
+  if (!levels.includes(logLevel)) throw new ConfigError(`HOSTD_LOG_LEVEL="${logLevel}" is not one of ${levels.join(', ')}`)
+  return {
+    port: int(env, 'HOSTD_PORT', 4443, 0, 65535),
+    host,
+    dataDir,
+    pluginsDir: path(env, 'HOSTD_PLUGINS_DIR', join(dataDir, 'plugins')),
+    builtinPluginsDir: builtin,
+    helperSocket: path(env, 'HOSTD_HELPER_SOCKET', '/run/hostd/helper.sock'),
+    dockerHost,
+    tlsCert,
+    tlsKey,
+    sessionIdleSeconds: int(env, 'HOSTD_SESSION_IDLE_SECONDS', 7 * 24 * 3600, 60, 365 * 24 * 3600),
+    sessionMaxSeconds: int(env, 'HOSTD_SESSION_MAX_SECONDS', 30 * 24 * 3600, 60, 365 * 24 * 3600),
+    loginMaxFailuresPerUser: int(env, 'HOSTD_LOGIN_MAX_FAILURES_PER_USER', 5, 1, 1000),
+    loginMaxFailuresPerAddress: int(env, 'HOSTD_LOGIN_MAX_FAILURES_PER_ADDRESS', 20, 1, 10000),
+    loginWindowSeconds: int(env, 'HOSTD_LOGIN_WINDOW_SECONDS', 15 * 60, 1, 24 * 3600),
+    logLevel,
+  }
+}
+
+function readConfigFile(file: string | undefined): Env {
+  if (!file) return {}
+  const full = isAbsolute(file) ? file : resolve(file)
+  if (!existsSync(full)) throw new ConfigError(`HOSTD_CONFIG=${file}: no such file`)
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(readFileSync(full, 'utf8'))
+  } catch (err) {
+    throw new ConfigError(`HOSTD_CONFIG=${file}: not valid JSON (${(err as Error).message})`)
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new ConfigError(`HOSTD_CONFIG=${file}: must hold a JSON object`)
+  const out: Env = {}
+  for (const [key, value] of Object.entries(parsed)) {
+    if (!/^(HOSTD_[A-Z_]+|DOCKER_HOST)$/.test(key)) throw new ConfigError(`HOSTD_CONFIG=${file}: unknown key "${key}"`)
+    out[key] = String(value)
+  }
+  return out
+}

@@ -1,0 +1,67 @@
+import { connect } from 'node:net'
+import { errors, HostdError, type HelperClient } from '@hostd/sdk'
+
+const PROBE_CACHE_MS = 1000
+const CALL_TIMEOUT_MS = 30_000
+
+/**
+ * Talks to the root helper over its Unix socket: one JSON request line, one JSON answer line.
+ * Availability is probed at most once a second, so a helper that comes back is noticed quickly.
+ * The helper itself and its action allowlist are built in helper/ (see its issue).
+ */
+export class UnixHelperClient implements HelperClient {
+  readonly #socketPath: string
+  #probe: { at: number; ok: Promise<boolean> } | null = null
+
+  constructor(socketPath: string) {
+    this.#socketPath = socketPath
+  }
+
+  available(): Promise<boolean> {
+    const now = Date.now()
+    if (!this.#probe || now - this.#probe.at > PROBE_CACHE_MS) {
+      this.#probe = { at: now, ok: this.#request({ action: 'ping' }, 2000).then(() => true, () => false) }
+    }
+    return this.#probe.ok
+  }
+
+  async call<T>(action: string, args: Record<string, unknown> = {}): Promise<T> {
+    if (!(await this.available())) throw errors.privilegesMissing()
+    const answer = (await this.#request({ action, args }, CALL_TIMEOUT_MS)) as { ok: boolean; result?: T; error?: string; message?: string; status?: number }
+    if (!answer.ok) {
+      throw new HostdError(answer.error ?? 'HOSTD_HELPER_ACTION_FAILED', answer.status ?? 500, answer.message ?? `helper action ${action} failed`)
+    }
+    return answer.result as T
+  }
+
+  #request(body: unknown, timeoutMs: number): Promise<unknown> {
+    return new Promise((resolve, reject) => {
+      const socket = connect(this.#socketPath)
+      let buffer = ''
+      const timer = setTimeout(() => socket.destroy(new Error('helper timed out')), timeoutMs)
+      socket.setEncoding('utf8')
+      socket.on('connect', () => socket.write(`${JSON.stringify(body)}\n`))
+      socket.on('data', (chunk: string) => {
+        buffer += chunk
+        const newline = buffer.indexOf('\n')
+        if (newline >= 0) {
+          clearTimeout(timer)
+          socket.end()
+          try {
+            resolve(JSON.parse(buffer.slice(0, newline)))
+          } catch (err) {
+            reject(err)
+          }
+        }
+      })
+      socket.on('error', (err) => {
+        clearTimeout(timer)
+        reject(err)
+      })
+      socket.on('close', () => {
+        clearTimeout(timer)
+        reject(new Error('helper closed the connection'))
+      })
+    })
+  }
+}

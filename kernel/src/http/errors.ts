@@ -1,0 +1,58 @@
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
+import { HostdError, defineError } from '@hostd/sdk'
+
+/** Kernel error codes. Plugins define theirs with defineError in their own folder. */
+export const KernelErrors = {
+  validation: defineError('HOSTD_REQUEST_INVALID', 400, 'Invalid input'),
+  malformedJson: defineError('HOSTD_REQUEST_MALFORMED_JSON', 400, 'The request body is not valid JSON'),
+  emptyBody: defineError('HOSTD_REQUEST_EMPTY_BODY', 400, 'The request body is empty'),
+  tooLarge: defineError('HOSTD_REQUEST_TOO_LARGE', 413, 'The request body is too large'),
+  mediaType: defineError('HOSTD_REQUEST_MEDIA_TYPE', 415, 'Unsupported content type'),
+  routeNotFound: defineError('HOSTD_ROUTE_NOT_FOUND', 404, 'No such route'),
+  unauthenticated: defineError('HOSTD_AUTH_REQUIRED', 401, 'Sign in first'),
+  forbidden: defineError('HOSTD_AUTH_FORBIDDEN', 403, 'Your role does not allow this'),
+  crossOrigin: defineError('HOSTD_AUTH_CROSS_ORIGIN', 403, 'Request from another origin refused'),
+  internal: defineError('HOSTD_INTERNAL_ERROR', 500, 'Internal error'),
+  pluginUnavailable: defineError('HOSTD_PLUGIN_UNAVAILABLE', 503, 'This feature is unavailable'),
+  pluginNotFound: defineError('HOSTD_PLUGIN_NOT_FOUND', 404, 'No such plugin'),
+} as const
+
+const FASTIFY_CODES: Record<string, (message: string) => HostdError> = {
+  FST_ERR_CTP_INVALID_JSON_BODY: () => KernelErrors.malformedJson(),
+  FST_ERR_CTP_EMPTY_JSON_BODY: () => KernelErrors.emptyBody(),
+  FST_ERR_CTP_BODY_TOO_LARGE: () => KernelErrors.tooLarge(),
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: () => KernelErrors.validation('Content-Length does not match the body'),
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: (m) => KernelErrors.mediaType(m),
+  FST_ERR_CTP_INVALID_TYPE: (m) => KernelErrors.mediaType(m),
+  FST_ERR_VALIDATION: (m) => KernelErrors.validation(m),
+}
+
+/** Any thrown value becomes a HostdError; anything unexpected becomes a 500 that tells nothing inside. */
+export function toHostdError(err: unknown): HostdError {
+  if (err instanceof HostdError) return err
+  const e = err as Partial<FastifyError> & { validation?: unknown }
+  if (e?.validation) return KernelErrors.validation(e.message)
+  if (e?.code && FASTIFY_CODES[e.code]) return FASTIFY_CODES[e.code]!(e.message ?? '')
+  if (err instanceof SyntaxError && e.statusCode === 400) return KernelErrors.malformedJson()
+  if (typeof e?.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500) {
+    return new HostdError('HOSTD_REQUEST_INVALID', e.statusCode, e.message || 'Invalid request')
+  }
+  return KernelErrors.internal()
+}
+
+export function errorBody(err: HostdError): { error: string; message: string } {
+  return { error: err.code, message: err.message }
+}
+
+export function errorHandler(this: unknown, err: unknown, req: FastifyRequest, reply: FastifyReply): void {
+  const mapped = toHostdError(err)
+  if (mapped.statusCode >= 500) req.log.error({ err, reqId: req.id }, 'request failed')
+  if (mapped.code === 'HOSTD_INTERNAL_ERROR') mapped.message = `Internal error (request ${req.id}); the daemon log has the details`
+  reply.code(mapped.statusCode).headers(mapped.headers).type('application/json; charset=utf-8').send(errorBody(mapped))
+}
+
+export function notFoundHandler(req: FastifyRequest, reply: FastifyReply): void {
+  const path = req.url.split('?')[0]
+  const err = KernelErrors.routeNotFound(`No route ${req.method} ${path}`)
+  reply.code(404).type('application/json; charset=utf-8').send(errorBody(err))
+}

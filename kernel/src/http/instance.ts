@@ -1,0 +1,116 @@
+import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerFactory, type onRequestHookHandler } from 'fastify'
+import type { Logger as PinoLogger } from 'pino'
+import { roleSatisfies, HostdError, type RouteDefinition, type RouteRole, type SessionUser, ROLES } from '@hostd/sdk'
+import { errorHandler, notFoundHandler, KernelErrors } from './errors.ts'
+import { validatorCompiler } from './validation.ts'
+import { extractToken, type SessionStore } from '../auth/sessions.ts'
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    user: SessionUser | null
+    /** The session token this request carried, if any (logout ends it). */
+    sessionToken: string | null
+  }
+  interface FastifyContextConfig {
+    role?: RouteRole
+    owner?: string
+  }
+}
+
+export interface InstanceDeps {
+  logger: PinoLogger
+  sessions: SessionStore
+}
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
+export const DEFAULT_BODY_LIMIT = 1024 * 1024
+
+/** A cookie-carried request with an Origin that is not this host is a cross-site request: refused. */
+function crossOrigin(req: FastifyRequest): boolean {
+  const origin = req.headers.origin
+  if (!origin) return false
+  try {
+    return new URL(origin).host !== req.headers.host
+  } catch {
+    return true
+  }
+}
+
+/**
+ * The one place requests are authenticated and authorized. Runs first on every route of every instance:
+ * the role and disabled flag come from the store each time; a route's role is in its config.
+ */
+export function authenticate(sessions: SessionStore, req: FastifyRequest): HostdError | null {
+  const found = extractToken(req.headers)
+  if (found) {
+    req.user = sessions.resolve(found.token)
+    if (req.user) req.sessionToken = found.token
+  }
+  const role = req.routeOptions.config.role ?? 'public'
+  if (role !== 'public') {
+    if (!req.user) return KernelErrors.unauthenticated()
+    if (!roleSatisfies(req.user.role, role)) return KernelErrors.forbidden(`This needs the ${role} role; you are ${req.user.role}`)
+  }
+  if (found?.via === 'cookie' && req.user && !SAFE_METHODS.has(req.method) && crossOrigin(req)) return KernelErrors.crossOrigin()
+  return null
+}
+
+/**
+ * Every Fastify instance (the kernel's and one per plugin) is made here, so all share one error shape,
+ * one validator, one auth hook and one logger.
+ */
+export function createInstance(deps: InstanceDeps, serverFactory?: FastifyServerFactory): FastifyInstance {
+  const app = Fastify({
+    loggerInstance: deps.logger,
+    // Request lines only at debug: at info they would cost a log write per request.
+    logController: new LogController({ disableRequestLogging: !deps.logger.isLevelEnabled('debug') }),
+    listenTextResolver: (address) => `hostd listening on ${address}`,
+    bodyLimit: DEFAULT_BODY_LIMIT,
+    trustProxy: false,
+    return503OnClosing: false,
+    routerOptions: { maxParamLength: 256 },
+    ...(serverFactory ? { serverFactory } : {}),
+  })
+  app.setValidatorCompiler(validatorCompiler)
+  app.setErrorHandler(errorHandler)
+  app.setNotFoundHandler(notFoundHandler)
+  app.decorateRequest('user', null)
+  app.decorateRequest('sessionToken', null)
+  app.addHook('onRequest', (req, _reply, done) => done(authenticate(deps.sessions, req) ?? undefined))
+  return app
+}
+
+const KNOWN_ROLES: readonly string[] = [...ROLES, 'public']
+
+/** A route definition that cannot be served safely; its plugin fails to load. */
+export class RouteDefinitionError extends Error {
+  override name = 'RouteDefinitionError'
+}
+
+export function checkRouteDefinition(def: RouteDefinition): void {
+  const role = def.options?.role
+  if (!role || !KNOWN_ROLES.includes(role)) {
+    throw new RouteDefinitionError(`route ${def.method} ${def.path} declares no valid role (one of ${KNOWN_ROLES.join(', ')}): refused`)
+  }
+  if (!def.path.startsWith('/')) throw new RouteDefinitionError(`route path "${def.path}" must start with /`)
+  if (typeof def.handler !== 'function') throw new RouteDefinitionError(`route ${def.method} ${def.path} has no handler`)
+}
+
+/** Mounts one checked route. A handler that returns nothing answers 204 (the "empty response" routes). */
+export function mountRoute(app: FastifyInstance, def: RouteDefinition, owner: string, gates: onRequestHookHandler[] = []): void {
+  checkRouteDefinition(def)
+  app.route({
+    method: def.method,
+    url: def.path,
+    schema: def.options.schema as Record<string, unknown> | undefined,
+    bodyLimit: def.options.bodyLimit,
+    config: { role: def.options.role, owner },
+    onRequest: gates,
+    handler: async (req: FastifyRequest, reply: FastifyReply) => {
+      const out = await def.handler(req as never, reply)
+      if (reply.sent) return reply
+      if (out === undefined) return reply.code(204).send()
+      return out
+    },
+  })
+}

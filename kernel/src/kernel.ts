@@ -1,0 +1,148 @@
+import 'reflect-metadata'
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https'
+import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import { mkdir } from 'node:fs/promises'
+import { fileURLToPath } from 'node:url'
+import { container as rootContainer } from 'tsyringe'
+import pino, { type Logger } from 'pino'
+import { KERNEL_API_VERSION, tokens, type HostdPlugin, type KernelInfo, type RouteDefinition } from '@hostd/sdk'
+import type { KernelConfig } from './config.ts'
+import { openDatabase, type KernelDatabase } from './db/database.ts'
+import { scopedSettings } from './db/settings.ts'
+import { SessionStore } from './auth/sessions.ts'
+import { LoginThrottle } from './auth/throttle.ts'
+import { UserService } from './users/service.ts'
+import { KernelAudit } from './audit/service.ts'
+import { UnixHelperClient } from './helper-client.ts'
+import { createInstance, mountRoute } from './http/instance.ts'
+import { collectRoutes } from './http/registrar.ts'
+import { authRoutes } from './auth/routes.ts'
+import { userRoutes } from './users/routes.ts'
+import { auditRoutes } from './audit/routes.ts'
+import { systemRoutes } from './system/routes.ts'
+import { extensionRoutes } from './plugins/routes.ts'
+import { PluginRegistry } from './plugins/registry.ts'
+import { registerSocketHub } from './plugins/socket-hub.ts'
+import { watchPlugins, type PluginWatcher } from './plugins/watcher.ts'
+import { readCommit, readVersion } from './system/version.ts'
+import { ensureTls } from './tls.ts'
+import type { KernelServices } from './services.ts'
+
+export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url))
+
+/** Headers on every answer, from every instance: no framing, no sniffing, no referrer. */
+function setSecurityHeaders(res: ServerResponse): void {
+  res.setHeader('x-frame-options', 'DENY')
+  res.setHeader('content-security-policy', "frame-ancestors 'none'")
+  res.setHeader('x-content-type-options', 'nosniff')
+  res.setHeader('referrer-policy', 'no-referrer')
+}
+
+export interface KernelOptions {
+  /** Plugin definitions handed over in-process (the sdk test harness). */
+  plugins?: HostdPlugin[]
+  /** Serve plain HTTP instead of TLS (in-process tests only; the daemon always uses TLS). */
+  insecureHttp?: boolean
+  /** Watch the plugins dir for hot loading (default true). */
+  watch?: boolean
+  logger?: Logger
+}
+
+export interface Kernel {
+  readonly config: KernelConfig
+  readonly registry: PluginRegistry
+  readonly services: KernelServices
+  readonly db: KernelDatabase
+  /** The request handler: plugin dispatch, then the kernel's own routes. */
+  readonly handler: (req: IncomingMessage, res: ServerResponse) => void
+  readonly server: Server | HttpsServer
+  listen(): Promise<string>
+  close(): Promise<void>
+}
+
+/** Builds the whole daemon: database, services, the kernel's routes, the socket hub and the plugin registry. */
+export async function createKernel(config: KernelConfig, options: KernelOptions = {}): Promise<Kernel> {
+  const log = options.logger ?? pino({ level: config.logLevel, redact: ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]', '*.password', '*.token'] })
+  await mkdir(config.dataDir, { recursive: true, mode: 0o700 })
+  const db = await openDatabase(config.dataDir)
+  const sessions = new SessionStore(db.native, { idleSeconds: config.sessionIdleSeconds, maxSeconds: config.sessionMaxSeconds })
+  const audit = new KernelAudit(db, log)
+  const helper = new UnixHelperClient(config.helperSocket)
+  const version = readVersion(REPO_ROOT)
+  const kernelInfo: KernelInfo = { version, apiVersion: KERNEL_API_VERSION, dataDir: config.dataDir }
+
+  const container = rootContainer.createChildContainer()
+  container.register(tokens.logger.id, { useValue: log })
+  container.register(tokens.audit.id, { useValue: audit })
+  container.register(tokens.database.id, { useValue: { orm: db.orm, em: db.em } })
+  container.register(tokens.settings.id, { useValue: scopedSettings(db, 'kernel') })
+  container.register(tokens.helper.id, { useValue: helper })
+  container.register(tokens.kernel.id, { useValue: kernelInfo })
+
+  let registry: PluginRegistry | undefined
+  const services: KernelServices = {
+    config,
+    version,
+    commit: readCommit(REPO_ROOT),
+    apiVersion: KERNEL_API_VERSION,
+    users: new UserService(db, sessions),
+    sessions,
+    throttle: new LoginThrottle({ perUser: config.loginMaxFailuresPerUser, perAddress: config.loginMaxFailuresPerAddress, windowSeconds: config.loginWindowSeconds }),
+    audit,
+    registry: () => registry!,
+  }
+  const kernelRoutes: RouteDefinition[] = collectRoutes((r) => {
+    systemRoutes(r, services)
+    authRoutes(r, services)
+    userRoutes(r, services)
+    auditRoutes(r, services)
+    extensionRoutes(r, services)
+  })
+  registry = new PluginRegistry({ log, container, instance: { logger: log, sessions }, db, audit, kernelRoutes })
+
+  const tls = options.insecureHttp ? null : await ensureTls(config)
+  let server!: Server | HttpsServer
+  const app = createInstance({ logger: log, sessions }, (kernelHandler) => {
+    const handler = (req: IncomingMessage, res: ServerResponse) => {
+      setSecurityHeaders(res)
+      registry!.dispatch(req, res, kernelHandler)
+    }
+    server = tls ? createHttpsServer({ cert: tls.cert, key: tls.key, minVersion: 'TLSv1.2' }, handler) : createHttpServer(handler)
+    return server
+  })
+  app.addContentTypeParser(['application/gzip', 'application/x-gzip', 'application/octet-stream'], { parseAs: 'buffer' }, (_req, body, done) => done(null, body))
+  for (const route of kernelRoutes) mountRoute(app, route, 'kernel')
+  await registerSocketHub(app, registry)
+  await app.ready()
+
+  await registry.init()
+  for (const plugin of options.plugins ?? []) await registry.add(plugin)
+  if (config.builtinPluginsDir) await registry.loadFolder(config.builtinPluginsDir, true)
+  await mkdir(config.pluginsDir, { recursive: true })
+  await registry.loadFolder(config.pluginsDir, false)
+  let watcher: PluginWatcher | null = null
+  if (options.watch !== false) watcher = await watchPlugins(config.pluginsDir, (dir) => registry!.reconcile(dir, false), log)
+
+  const handler = (req: IncomingMessage, res: ServerResponse) => server.emit('request', req, res)
+  return {
+    config,
+    registry,
+    services,
+    db,
+    handler,
+    server,
+    async listen() {
+      await app.listen({ port: config.port, host: config.host })
+      const address = server.address()
+      const port = typeof address === 'object' && address ? address.port : config.port
+      const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host.includes(':') ? `[${config.host}]` : config.host
+      return `${tls ? 'https' : 'http'}://${host}:${port}`
+    },
+    async close() {
+      await watcher?.close()
+      await registry!.close()
+      await app.close()
+      await db.close()
+    },
+  }
+}

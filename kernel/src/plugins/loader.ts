@@ -1,0 +1,98 @@
+import { registerHooks } from 'node:module'
+import { readFile, readdir, stat } from 'node:fs/promises'
+import { join, relative, sep } from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import { createHash } from 'node:crypto'
+
+const SDK_DIR = fileURLToPath(new URL('../../../sdk/src/', import.meta.url))
+const SDK_ENTRIES: Record<string, string> = {
+  '@hostd/sdk': pathToFileURL(join(SDK_DIR, 'index.ts')).href,
+  '@hostd/sdk/testing': pathToFileURL(join(SDK_DIR, 'testing.ts')).href,
+}
+
+/** load tag -> root folder URL of the plugin version it loaded. */
+const loadRoots = new Map<string, string>()
+const TAG = /[?&]hostd-load=([\w.-]+)/
+
+/**
+ * ES modules cannot be unloaded, so each load of a plugin imports its files under a fresh URL
+ * (`?hostd-load=<tag>`): an upgrade gets new modules, not cached old ones. This hook carries the tag from
+ * a plugin module to the files it imports inside its own folder, and resolves `@hostd/sdk` for plugins
+ * installed outside this repository to the kernel's own copy, so every plugin shares one sdk instance.
+ */
+registerHooks({
+  resolve(specifier, context, nextResolve) {
+    const sdk = SDK_ENTRIES[specifier]
+    const parentTag = context.parentURL ? TAG.exec(context.parentURL)?.[1] : undefined
+    if (sdk && parentTag) return { url: sdk, shortCircuit: true, format: 'module-typescript' }
+    const resolved = nextResolve(specifier, context)
+    if (parentTag && resolved.url.startsWith('file:') && !TAG.test(resolved.url)) {
+      const root = loadRoots.get(parentTag)
+      if (root && resolved.url.startsWith(root)) return { ...resolved, url: `${resolved.url}?hostd-load=${parentTag}` }
+    }
+    return resolved
+  },
+})
+
+export interface PluginPackage {
+  name: string
+  version?: string
+  entry: string
+}
+
+/** Reads a plugin folder's package.json: `hostd.entry`, else `main`, else index.ts / index.js. */
+export async function readPluginPackage(dir: string): Promise<PluginPackage> {
+  const raw = await readFile(join(dir, 'package.json'), 'utf8').catch(() => {
+    throw new Error('no package.json in the plugin folder')
+  })
+  let pkg: { name?: string; version?: string; main?: string; hostd?: { entry?: string } }
+  try {
+    pkg = JSON.parse(raw)
+  } catch (err) {
+    throw new Error(`package.json is not valid JSON: ${(err as Error).message}`)
+  }
+  let entry = pkg.hostd?.entry ?? pkg.main
+  if (!entry) {
+    for (const candidate of ['src/index.ts', 'index.ts', 'index.js']) {
+      if (await stat(join(dir, candidate)).then(() => true, () => false)) {
+        entry = candidate
+        break
+      }
+    }
+  }
+  if (!entry) throw new Error('package.json names no entry (hostd.entry or main) and there is no index.ts or index.js')
+  const full = join(dir, entry)
+  if (relative(dir, full).startsWith('..')) throw new Error(`entry ${entry} lies outside the plugin folder`)
+  return { name: pkg.name ?? 'unnamed', version: pkg.version, entry: full }
+}
+
+let loads = 0
+
+/** Imports a plugin entry as a fresh module graph and returns its default export. */
+export async function importPlugin(dir: string, entry: string): Promise<unknown> {
+  const tag = `${Date.now().toString(36)}.${++loads}`
+  loadRoots.set(tag, pathToFileURL(dir + sep).href)
+  const mod = (await import(`${pathToFileURL(entry).href}?hostd-load=${tag}`)) as { default?: unknown }
+  return mod.default
+}
+
+/** A digest of the folder's file names, sizes and times: the watcher skips events that change nothing. */
+export async function fingerprint(dir: string, depth = 6): Promise<string> {
+  const hash = createHash('sha1')
+  async function walk(current: string, level: number): Promise<void> {
+    if (level > depth) return
+    const entries = await readdir(current, { withFileTypes: true }).catch(() => [])
+    entries.sort((a, b) => a.name.localeCompare(b.name))
+    for (const entry of entries) {
+      if (entry.name === 'node_modules' || entry.name.startsWith('.')) continue
+      const full = join(current, entry.name)
+      if (entry.isDirectory()) await walk(full, level + 1)
+      else {
+        const s = await stat(full).catch(() => null)
+        if (s) hash.update(`${relative(dir, full)}:${s.size}:${s.mtimeMs}\n`)
+      }
+    }
+  }
+  await walk(dir, 0)
+  return hash.digest('hex')
+}

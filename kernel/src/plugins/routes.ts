@@ -1,0 +1,76 @@
+import { Type } from '@sinclair/typebox'
+import type { RouteRegistrar } from '@hostd/sdk'
+import type { KernelServices } from '../services.ts'
+import type { PluginRegistry } from './registry.ts'
+import { InstallErrors, deletePluginFolder, unpackPlugin } from './install.ts'
+import { KernelErrors } from '../http/errors.ts'
+
+export const UiEntrySchema = Type.Object({
+  id: Type.String(),
+  title: Type.String(),
+  path: Type.String(),
+  icon: Type.Optional(Type.String()),
+  role: Type.Optional(Type.String()),
+})
+
+export const ExtensionSchema = Type.Object({
+  id: Type.String(),
+  version: Type.Union([Type.String(), Type.Null()]),
+  description: Type.Union([Type.String(), Type.Null()]),
+  state: Type.Union([Type.Literal('active'), Type.Literal('disabled'), Type.Literal('unavailable'), Type.Literal('failed')]),
+  reason: Type.Optional(Type.String()),
+  error: Type.Optional(Type.String()),
+  builtin: Type.Boolean(),
+  ui: Type.Array(UiEntrySchema),
+})
+
+const IdParams = Type.Object({ id: Type.String({ pattern: '^[a-z][a-z0-9-]{0,39}$' }) })
+const MAX_ARCHIVE_BYTES = 64 * 1024 * 1024
+
+async function describe(registry: PluginRegistry, id: string) {
+  const info = (await registry.list()).find((e) => e.id === id)
+  if (!info) throw InstallErrors.badArchive(`The archive did not yield a plugin with id "${id}"`)
+  return info
+}
+
+/** `GET /api/extensions` and the admin routes that change plugins. Every change is audited. */
+export function extensionRoutes(r: RouteRegistrar, k: KernelServices): void {
+  r.get('/api/extensions', { role: 'viewer', schema: { response: { 200: Type.Array(ExtensionSchema) } } }, () => k.registry().list())
+
+  r.post(
+    '/api/extensions/install',
+    { role: 'admin', bodyLimit: MAX_ARCHIVE_BYTES, schema: { response: { 201: ExtensionSchema } } },
+    async (req, reply) => {
+      if (!Buffer.isBuffer(req.body) || req.body.length === 0) {
+        throw InstallErrors.badArchive('Send the packed plugin (npm pack output) as the body, with Content-Type application/gzip')
+      }
+      const { dir, replaced } = await unpackPlugin(k.config.pluginsDir, req.body)
+      const record = await k.registry().reconcile(dir, false)
+      if (!record) throw InstallErrors.badArchive()
+      await k.audit.record({ action: replaced ? 'plugin.upgrade' : 'plugin.install', target: record.id, result: record.state === 'failed' ? 'failure' : 'success', detail: { version: record.definition?.version ?? null } }, req)
+      return reply.code(201).send(await describe(k.registry(), record.id))
+    },
+  )
+
+  r.post('/api/extensions/:id/enable', { role: 'admin', schema: { params: IdParams, response: { 200: ExtensionSchema } } }, async (req) => {
+    await k.registry().enable(req.params.id)
+    await k.audit.record({ action: 'plugin.enable', target: req.params.id }, req)
+    return describe(k.registry(), req.params.id)
+  })
+
+  r.post('/api/extensions/:id/disable', { role: 'admin', schema: { params: IdParams, response: { 200: ExtensionSchema } } }, async (req) => {
+    await k.registry().disable(req.params.id)
+    await k.audit.record({ action: 'plugin.disable', target: req.params.id }, req)
+    return describe(k.registry(), req.params.id)
+  })
+
+  r.post('/api/extensions/:id/remove', { role: 'admin', schema: { params: IdParams } }, async (req) => {
+    const registry = k.registry()
+    const record = registry.find(req.params.id)
+    if (!record) throw KernelErrors.pluginNotFound(`No plugin "${req.params.id}" is installed`)
+    if (record.builtin || !record.dir) throw InstallErrors.builtin()
+    await deletePluginFolder(k.config.pluginsDir, record.dir)
+    await registry.reconcile(record.dir, false)
+    await k.audit.record({ action: 'plugin.remove', target: req.params.id }, req)
+  })
+}

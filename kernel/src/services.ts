@@ -1,0 +1,20 @@
+import type { KernelConfig } from './config.ts'
+import type { KernelAudit } from './audit/service.ts'
+import type { UserService } from './users/service.ts'
+import type { SessionStore } from './auth/sessions.ts'
+import type { LoginThrottle } from './auth/throttle.ts'
+import type { PluginRegistry } from './plugins/registry.ts'
+
+/** What the kernel's own route modules are handed. Plugins get services through tokens instead. */
+export interface KernelServices {
+  config: KernelConfig
+  version: string
+  commit: string
+  apiVersion: string
+  users: UserService
+  sessions: SessionStore
+  throttle: LoginThrottle
+  audit: KernelAudit
+  /** A getter: the registry is built after the kernel routes it must not shadow. */
+  registry: () => PluginRegistry
+}

@@ -1,0 +1,36 @@
+import { Type, type Static } from '@sinclair/typebox'
+
+export const RoleSchema = Type.Union([Type.Literal('viewer'), Type.Literal('operator'), Type.Literal('admin')])
+
+/** The interface document's User shape. */
+export const UserSchema = Type.Object({
+  id: Type.String(),
+  username: Type.String(),
+  role: RoleSchema,
+  disabled: Type.Boolean(),
+  twoFactor: Type.Boolean(),
+})
+export type User = Static<typeof UserSchema>
+
+export const UsernameSchema = Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9][A-Za-z0-9._@-]*$' })
+/** Length limits only; strength is checked by passwordWeakness so the message can say why. */
+export const PasswordSchema = Type.String({ maxLength: 1024 })
+
+export const CredentialsSchema = Type.Object(
+  { username: UsernameSchema, password: PasswordSchema },
+  { additionalProperties: false },
+)
+export const NewUserSchema = Type.Object(
+  { username: UsernameSchema, password: PasswordSchema, role: RoleSchema },
+  { additionalProperties: false },
+)
+export const UserIdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) })
+export const RoleBody = Type.Object({ role: RoleSchema }, { additionalProperties: false })
+export const UsernameBody = Type.Object({ username: UsernameSchema }, { additionalProperties: false })
+export const DisabledBody = Type.Object({ disabled: Type.Boolean() }, { additionalProperties: false })
+export const PasswordBody = Type.Object({ password: PasswordSchema }, { additionalProperties: false })
+export const OwnPasswordBody = Type.Object(
+  { currentPassword: Type.String({ maxLength: 1024 }), newPassword: PasswordSchema },
+  { additionalProperties: false },
+)
+export const LoginResponseSchema = Type.Composite([UserSchema, Type.Object({ token: Type.Optional(Type.String()) })])

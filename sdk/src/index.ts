@@ -1,0 +1,24 @@
+/**
+ * @hostd/sdk: everything a hostd plugin imports. A plugin imports nothing else of hostd.
+ * The kernel API version below is what plugins name in their `kernel` range.
+ */
+export const KERNEL_API_VERSION = '1.0.0'
+
+export { Type } from '@sinclair/typebox'
+export type { Static, TSchema } from '@sinclair/typebox'
+export { defineEntity, p } from '@mikro-orm/core'
+export { HostdError, defineError, errors } from './errors.ts'
+export type { HostdErrorFactory } from './errors.ts'
+export { ROLES, roleSatisfies, isRole } from './roles.ts'
+export type { Role, RouteRole } from './roles.ts'
+export { tokens, createServiceToken } from './tokens.ts'
+export type {
+  ServiceToken, Logger, AuditService, AuditEvent, AuditEntry, Actor, Database, Settings, HelperClient, KernelInfo, SessionUser,
+} from './tokens.ts'
+export { definePlugin, isHostdPlugin, bind, PLUGIN_BRAND } from './plugin.ts'
+export type {
+  HostdPlugin, PluginDefinition, DepsMap, ResolvedDeps, RouteSchema, RouteRequest, RouteHandler, RouteOptions, RouteDefinition,
+  RouteRegistrar, RouteNeed, HttpMethod, SocketRegistrar, SocketOptions, SocketHandler, SocketContext, SocketDefinition,
+  Condition, UiEntry, ServiceBinding,
+} from './plugin.ts'
+export * as conditions from './conditions.ts'

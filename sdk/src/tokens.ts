@@ -1,0 +1,95 @@
+import type { EntityManager, MikroORM, EntitySchema } from '@mikro-orm/core'
+import type { Role } from './roles.ts'
+
+/** A typed key for a service (Backstage's service refs): `deps: { audit: tokens.audit }`. */
+export interface ServiceToken<T> {
+  readonly id: string
+  /** Never set; carries the service type for inference. */
+  readonly __type?: T
+}
+
+export function createServiceToken<T>(id: string): ServiceToken<T> {
+  return Object.freeze({ id })
+}
+
+export interface Logger {
+  debug(obj: unknown, msg?: string): void
+  info(obj: unknown, msg?: string): void
+  warn(obj: unknown, msg?: string): void
+  error(obj: unknown, msg?: string): void
+  child(bindings: Record<string, unknown>): Logger
+}
+
+/** Who acted and from where; the kernel fills it from the request. */
+export interface Actor {
+  userId?: string | null
+  username?: string | null
+  ip?: string | null
+}
+
+export interface AuditEvent {
+  /** Dotted verb, e.g. `user.create`, `container.stop`. */
+  action: string
+  target?: string | null
+  result?: 'success' | 'failure'
+  /** Short extra facts; never secrets. */
+  detail?: Record<string, unknown>
+}
+
+export interface AuditEntry extends Required<Omit<AuditEvent, 'detail'>> {
+  id: number
+  time: string
+  userId: string | null
+  username: string | null
+  ip: string | null
+  detail: Record<string, unknown> | null
+}
+
+export interface AuditService {
+  /** Write one entry. `actor` may be a request: its user and client address are used. */
+  record(event: AuditEvent, actor?: Actor | { user?: SessionUser | null; ip?: string }): Promise<void>
+}
+
+export interface SessionUser {
+  id: string
+  username: string
+  role: Role
+}
+
+export interface Database {
+  /** A fresh EntityManager (unit of work) for one operation. */
+  em(): EntityManager
+  readonly orm: MikroORM
+}
+
+/** Small persistent settings, scoped to the plugin that asks. Values are JSON. */
+export interface Settings {
+  get<T = unknown>(key: string): Promise<T | undefined>
+  set(key: string, value: unknown): Promise<void>
+  delete(key: string): Promise<void>
+}
+
+/** The kernel's client of the root helper (helper/). */
+export interface HelperClient {
+  /** True when the helper answers on HOSTD_HELPER_SOCKET right now. */
+  available(): Promise<boolean>
+  /** Run one allowlisted action; throws HOSTD_HELPER_UNAVAILABLE (423) without a helper. */
+  call<T = unknown>(action: string, args?: Record<string, unknown>): Promise<T>
+}
+
+export interface KernelInfo {
+  version: string
+  apiVersion: string
+  dataDir: string
+}
+
+export const tokens = {
+  logger: createServiceToken<Logger>('hostd.logger'),
+  audit: createServiceToken<AuditService>('hostd.audit'),
+  database: createServiceToken<Database>('hostd.database'),
+  settings: createServiceToken<Settings>('hostd.settings'),
+  helper: createServiceToken<HelperClient>('hostd.helper'),
+  kernel: createServiceToken<KernelInfo>('hostd.kernel'),
+} as const
+
+export type { EntitySchema }
