@@ -132,7 +132,7 @@ export async function createKernel(config: KernelConfig, options: KernelOptions 
     handler,
     server,
     async listen() {
-      await app.listen({ port: config.port, host: config.host })
+      await app.listen({ port: config.port, host: config.host, listenTextResolver: (address) => `listening on ${address.replace(/^http:/, tls ? 'https:' : 'http:')}` })
       const address = server.address()
       const port = typeof address === 'object' && address ? address.port : config.port
       const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host.includes(':') ? `[${config.host}]` : config.host

@@ -64,7 +64,6 @@ export function createInstance(deps: InstanceDeps, serverFactory?: FastifyServer
     loggerInstance: deps.logger,
     // Request lines only at debug: at info they would cost a log write per request.
     logController: new LogController({ disableRequestLogging: !deps.logger.isLevelEnabled('debug') }),
-    listenTextResolver: (address) => `hostd listening on ${address}`,
     bodyLimit: DEFAULT_BODY_LIMIT,
     trustProxy: false,
     return503OnClosing: false,

@@ -1,0 +1,24 @@
+import { definePlugin, Type, tokens } from '@hostd/sdk'
+
+export const HelloSchema = Type.Object({ message: Type.String() })
+const EchoQuery = Type.Object({ prefix: Type.Optional(Type.String({ maxLength: 32 })) })
+
+export default definePlugin({
+  id: 'hello',
+  version: '1.0.0',
+  kernel: '^1.0.0',
+  description: 'Says hello to whoever is signed in.',
+  deps: { log: tokens.logger },
+  ui: [{ id: 'hello', title: 'Hello', path: '/hello', icon: 'hand' }],
+  routes: (r) => {
+    r.get('/api/hello', { role: 'viewer', schema: { response: { 200: HelloSchema } } }, (req) => ({
+      message: `Hello, ${req.user!.username}!`,
+    }))
+  },
+  sockets: (s, { log }) => {
+    s.ws('/api/hello/echo', { role: 'viewer', query: EchoQuery }, (socket, { query, user }) => {
+      log.debug({ user: user.username }, 'echo socket opened')
+      socket.on('message', (data) => socket.send(`${query.prefix ?? ''}${String(data)}`))
+    })
+  },
+})

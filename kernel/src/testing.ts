@@ -1,0 +1,91 @@
+import { randomBytes } from 'node:crypto'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { inject, type InjectOptions, type Response } from 'light-my-request'
+import pino from 'pino'
+import type { HostdPlugin, Role } from '@hostd/sdk'
+import { loadConfig } from './config.ts'
+import { createKernel, type Kernel } from './kernel.ts'
+
+export interface TestKernelOptions {
+  /** Plugin definitions to run, as imported by the test. */
+  plugins?: HostdPlugin[]
+  /** Extra HOSTD_* variables. */
+  env?: Record<string, string>
+  /** Listen on a loopback port (for WebSockets); `tls` makes it HTTPS with a generated certificate. */
+  listen?: boolean
+  tls?: boolean
+}
+
+export interface TestRequest extends Omit<InjectOptions, 'method'> {
+  method?: InjectOptions['method']
+  /** Send as this role's test user (signed in with a bearer token), or with this raw token. */
+  as?: Role | { token: string }
+}
+
+export interface TestKernel {
+  kernel: Kernel
+  /** Set when `listen` was asked for. */
+  url: string | null
+  /** Calls a route in-process through the same dispatcher the server uses. */
+  inject(request: TestRequest): Promise<Response>
+  /** A fresh user of that role and a session token for it. */
+  login(role: Role, username?: string): Promise<{ token: string; userId: string; username: string }>
+  close(): Promise<void>
+}
+
+/**
+ * Boots a real kernel (SQLite file in a temporary folder, real auth, real route checks) with just the given
+ * plugins, in a few lines (Backstage's startTestBackend):
+ *
+ *   const t = await startTestKernel({ plugins: [myPlugin] })
+ *   const res = await t.inject({ url: '/api/hello', as: 'viewer' })
+ */
+export async function startTestKernel(options: TestKernelOptions = {}): Promise<TestKernel> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'hostd-test-'))
+  const config = loadConfig({
+    HOSTD_DATA_DIR: dataDir,
+    HOSTD_PORT: '0',
+    HOSTD_HOST: '127.0.0.1',
+    HOSTD_HELPER_SOCKET: join(dataDir, 'no-helper.sock'),
+    HOSTD_BUILTIN_PLUGINS: '0',
+    ...options.env,
+  })
+  const kernel = await createKernel(config, {
+    plugins: options.plugins,
+    insecureHttp: !options.tls,
+    watch: false,
+    logger: pino({ level: process.env.HOSTD_TEST_LOG ?? 'silent' }),
+  })
+  const url = options.listen ? await kernel.listen() : null
+  const tokens = new Map<Role, string>()
+  let users = 0
+
+  const login: TestKernel['login'] = async (role, username = `${role}-${++users}`) => {
+    const user = await kernel.services.users.create(username, randomBytes(12).toString("base64url"), role)
+    return { token: kernel.services.sessions.create(user.id, '127.0.0.1'), userId: user.id, username }
+  }
+
+  return {
+    kernel,
+    url,
+    login,
+    async inject({ as, headers, ...request }) {
+      let token: string | undefined
+      if (typeof as === 'string') {
+        token = tokens.get(as)
+        if (!token) tokens.set(as, (token = (await login(as)).token))
+      } else if (as) token = as.token
+      return inject(kernel.handler, {
+        method: 'GET',
+        ...request,
+        headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers },
+      } as InjectOptions)
+    },
+    async close() {
+      await kernel.close()
+      await rm(dataDir, { recursive: true, force: true })
+    },
+  }
+}

@@ -1,0 +1,12 @@
+import { defineConfig } from 'vitest/config'
+
+export default defineConfig({
+  test: {
+    include: ['kernel/**/*.test.ts', 'sdk/**/*.test.ts', 'plugins/**/*.test.ts', 'examples/**/*.test.ts', 'test/**/*.test.ts'],
+    exclude: ['**/node_modules/**'],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    // argon2 at 19 MiB per hash and spawned daemons: two cores, so keep parallelism modest.
+    maxWorkers: 2,
+  },
+})
