@@ -29,6 +29,13 @@ export class ConfigError extends Error {
 
 type Env = Record<string, string | undefined>
 
+/** Every variable hostd reads; a config file may hold only these. */
+export const CONFIG_KEYS = [
+  'HOSTD_PORT', 'HOSTD_HOST', 'HOSTD_DATA_DIR', 'HOSTD_PLUGINS_DIR', 'HOSTD_BUILTIN_PLUGINS', 'HOSTD_HELPER_SOCKET', 'DOCKER_HOST',
+  'HOSTD_TLS_CERT', 'HOSTD_TLS_KEY', 'HOSTD_SESSION_IDLE_SECONDS', 'HOSTD_SESSION_MAX_SECONDS', 'HOSTD_LOGIN_MAX_FAILURES_PER_USER',
+  'HOSTD_LOGIN_MAX_FAILURES_PER_ADDRESS', 'HOSTD_LOGIN_WINDOW_SECONDS', 'HOSTD_LOG_LEVEL', 'HOSTD_COMMIT',
+]
+
 function int(env: Env, name: string, fallback: number, min: number, max: number): number {
   const raw = env[name]
   if (raw === undefined || raw === '') return fallback
@@ -99,7 +106,7 @@ function readConfigFile(file: string | undefined): Env {
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new ConfigError(`HOSTD_CONFIG=${file}: must hold a JSON object`)
   const out: Env = {}
   for (const [key, value] of Object.entries(parsed)) {
-    if (!/^(HOSTD_[A-Z_]+|DOCKER_HOST)$/.test(key)) throw new ConfigError(`HOSTD_CONFIG=${file}: unknown key "${key}"`)
+    if (!CONFIG_KEYS.includes(key)) throw new ConfigError(`HOSTD_CONFIG=${file}: unknown key "${key}"`)
     out[key] = String(value)
   }
   return out
