@@ -71,6 +71,12 @@ export function createInstance(deps: InstanceDeps, serverFactory?: FastifyServer
     ...(serverFactory ? { serverFactory } : {}),
   })
   app.setValidatorCompiler(validatorCompiler)
+  // Fastify's JSON parser (prototype-poisoning safe), except that an empty body is no body: clients send
+  // `Content-Type: application/json` on bodiless POSTs (logout, enable). Routes that need a body still get a 400.
+  const parseJson = app.getDefaultJsonParser('error', 'error')
+  app.removeContentTypeParser('application/json')
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) =>
+    body === '' ? done(null, undefined) : parseJson(req, body as string, done))
   app.setErrorHandler(errorHandler)
   app.setNotFoundHandler(notFoundHandler)
   app.decorateRequest('user', null)
