@@ -8,5 +8,7 @@ export default defineConfig({
     hookTimeout: 60_000,
     // argon2 at 19 MiB per hash and spawned daemons: two cores, so keep parallelism modest.
     maxWorkers: 2,
+    // The JSON report lets .ci/run print its closing "N passed, N failed" line.
+    reporters: ['default', ['json', { outputFile: '.hostd-test/results.json' }]],
   },
 })

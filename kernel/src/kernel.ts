@@ -98,11 +98,12 @@ export async function createKernel(config: KernelConfig, options: KernelOptions 
     auditRoutes(r, services)
     extensionRoutes(r, services)
   })
-  registry = new PluginRegistry({ log, container, instance: { logger: log, sessions }, db, audit, kernelRoutes })
+  const instanceDeps = { logger: log, sessions, helper }
+  registry = new PluginRegistry({ log, container, instance: instanceDeps, db, audit, kernelRoutes })
 
   const tls = options.insecureHttp ? null : await ensureTls(config)
   let server!: Server | HttpsServer
-  const app = createInstance({ logger: log, sessions }, (kernelHandler) => {
+  const app = createInstance(instanceDeps, (kernelHandler) => {
     const handler = (req: IncomingMessage, res: ServerResponse) => {
       setSecurityHeaders(res)
       registry!.dispatch(req, res, kernelHandler)
@@ -111,7 +112,7 @@ export async function createKernel(config: KernelConfig, options: KernelOptions 
     return server
   })
   app.addContentTypeParser(['application/gzip', 'application/x-gzip', 'application/octet-stream'], { parseAs: 'buffer' }, (_req, body, done) => done(null, body))
-  for (const route of kernelRoutes) mountRoute(app, route, 'kernel')
+  for (const route of kernelRoutes) mountRoute(app, instanceDeps, route, 'kernel')
   await registerSocketHub(app, registry)
   await app.ready()
 

@@ -45,10 +45,10 @@ export async function ensureTls(config: KernelConfig): Promise<TlsMaterial> {
       {
         name: 'subjectAltName',
         altNames: [
-          { type: 2, value: 'localhost' },
-          ...(host !== 'localhost' ? [{ type: 2, value: host }] : []),
-          { type: 7, ip: '127.0.0.1' },
-          { type: 7, ip: '::1' },
+          { type: 2 as const, value: 'localhost' },
+          ...(host !== 'localhost' ? [{ type: 2 as const, value: host }] : []),
+          { type: 7 as const, ip: '127.0.0.1' },
+          { type: 7 as const, ip: '::1' },
         ],
       },
     ],

@@ -139,7 +139,9 @@ export interface PluginDefinition<D extends DepsMap = DepsMap> {
   stop?: () => void | Promise<void>
 }
 
-export type HostdPlugin<D extends DepsMap = DepsMap> = PluginDefinition<D> & { readonly [PLUGIN_BRAND]: true }
+// `any` by default: a list of plugins mixes plugins with different deps.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type HostdPlugin<D extends DepsMap = any> = PluginDefinition<D> & { readonly [PLUGIN_BRAND]: true }
 
 const ID = /^[a-z][a-z0-9-]{0,39}$/
 const SEMVER = /^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$/

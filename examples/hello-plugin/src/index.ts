@@ -18,7 +18,7 @@ export default definePlugin({
   sockets: (s, { log }) => {
     s.ws('/api/hello/echo', { role: 'viewer', query: EchoQuery }, (socket, { query, user }) => {
       log.debug({ user: user.username }, 'echo socket opened')
-      socket.on('message', (data) => socket.send(`${query.prefix ?? ''}${String(data)}`))
+      socket.on('message', (data: Buffer) => socket.send(`${query.prefix ?? ''}${String(data)}`))
     })
   },
 })

@@ -1,6 +1,6 @@
-import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerFactory, type onRequestHookHandler } from 'fastify'
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerFactory, type onRequestHookHandler } from 'fastify'
 import type { Logger as PinoLogger } from 'pino'
-import { roleSatisfies, HostdError, type RouteDefinition, type RouteRole, type SessionUser, ROLES } from '@hostd/sdk'
+import { roleSatisfies, errors, HostdError, type HelperClient, type RouteDefinition, type RouteRole, type SessionUser, ROLES } from '@hostd/sdk'
 import { errorHandler, notFoundHandler, KernelErrors } from './errors.ts'
 import { validatorCompiler } from './validation.ts'
 import { extractToken, type SessionStore } from '../auth/sessions.ts'
@@ -20,6 +20,7 @@ declare module 'fastify' {
 export interface InstanceDeps {
   logger: PinoLogger
   sessions: SessionStore
+  helper: HelperClient
 }
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
@@ -61,7 +62,7 @@ export function authenticate(sessions: SessionStore, req: FastifyRequest): Hostd
  */
 export function createInstance(deps: InstanceDeps, serverFactory?: FastifyServerFactory): FastifyInstance {
   const app = Fastify({
-    loggerInstance: deps.logger,
+    loggerInstance: deps.logger as FastifyBaseLogger,
     // Request lines only at debug: at info they would cost a log write per request.
     logController: new LogController({ disableRequestLogging: !deps.logger.isLevelEnabled('debug') }),
     bodyLimit: DEFAULT_BODY_LIMIT,
@@ -101,8 +102,18 @@ export function checkRouteDefinition(def: RouteDefinition): void {
   if (typeof def.handler !== 'function') throw new RouteDefinitionError(`route ${def.method} ${def.path} has no handler`)
 }
 
+/** Routes that declare `needs: ['helper']` answer 423 before their handler while the root helper is absent. */
+function needGates(def: RouteDefinition, helper: HelperClient): onRequestHookHandler[] {
+  if (!def.options.needs?.includes('helper')) return []
+  return [
+    (_req, _reply, done) => {
+      void helper.available().then((ok) => done(ok ? undefined : errors.privilegesMissing()))
+    },
+  ]
+}
+
 /** Mounts one checked route. A handler that returns nothing answers 204 (the "empty response" routes). */
-export function mountRoute(app: FastifyInstance, def: RouteDefinition, owner: string, gates: onRequestHookHandler[] = []): void {
+export function mountRoute(app: FastifyInstance, deps: InstanceDeps, def: RouteDefinition, owner: string, gates: onRequestHookHandler[] = []): void {
   checkRouteDefinition(def)
   app.route({
     method: def.method,
@@ -110,7 +121,7 @@ export function mountRoute(app: FastifyInstance, def: RouteDefinition, owner: st
     schema: def.options.schema as Record<string, unknown> | undefined,
     bodyLimit: def.options.bodyLimit,
     config: { role: def.options.role, owner },
-    onRequest: gates,
+    onRequest: [...gates, ...needGates(def, deps.helper)],
     handler: async (req: FastifyRequest, reply: FastifyReply) => {
       const out = await def.handler(req as never, reply)
       if (reply.sent) return reply

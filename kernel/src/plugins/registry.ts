@@ -7,7 +7,7 @@ import semver from 'semver'
 import type { WebSocket } from 'ws'
 import type { Logger } from 'pino'
 import {
-  KERNEL_API_VERSION, isHostdPlugin, tokens, type HostdPlugin, type RouteDefinition, type SocketDefinition, type UiEntry,
+  KERNEL_API_VERSION, isHostdPlugin, tokens, type DepsMap, type HostdPlugin, type RouteDefinition, type SocketDefinition, type UiEntry,
 } from '@hostd/sdk'
 import { collectRoutes, collectSockets } from '../http/registrar.ts'
 import { createInstance, mountRoute, checkRouteDefinition, type InstanceDeps } from '../http/instance.ts'
@@ -332,7 +332,7 @@ export class PluginRegistry {
     let runtime: PluginRuntime | null = null
     try {
       const deps: Record<string, unknown> = {}
-      for (const [name, token] of Object.entries(def.deps ?? {})) {
+      for (const [name, token] of Object.entries((def.deps ?? {}) as DepsMap)) {
         if (!scope.isRegistered(token.id, true)) throw new Error(`needs service "${token.id}", which neither the kernel nor an active plugin provides`)
         deps[name] = scope.resolve(token.id)
       }
@@ -353,7 +353,7 @@ export class PluginRegistry {
         if (record.state === 'active') return done()
         void this.gate(record).then((err) => done(err ?? undefined))
       }
-      for (const route of routes) mountRoute(app, route, def.id, [gate])
+      for (const route of routes) mountRoute(app, this.#deps.instance, route, def.id, [gate])
       await app.ready()
       const provided = def.provides ? await def.provides(deps as never) : []
       await def.start?.(deps as never)
