@@ -13,6 +13,8 @@ export interface KernelConfig {
   dockerHost: string | null
   tlsCert: string
   tlsKey: string
+  /** True when HOSTD_TLS_CERT/KEY name the user's own pair: then they must exist, nothing is generated. */
+  tlsUserSupplied: boolean
   sessionIdleSeconds: number
   sessionMaxSeconds: number
   /** Failed sign-ins allowed per user, and per client address, within `loginWindowSeconds`. */
@@ -84,6 +86,7 @@ export function loadConfig(processEnv: Env = process.env, repoRoot?: string): Ke
     dockerHost,
     tlsCert,
     tlsKey,
+    tlsUserSupplied: Boolean(env.HOSTD_TLS_CERT),
     sessionIdleSeconds: int(env, 'HOSTD_SESSION_IDLE_SECONDS', 7 * 24 * 3600, 60, 365 * 24 * 3600),
     sessionMaxSeconds: int(env, 'HOSTD_SESSION_MAX_SECONDS', 30 * 24 * 3600, 60, 365 * 24 * 3600),
     loginMaxFailuresPerUser: int(env, 'HOSTD_LOGIN_MAX_FAILURES_PER_USER', 5, 1, 1000),

@@ -15,6 +15,7 @@ import { UserService } from './users/service.ts'
 import { KernelAudit } from './audit/service.ts'
 import { UnixHelperClient } from './helper-client.ts'
 import { createInstance, mountRoute } from './http/instance.ts'
+import { setSecurityHeaders } from './http/security-headers.ts'
 import { collectRoutes } from './http/registrar.ts'
 import { authRoutes } from './auth/routes.ts'
 import { userRoutes } from './users/routes.ts'
@@ -29,14 +30,6 @@ import { ensureTls } from './tls.ts'
 import type { KernelServices } from './services.ts'
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url))
-
-/** Headers on every answer, from every instance: no framing, no sniffing, no referrer. */
-function setSecurityHeaders(res: ServerResponse): void {
-  res.setHeader('x-frame-options', 'DENY')
-  res.setHeader('content-security-policy', "frame-ancestors 'none'")
-  res.setHeader('x-content-type-options', 'nosniff')
-  res.setHeader('referrer-policy', 'no-referrer')
-}
 
 export interface KernelOptions {
   /** Plugin definitions handed over in-process (the sdk test harness). */

@@ -26,6 +26,10 @@ export async function ensureTls(config: KernelConfig): Promise<TlsMaterial> {
     }
     return { cert, key, generated: false }
   }
+  if (config.tlsUserSupplied) {
+    const missing = [config.tlsCert, config.tlsKey].filter((f) => !existsSync(f))
+    throw new ConfigError(`HOSTD_TLS_CERT/HOSTD_TLS_KEY: ${missing.join(' and ')} not found`)
+  }
   if (existsSync(config.tlsCert) !== existsSync(config.tlsKey)) {
     throw new ConfigError(`found only one of ${config.tlsCert} and ${config.tlsKey}; supply both or remove the other`)
   }

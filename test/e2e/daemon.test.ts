@@ -99,8 +99,8 @@ function openSocket(url: string, headers: Record<string, string>): Promise<WebSo
   })
 }
 
-/** The HTTP status an upgrade is refused with (rejects if the upgrade succeeds). */
-function refusedUpgrade(url: string, headers: Record<string, string>): Promise<number> {
+/** The HTTP response an upgrade is refused with (rejects if the upgrade succeeds). */
+function refusedUpgradeResponse(url: string, headers: Record<string, string>): Promise<{ status: number; headers: Record<string, unknown> }> {
   return new Promise((resolve, reject) => {
     const ws = new WebSocket(url, { rejectUnauthorized: false, headers })
     ws.once('open', () => {
@@ -108,12 +108,15 @@ function refusedUpgrade(url: string, headers: Record<string, string>): Promise<n
       reject(new Error('upgrade unexpectedly accepted'))
     })
     ws.once('unexpected-response', (req, res) => {
-      resolve(res.statusCode ?? 0)
+      resolve({ status: res.statusCode ?? 0, headers: { ...res.headers } })
       req.destroy()
     })
     ws.once('error', () => undefined)
   })
 }
+
+/** The HTTP status an upgrade is refused with (rejects if the upgrade succeeds). */
+const refusedUpgrade = async (url: string, headers: Record<string, string>): Promise<number> => (await refusedUpgradeResponse(url, headers)).status
 
 function echo(ws: WebSocket, message: string, timeoutMs = 2000): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -353,6 +356,7 @@ describe('bad configuration', () => {
     ['HOSTD_LOG_LEVEL=loud', { HOSTD_LOG_LEVEL: 'loud' }, /HOSTD_LOG_LEVEL/],
     ['only HOSTD_TLS_CERT', { HOSTD_TLS_CERT: '/tmp/some-cert.pem' }, /HOSTD_TLS_CERT/],
     ['only HOSTD_TLS_KEY', { HOSTD_TLS_KEY: '/tmp/some-key.pem' }, /HOSTD_TLS_KEY/],
+    ['HOSTD_TLS_CERT and KEY naming missing files', { HOSTD_TLS_CERT: '/nonexistent/cert.pem', HOSTD_TLS_KEY: '/nonexistent/key.pem' }, /HOSTD_TLS_CERT.*not found/],
     ['HOSTD_CONFIG pointing at a missing file', { HOSTD_CONFIG: '/nonexistent/hostd-e2e.json' }, /HOSTD_CONFIG/],
     ['HOSTD_CONFIG pointing at invalid JSON', { HOSTD_CONFIG: '<bad-json>' }, /HOSTD_CONFIG.*JSON/],
   ]
@@ -419,6 +423,20 @@ describe('hot loading on a running daemon', () => {
     echoSocket = await openSocket(url, bearer(admin))
     echoSocket.on('close', (code) => (echoClosed.code = code))
     expect(await echo(echoSocket, 'ping')).toBe('>ping')
+  })
+
+  // KERNEL BUG (see the report): @fastify/websocket routes 'upgrade' requests straight into Fastify, past the
+  // server handler in kernel/src/kernel.ts that calls setSecurityHeaders, so refused upgrades carry none of them.
+  it('refused WebSocket upgrades (401, 403, 404) carry the security headers too', async () => {
+    const refusals = [
+      await refusedUpgradeResponse(wsUrl(d, '/api/hello/echo'), {}),
+      await refusedUpgradeResponse(wsUrl(d, '/api/hello/echo'), { ...bearer(admin), origin: 'https://evil.example' }),
+      await refusedUpgradeResponse(wsUrl(d, '/api/no-such-socket'), bearer(admin)),
+    ]
+    expect(refusals.map((r) => r.status)).toEqual([401, 403, 404])
+    for (const r of refusals) {
+      for (const [name, value] of Object.entries(SECURITY_HEADERS)) expect(r.headers[name], `${name} on a refused upgrade (${r.status})`).toBe(value)
+    }
   })
 
   it('a second plugin loads, upgrades with a request in flight, and is removed; the hello socket stays open', async () => {

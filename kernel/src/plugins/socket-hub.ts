@@ -5,6 +5,7 @@ import { roleSatisfies } from '@hostd/sdk'
 import type { PluginRegistry, SocketTarget } from './registry.ts'
 import { KernelErrors, notFoundHandler } from '../http/errors.ts'
 import { compileQueryValidator } from '../http/validation.ts'
+import { setSecurityHeaders } from '../http/security-headers.ts'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -31,6 +32,12 @@ export function sameOrigin(req: FastifyRequest): boolean {
  */
 export async function registerSocketHub(app: FastifyInstance, registry: PluginRegistry): Promise<void> {
   await app.register(websocket, { options: { maxPayload: 16 * 1024 * 1024 } })
+  // Upgrades reach this instance from the server's 'upgrade' event, not through the request handler
+  // that sets these for plain requests; a refused upgrade must carry them too.
+  app.addHook('onRequest', (req, reply, done) => {
+    if (req.ws) setSecurityHeaders(reply.raw)
+    done()
+  })
   app.route({
     method: 'GET',
     url: '/api/*',
