@@ -10,6 +10,7 @@ import type { KernelConfig } from './config.ts'
 import { openDatabase, type KernelDatabase } from './db/database.ts'
 import { scopedSettings } from './db/settings.ts'
 import { SessionStore } from './auth/sessions.ts'
+import { primeDecoy } from './auth/passwords.ts'
 import { LoginThrottle } from './auth/throttle.ts'
 import { UserService } from './users/service.ts'
 import { KernelAudit } from './audit/service.ts'
@@ -58,6 +59,7 @@ export async function createKernel(config: KernelConfig, options: KernelOptions 
   const log = options.logger ?? pino({ level: config.logLevel, redact: ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]', '*.password', '*.token'] })
   await mkdir(config.dataDir, { recursive: true, mode: 0o700 })
   const db = await openDatabase(config.dataDir)
+  void primeDecoy()
   const sessions = new SessionStore(db.native, { idleSeconds: config.sessionIdleSeconds, maxSeconds: config.sessionMaxSeconds })
   const audit = new KernelAudit(db, log)
   const helper = new UnixHelperClient(config.helperSocket)
