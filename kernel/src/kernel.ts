@@ -104,6 +104,7 @@ export async function createKernel(config: KernelConfig, options: KernelOptions 
       registry!.dispatch(req, res, kernelHandler)
     }
     server = tls ? createHttpsServer({ cert: tls.cert, key: tls.key, minVersion: 'TLSv1.2' }, handler) : createHttpServer(handler)
+    server.keepAliveTimeout = 72_000 // Fastify's own default, which a custom server does not get
     return server
   })
   app.addContentTypeParser(['application/gzip', 'application/x-gzip', 'application/octet-stream'], { parseAs: 'buffer' }, (_req, body, done) => done(null, body))

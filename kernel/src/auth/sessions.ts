@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto'
+import { hash, randomBytes } from 'node:crypto'
 import type BetterSqlite3 from 'better-sqlite3'
 import { isRole, type SessionUser } from '@hostd/sdk'
 
@@ -19,7 +19,7 @@ export interface SessionLifetimes {
 /** Only write last-seen when it moved this much: keeps the authenticated hot path read-only. */
 const TOUCH_EVERY_MS = 60_000
 
-export const hashToken = (token: string): string => createHash('sha256').update(token).digest('base64url')
+export const hashToken = (token: string): string => hash('sha256', token, 'base64url')
 
 /**
  * Server-side sessions. Tokens are 256 random bits; only their SHA-256 is stored. Every resolve joins the

@@ -61,10 +61,13 @@ export function authenticate(sessions: SessionStore, req: FastifyRequest): Hostd
  * one validator, one auth hook and one logger.
  */
 export function createInstance(deps: InstanceDeps, serverFactory?: FastifyServerFactory): FastifyInstance {
+  const requestLogging = deps.logger.isLevelEnabled('debug')
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
     // Request lines only at debug: at info they would cost a log write per request.
-    logController: new LogController({ disableRequestLogging: !deps.logger.isLevelEnabled('debug') }),
+    logController: new LogController({ disableRequestLogging: !requestLogging }),
+    // Without request logging, a child logger per request is pure cost: errors name the request id themselves.
+    ...(requestLogging ? {} : { childLoggerFactory: (logger: FastifyBaseLogger) => logger }),
     bodyLimit: DEFAULT_BODY_LIMIT,
     trustProxy: false,
     return503OnClosing: false,
