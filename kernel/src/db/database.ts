@@ -23,6 +23,9 @@ export async function openDatabase(dataDir: string): Promise<KernelDatabase> {
     allowGlobalContext: false,
   })
   const native = (await orm.em.getConnection().getNativeClient()) as BetterSqlite3.Database
+  // The daemon is this file's only user: holding the lock spares every statement its lock syscalls and the
+  // WAL shared-memory index (measured: hostd/bare 0.46 -> 0.53 in npm run bench). Stop the daemon to copy it.
+  native.pragma('locking_mode = EXCLUSIVE')
   native.pragma('journal_mode = WAL')
   native.pragma('busy_timeout = 5000')
   native.pragma('foreign_keys = ON')
