@@ -26,14 +26,17 @@ export interface InstanceDeps {
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
 export const DEFAULT_BODY_LIMIT = 1024 * 1024
 
-/** A cookie-carried request with an Origin that is not this host is a cross-site request: refused. */
-function crossOrigin(req: FastifyRequest): boolean {
+/**
+ * True unless the request carries an Origin that is not this host. Browsers always send Origin on
+ * cross-site unsafe requests and WebSocket upgrades; clients without one are not browsers.
+ */
+export function sameOrigin(req: FastifyRequest): boolean {
   const origin = req.headers.origin
-  if (!origin) return false
+  if (!origin) return true
   try {
-    return new URL(origin).host !== req.headers.host
+    return new URL(origin).host === req.headers.host
   } catch {
-    return true
+    return false
   }
 }
 
@@ -52,7 +55,7 @@ export function authenticate(sessions: SessionStore, req: FastifyRequest): Hostd
     if (!req.user) return KernelErrors.unauthenticated()
     if (!roleSatisfies(req.user.role, role)) return KernelErrors.forbidden(`This needs the ${role} role; you are ${req.user.role}`)
   }
-  if (found?.via === 'cookie' && req.user && !SAFE_METHODS.has(req.method) && crossOrigin(req)) return KernelErrors.crossOrigin()
+  if (found?.via === 'cookie' && req.user && !SAFE_METHODS.has(req.method) && !sameOrigin(req)) return KernelErrors.crossOrigin()
   return null
 }
 

@@ -7,7 +7,7 @@ import semver from 'semver'
 import type { WebSocket } from 'ws'
 import type { Logger } from 'pino'
 import {
-  KERNEL_API_VERSION, isHostdPlugin, tokens, type DepsMap, type HostdPlugin, type RouteDefinition, type SocketDefinition, type UiEntry,
+  KERNEL_API_VERSION, isHostdPlugin, tokens, type DepsMap, type HostdPlugin, type Settings, type RouteDefinition, type SocketDefinition, type UiEntry,
 } from '@hostd/sdk'
 import { collectRoutes, collectSockets } from '../http/registrar.ts'
 import { createInstance, mountRoute, checkRouteDefinition, type InstanceDeps } from '../http/instance.ts'
@@ -99,15 +99,15 @@ export class PluginRegistry {
   #sockets: RoutingTable<SocketTarget>
   #conditionTimer: NodeJS.Timeout | null = null
 
+  readonly #settings: Settings
+
   constructor(deps: RegistryDeps) {
     this.#deps = deps
+    this.#settings = scopedSettings(deps.db, 'kernel.plugins')
     this.#http = this.#buildHttpTable([])
     this.#sockets = new RoutingTable([], () => '')
   }
 
-  get #settings() {
-    return scopedSettings(this.#deps.db, 'kernel.plugins')
-  }
 
   async init(): Promise<void> {
     for (const id of (await this.#settings.get<string[]>('disabled')) ?? []) this.#disabled.add(id)

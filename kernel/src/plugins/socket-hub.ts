@@ -5,23 +5,13 @@ import { roleSatisfies } from '@hostd/sdk'
 import type { PluginRegistry, SocketTarget } from './registry.ts'
 import { KernelErrors, notFoundHandler } from '../http/errors.ts'
 import { compileQueryValidator } from '../http/validation.ts'
+import { sameOrigin } from '../http/instance.ts'
 import { setSecurityHeaders } from '../http/security-headers.ts'
 
 declare module 'fastify' {
   interface FastifyRequest {
     socketTarget?: SocketTarget
     socketQuery?: unknown
-  }
-}
-
-/** A browser may open a socket only from the dashboard's own address; clients without Origin are not browsers. */
-export function sameOrigin(req: FastifyRequest): boolean {
-  const origin = req.headers.origin
-  if (!origin) return true
-  try {
-    return new URL(origin).host === req.headers.host
-  } catch {
-    return false
   }
 }
 
