@@ -29,6 +29,7 @@ const SAMPLES: Record<string, Sample> = {
   'POST /api/auth/logout': async () => ({ url: '/api/auth/logout' }),
   'GET /api/auth/me': async () => ({ url: '/api/auth/me' }),
   'GET /api/version': async () => ({ url: '/api/version' }),
+  'GET /api/openapi.json': async () => ({ url: '/api/openapi.json' }),
   'GET /api/users': async () => ({ url: '/api/users' }),
   'POST /api/users': async () => ({ url: '/api/users', body: { username: `made${++n}`, password: PASSWORD, role: 'viewer' } }),
   'POST /api/users/:id/role': async (c) => ({ url: `/api/users/${await c.freshUser()}/role`, body: { role: 'operator' } }),
@@ -108,6 +109,17 @@ export default definePlugin({ id: 'tabletest', version: '1.0.0', kernel: '^1.0.0
       expect(['public', ...ROLES], `${route.method} ${route.path}`).toContain(route.role)
       expect(SAMPLES, `no sample request for ${route.method} ${route.path}`).toHaveProperty(`${route.method} ${route.path}`)
     }
+  })
+
+  it('documents every route in the OpenAPI document with its role', async () => {
+    const doc = (await t.inject({ url: '/api/openapi.json', as: 'viewer' })).json() as { openapi: string; paths: Record<string, Record<string, { 'x-hostd-role': string; requestBody?: unknown }>> }
+    expect(doc.openapi).toBe('3.1.0')
+    for (const route of t.kernel.registry.routeTable()) {
+      const op = doc.paths[route.path.replace(/:([A-Za-z0-9_]+)/g, '{$1}')]?.[route.method.toLowerCase()]
+      expect(op?.['x-hostd-role'], `${route.method} ${route.path}`).toBe(route.role)
+    }
+    expect(doc.paths['/api/users']!.post!.requestBody).toMatchObject({ content: { 'application/json': { schema: { required: ['username', 'password', 'role'] } } } })
+    expect(doc.paths['/api/hello']!.get!['x-hostd-role']).toBe('viewer')
   })
 
   it('answers each role as declared: 401 signed out, 403 below the role, 2xx at or above it', async () => {

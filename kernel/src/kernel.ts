@@ -24,7 +24,7 @@ import { auditRoutes } from './audit/routes.ts'
 import { systemRoutes } from './system/routes.ts'
 import { extensionRoutes } from './plugins/routes.ts'
 import { PluginRegistry } from './plugins/registry.ts'
-import { registerSocketHub } from './plugins/socket-hub.ts'
+import { socketHub } from './plugins/socket-hub.ts'
 import { watchPlugins, type PluginWatcher } from './plugins/watcher.ts'
 import { readCommit, readVersion } from './system/version.ts'
 import { ensureTls } from './tls.ts'
@@ -109,7 +109,7 @@ export async function createKernel(config: KernelConfig, options: KernelOptions 
   })
   app.addContentTypeParser(['application/gzip', 'application/x-gzip', 'application/octet-stream'], { parseAs: 'buffer' }, (_req, body, done) => done(null, body))
   for (const route of kernelRoutes) mountRoute(app, instanceDeps, route, 'kernel')
-  await registerSocketHub(app, registry)
+  await app.register(socketHub, { registry })
   await app.ready()
 
   await registry.init()

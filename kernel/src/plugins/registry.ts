@@ -18,6 +18,7 @@ import { scopedSettings } from '../db/settings.ts'
 import type { KernelAudit } from '../audit/service.ts'
 import { fingerprint, importPlugin, readPluginPackage } from './loader.ts'
 import { RoutingTable, type TableRoute } from './routing-table.ts'
+import type { DocumentedRoute } from '../system/openapi.ts'
 
 export type PluginState = 'active' | 'disabled' | 'unavailable' | 'failed'
 
@@ -215,11 +216,10 @@ export class PluginRegistry {
   }
 
   /** Every route the daemon serves, with its role and owner: the route-table test walks this. */
-  routeTable(): { method: string; path: string; role: string; owner: string }[] {
-    const kernel = this.#deps.kernelRoutes.map((r) => ({ method: r.method, path: r.path, role: r.options.role, owner: 'kernel' }))
-    const plugins = [...this.#records.values()].flatMap((rec) =>
-      (rec.runtime?.routes ?? []).map((r) => ({ method: r.method, path: r.path, role: r.options.role, owner: rec.id })),
-    )
+  routeTable(): DocumentedRoute[] {
+    const entry = (r: RouteDefinition, owner: string) => ({ method: r.method, path: r.path, role: r.options.role, owner, schema: r.options.schema })
+    const kernel = this.#deps.kernelRoutes.map((r) => entry(r, 'kernel'))
+    const plugins = [...this.#records.values()].flatMap((rec) => (rec.runtime?.routes ?? []).map((r) => entry(r, rec.id)))
     return [...kernel, ...plugins]
   }
 

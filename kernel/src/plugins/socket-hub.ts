@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import websocket from '@fastify/websocket'
+import fp from 'fastify-plugin'
 import type { WebSocket } from 'ws'
 import { roleSatisfies } from '@hostd/sdk'
 import type { PluginRegistry, SocketTarget } from './registry.ts'
@@ -20,56 +21,60 @@ declare module 'fastify' {
  * instances, so reloading a plugin never drops another plugin's open sockets. Every upgrade is checked
  * before it completes: route, sign-in, role, origin, query, plugin state.
  */
-export async function registerSocketHub(app: FastifyInstance, registry: PluginRegistry): Promise<void> {
-  await app.register(websocket, { options: { maxPayload: 16 * 1024 * 1024 } })
-  // Upgrades reach this instance from the server's 'upgrade' event, not through the request handler
-  // that sets these for plain requests; a refused upgrade must carry them too.
-  app.addHook('onRequest', (req, reply, done) => {
-    if (req.ws) setSecurityHeaders(reply.raw)
-    done()
-  })
-  app.route({
-    method: 'GET',
-    url: '/api/*',
-    config: { role: 'public', owner: 'kernel' },
-    preValidation: async (req) => {
-      if (!req.ws) return
-      const target = registry.findSocket(req.url)
-      if (!target) throw KernelErrors.routeNotFound(`No socket ${req.url.split('?')[0]}`)
-      const { role } = target.def.options
-      if (!req.user) throw KernelErrors.unauthenticated()
-      if (!roleSatisfies(req.user.role, role)) throw KernelErrors.forbidden(`This socket needs the ${role} role; you are ${req.user.role}`)
-      if (!sameOrigin(req)) throw KernelErrors.crossOrigin('WebSocket opened from another origin: refused')
-      const gateError = await registry.gate(target.record)
-      if (gateError) throw gateError
-      const query = { ...(req.query as Record<string, unknown>) }
-      if (target.def.options.query) {
-        const validate = compileQueryValidator(target.def.options.query)
-        if (!validate(query)) throw KernelErrors.validation(`querystring ${validate.errors?.[0]?.instancePath ?? ''} ${validate.errors?.[0]?.message ?? 'is invalid'}`.trim())
-      }
-      req.socketTarget = target
-      req.socketQuery = query
-    },
-    handler: (req, reply) => notFoundHandler(req, reply),
-    wsHandler: (socket: WebSocket, req: FastifyRequest) => {
-      const target = req.socketTarget!
-      const runtime = target.record.runtime
-      if (!runtime) return socket.close(1012, 'plugin reloaded')
-      runtime.openSockets.add(socket)
-      const closed = new AbortController()
-      const onLifetimeEnd = () => closed.abort()
-      runtime.lifetime.signal.addEventListener('abort', onLifetimeEnd, { once: true })
-      socket.once('close', () => {
-        runtime.openSockets.delete(socket)
-        runtime.lifetime.signal.removeEventListener('abort', onLifetimeEnd)
-        closed.abort()
-      })
-      Promise.resolve()
-        .then(() => target.def.handler(socket, { user: req.user!, query: req.socketQuery, request: req, signal: closed.signal }))
-        .catch((err: unknown) => {
-          req.log.error({ err, plugin: target.record.id }, 'socket handler failed')
-          socket.close(1011, 'internal error')
+export const socketHub = fp<{ registry: PluginRegistry }>(
+  async (app: FastifyInstance, { registry }) => {
+    await app.register(websocket, { options: { maxPayload: 16 * 1024 * 1024 } })
+    // Upgrades reach this instance from the server's 'upgrade' event, not through the request handler
+    // that sets these for plain requests; a refused upgrade must carry them too.
+    app.addHook('onRequest', (req, reply, done) => {
+      if (req.ws) setSecurityHeaders(reply.raw)
+      done()
+    })
+    app.route({
+      method: 'GET',
+      url: '/api/*',
+      config: { role: 'public', owner: 'kernel' },
+      preValidation: async (req) => {
+        if (!req.ws) return
+        const target = registry.findSocket(req.url)
+        if (!target) throw KernelErrors.routeNotFound(`No socket ${req.url.split('?')[0]}`)
+        const { role } = target.def.options
+        if (!req.user) throw KernelErrors.unauthenticated()
+        if (!roleSatisfies(req.user.role, role)) throw KernelErrors.forbidden(`This socket needs the ${role} role; you are ${req.user.role}`)
+        if (!sameOrigin(req)) throw KernelErrors.crossOrigin('WebSocket opened from another origin: refused')
+        const gateError = await registry.gate(target.record)
+        if (gateError) throw gateError
+        const query = { ...(req.query as Record<string, unknown>) }
+        if (target.def.options.query) {
+          const validate = compileQueryValidator(target.def.options.query)
+          if (!validate(query)) throw KernelErrors.validation(`querystring ${validate.errors?.[0]?.instancePath ?? ''} ${validate.errors?.[0]?.message ?? 'is invalid'}`.trim())
+        }
+        req.socketTarget = target
+        req.socketQuery = query
+      },
+      handler: (req, reply) => notFoundHandler(req, reply),
+      wsHandler: (socket: WebSocket, req: FastifyRequest) => {
+        const target = req.socketTarget!
+        const runtime = target.record.runtime
+        if (!runtime) return socket.close(1012, 'plugin reloaded')
+        runtime.openSockets.add(socket)
+        const closed = new AbortController()
+        const onLifetimeEnd = () => closed.abort()
+        runtime.lifetime.signal.addEventListener('abort', onLifetimeEnd, { once: true })
+        socket.once('close', () => {
+          runtime.openSockets.delete(socket)
+          runtime.lifetime.signal.removeEventListener('abort', onLifetimeEnd)
+          closed.abort()
         })
-    },
-  })
-}
+        Promise.resolve()
+          .then(() => target.def.handler(socket, { user: req.user!, query: req.socketQuery, request: req, signal: closed.signal }))
+          .catch((err: unknown) => {
+            req.log.error({ err, plugin: target.record.id }, 'socket handler failed')
+            socket.close(1011, 'internal error')
+          })
+      },
+    })
+  },
+  // Not encapsulated: the upgrade hook and the socket route belong to the kernel's root instance.
+  { name: 'hostd-socket-hub', fastify: '5.x' },
+)
