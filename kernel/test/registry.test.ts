@@ -40,6 +40,16 @@ describe('plugin registry', () => {
     expect((await state('copycat'))).toMatchObject({ state: 'failed', error: 'GET /api/alpha is served by plugin alpha already' })
   })
 
+  it('never calls stop on a plugin that failed before it started', async () => {
+    let stops = 0
+    await t.kernel.registry.add(definePlugin({
+      id: 'clash', version: '1.0.0', kernel: '^1.0.0', start: () => { throw new Error('must not start') }, stop: () => { stops++ },
+      routes: (r) => r.get('/api/alpha', { role: 'viewer' }, () => 1),
+    }))
+    expect(await state('clash')).toMatchObject({ state: 'failed', error: 'GET /api/alpha is served by plugin alpha already' })
+    expect(stops).toBe(0)
+  })
+
   it('fails a plugin whose start throws; its routes never answer', async () => {
     await t.kernel.registry.add(ok('broken', { start: () => { throw new Error('no backend') } }))
     expect(await state('broken')).toMatchObject({ state: 'failed', error: 'no backend' })

@@ -7,7 +7,7 @@ import semver from 'semver'
 import type { WebSocket } from 'ws'
 import type { Logger } from 'pino'
 import {
-  KERNEL_API_VERSION, isHostdPlugin, tokens, type DepsMap, type HostdPlugin, type Settings, type RouteDefinition, type SocketDefinition, type UiEntry,
+  KERNEL_API_VERSION, ROLES, isHostdPlugin, tokens, type DepsMap, type HostdPlugin, type Settings, type RouteDefinition, type SocketDefinition, type UiEntry,
 } from '@hostd/sdk'
 import { collectRoutes, collectSockets } from '../http/registrar.ts'
 import { createInstance, mountRoute, checkRouteDefinition, type InstanceDeps } from '../http/instance.ts'
@@ -30,6 +30,8 @@ interface PluginRuntime {
   openSockets: Set<WebSocket>
   inflight: number
   provided: string[]
+  /** Set once `start` has been called (even if it threw): only then does `stop` run. */
+  started: boolean
   /** Aborted when this version stops: sockets and plugin work listen to it. */
   lifetime: AbortController
 }
@@ -340,10 +342,10 @@ export class PluginRegistry {
       routes.forEach(checkRouteDefinition)
       const sockets = def.sockets ? collectSockets((s) => def.sockets!(s, deps as never)) : []
       for (const socket of sockets) {
-        if (!['viewer', 'operator', 'admin'].includes(socket.options?.role)) throw new Error(`socket ${socket.path} declares no valid role: refused`)
+        if (!(ROLES as readonly string[]).includes(socket.options?.role)) throw new Error(`socket ${socket.path} declares no valid role: refused`)
       }
       const app = createInstance(this.#deps.instance)
-      runtime = { app, routes, sockets, openSockets: new Set(), inflight: 0, provided: [], lifetime: new AbortController() }
+      runtime = { app, routes, sockets, openSockets: new Set(), inflight: 0, provided: [], started: false, lifetime: new AbortController() }
       // Build the next tables first: a route conflict fails this plugin before anything of it runs.
       const next = [...this.#serving(previous, record), { record, runtime }]
       const nextHttp = this.#buildHttpTable(next)
@@ -356,6 +358,7 @@ export class PluginRegistry {
       for (const route of routes) mountRoute(app, this.#deps.instance, route, def.id, [gate])
       await app.ready()
       const provided = def.provides ? await def.provides(deps as never) : []
+      runtime.started = true
       await def.start?.(deps as never)
       record.runtime = runtime
       await this.#checkConditions(record)
@@ -412,7 +415,7 @@ export class PluginRegistry {
     for (const socket of runtime.openSockets) socket.close(1012, 'plugin reloaded or unloaded')
     runtime.lifetime.abort()
     try {
-      await record.definition?.stop?.()
+      if (runtime.started) await record.definition?.stop?.()
     } catch (err) {
       this.#deps.log.warn({ err, plugin: record.id }, 'plugin stop failed')
     }
