@@ -1,16 +1,16 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
-import { HostdError, defineError } from '@hostd/sdk'
+import { HostdError, defineError, errors } from '@hostd/sdk'
 
-/** Kernel error codes. Plugins define theirs with defineError in their own folder. */
+/** Kernel error codes; the ones plugins share come from the sdk. Plugins define theirs with defineError. */
 export const KernelErrors = {
-  validation: defineError('HOSTD_REQUEST_INVALID', 400, 'Invalid input'),
+  validation: errors.badRequest,
   malformedJson: defineError('HOSTD_REQUEST_MALFORMED_JSON', 400, 'The request body is not valid JSON'),
   emptyBody: defineError('HOSTD_REQUEST_EMPTY_BODY', 400, 'The request body is empty'),
-  tooLarge: defineError('HOSTD_REQUEST_TOO_LARGE', 413, 'The request body is too large'),
+  tooLarge: errors.tooLarge,
   mediaType: defineError('HOSTD_REQUEST_MEDIA_TYPE', 415, 'Unsupported content type'),
   routeNotFound: defineError('HOSTD_ROUTE_NOT_FOUND', 404, 'No such route'),
-  unauthenticated: defineError('HOSTD_AUTH_REQUIRED', 401, 'Sign in first'),
-  forbidden: defineError('HOSTD_AUTH_FORBIDDEN', 403, 'Your role does not allow this'),
+  unauthenticated: errors.unauthorized,
+  forbidden: errors.forbidden,
   crossOrigin: defineError('HOSTD_AUTH_CROSS_ORIGIN', 403, 'Request from another origin refused'),
   internal: defineError('HOSTD_INTERNAL_ERROR', 500, 'Internal error'),
   pluginUnavailable: defineError('HOSTD_PLUGIN_UNAVAILABLE', 503, 'This feature is unavailable'),
@@ -20,7 +20,7 @@ export const KernelErrors = {
 const FASTIFY_CODES: Record<string, (message: string) => HostdError> = {
   FST_ERR_CTP_INVALID_JSON_BODY: () => KernelErrors.malformedJson(),
   FST_ERR_CTP_EMPTY_JSON_BODY: () => KernelErrors.emptyBody(),
-  FST_ERR_CTP_BODY_TOO_LARGE: () => KernelErrors.tooLarge(),
+  FST_ERR_CTP_BODY_TOO_LARGE: () => KernelErrors.tooLarge('The request body is too large'),
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: () => KernelErrors.validation('Content-Length does not match the body'),
   FST_ERR_CTP_INVALID_MEDIA_TYPE: (m) => KernelErrors.mediaType(m),
   FST_ERR_CTP_INVALID_TYPE: (m) => KernelErrors.mediaType(m),
