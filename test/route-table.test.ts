@@ -1,26 +1,39 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { existsSync, readdirSync } from 'node:fs'
 import { mkdir, mkdtemp, writeFile, rm } from 'node:fs/promises'
 import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
 import { c as tar } from 'tar'
-import { roleSatisfies, ROLES, type Role, type RouteRole } from '@hostd/sdk'
-import { startTestKernel, type TestKernel } from '@hostd/kernel/testing'
+import { roleSatisfies, ROLES, type HostdPlugin, type Role, type RouteRole } from '@hostd/sdk'
+import { startTestKernel, type RouteSampleContext, type RouteSamples, type TestKernel } from '@hostd/kernel/testing'
 import hello from '../examples/hello-plugin/src/index.ts'
 
 /**
- * Proves deny-by-default on the whole route table: every route the daemon serves (kernel and plugins) has a
- * role, has a sample request here, and answers 401 without sign-in, 403 to a lower role, and 2xx to every
- * role that satisfies it. A new route without a sample fails this test.
+ * Proves deny-by-default on the whole route table: every route the daemon serves (kernel, every built-in plugin
+ * under plugins/, an example and an installed plugin) has a role, has a sample request, and answers 401 without
+ * sign-in, 403 to a lower role, and 2xx to every role that satisfies it. A new route without a sample fails this
+ * test. Each built-in plugin keeps its samples beside its code in `plugins/<name>/test/route-samples.ts`.
  */
 const PASSWORD = 'route table password'
-type Sample = (ctx: Ctx) => Promise<{ url: string; body?: unknown; raw?: Buffer; ok?: number[] }>
-interface Ctx {
-  t: TestKernel
-  freshUser(): Promise<string>
+interface Ctx extends RouteSampleContext {
   pluginArchive: Buffer
+}
+type Sample = (ctx: Ctx) => ReturnType<RouteSamples[string]>
+
+const PLUGINS_DIR = join(import.meta.dirname, '..', 'plugins')
+const builtins: { plugin: HostdPlugin; samples: RouteSamples }[] = []
+for (const name of existsSync(PLUGINS_DIR) ? readdirSync(PLUGINS_DIR).sort() : []) {
+  const entry = join(PLUGINS_DIR, name, 'src', 'index.ts')
+  if (!existsSync(entry)) continue
+  const plugin = (await import(pathToFileURL(entry).href)).default as HostdPlugin
+  const samplesFile = join(PLUGINS_DIR, name, 'test', 'route-samples.ts')
+  const samples = existsSync(samplesFile) ? ((await import(pathToFileURL(samplesFile).href)).samples as RouteSamples) : {}
+  builtins.push({ plugin, samples })
 }
 
 let n = 0
 const SAMPLES: Record<string, Sample> = {
+  ...Object.assign({}, ...builtins.map((b) => b.samples)),
   'GET /health': async () => ({ url: '/health' }),
   'GET /api/setup': async () => ({ url: '/api/setup' }),
   // Setup is public and happens once; afterwards it answers 409 to everyone, never 401/403.
@@ -84,7 +97,7 @@ export default definePlugin({ id: 'tabletest', version: '1.0.0', kernel: '^1.0.0
   routes: (r) => r.get('/api/tabletest', { role: 'operator' }, () => ({ ok: true })) })\n`)
     const chunks: Buffer[] = []
     for await (const chunk of tar({ gzip: true, cwd: join(work, 'pkg') }, ['package'])) chunks.push(chunk as Buffer)
-    t = await startTestKernel({ plugins: [hello], env: { HOSTD_PLUGINS_DIR: join(work, 'plugins'), HOSTD_LOGIN_MAX_FAILURES_PER_ADDRESS: '10000' } })
+    t = await startTestKernel({ plugins: [hello, ...builtins.map((b) => b.plugin)], env: { HOSTD_PLUGINS_DIR: join(work, 'plugins'), HOSTD_LOGIN_MAX_FAILURES_PER_ADDRESS: '10000' } })
     for (const role of ROLES) {
       users.set(role, await t.kernel.services.users.create(role === 'admin' ? 'table-admin' : `table-${role}`, PASSWORD, role))
     }
@@ -135,7 +148,7 @@ export default definePlugin({ id: 'tabletest', version: '1.0.0', kernel: '^1.0.0
           url: sample.url,
           headers: {
             ...(token ? { authorization: `Bearer ${token}` } : {}),
-            'content-type': sample.raw ? 'application/gzip' : 'application/json',
+            'content-type': sample.contentType ?? (sample.raw ? 'application/gzip' : 'application/json'),
           },
           payload: sample.raw ?? (sample.body === undefined ? undefined : JSON.stringify(sample.body)),
         })

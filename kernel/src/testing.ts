@@ -24,6 +24,28 @@ export interface TestRequest extends Omit<InjectOptions, 'method'> {
   as?: Role | { token: string }
 }
 
+/**
+ * A sample request for one route, used by the route-table test (test/route-table.test.ts) to prove the route's
+ * role: it must answer 401 signed out, 403 below its role, and 2xx (or one of `ok`) at or above it. A plugin
+ * ships its samples in `test/route-samples.ts` as `export const samples: RouteSamples`, keyed
+ * `'<METHOD> <path as declared>'`; the sample runs once per role, so it must be repeatable.
+ */
+export interface RouteSampleContext {
+  t: TestKernel
+  /** A fresh viewer user's id, for routes that change a user. */
+  freshUser(): Promise<string>
+}
+export interface RouteSampleRequest {
+  url: string
+  body?: unknown
+  /** A raw body instead of JSON, with its content type. */
+  raw?: Buffer
+  contentType?: string
+  /** Statuses that count as success for an allowed role besides 2xx (for example 503 with no engine, 423 with no helper). */
+  ok?: number[]
+}
+export type RouteSamples = Record<string, (ctx: RouteSampleContext) => Promise<RouteSampleRequest>>
+
 export interface TestKernel {
   kernel: Kernel
   /** Set when `listen` was asked for. */
