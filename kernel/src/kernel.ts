@@ -47,7 +47,7 @@ export interface Kernel {
   readonly registry: PluginRegistry
   readonly services: KernelServices
   readonly db: KernelDatabase
-  /** The request handler: plugin dispatch, then the kernel's own routes. */
+  /** The request handler: the routing table picks the kernel's or a plugin's instance. */
   readonly handler: (req: IncomingMessage, res: ServerResponse) => void
   readonly server: Server | HttpsServer
   listen(): Promise<string>
@@ -96,19 +96,24 @@ export async function createKernel(config: KernelConfig, options: KernelOptions 
   const instanceDeps = { logger: log, sessions, helper }
   registry = new PluginRegistry({ log, container, instance: instanceDeps, db, audit, kernelRoutes })
 
+  // The kernel's own routes get their own instance, dispatched like a plugin's: they do not pay for the
+  // WebSocket hooks of the root instance, which keeps only the socket hub and the 404 answer.
+  const kernelApp = createInstance(instanceDeps)
+  kernelApp.addContentTypeParser(['application/gzip', 'application/x-gzip', 'application/octet-stream'], { parseAs: 'buffer' }, (_req, body, done) => done(null, body))
+  for (const route of kernelRoutes) mountRoute(kernelApp, instanceDeps, route, 'kernel')
+  await kernelApp.ready()
+
   const tls = options.insecureHttp ? null : await ensureTls(config)
   let server!: Server | HttpsServer
-  const app = createInstance(instanceDeps, (kernelHandler) => {
+  const app = createInstance(instanceDeps, (rootHandler) => {
     const handler = (req: IncomingMessage, res: ServerResponse) => {
       setSecurityHeaders(res)
-      registry!.dispatch(req, res, kernelHandler)
+      registry!.dispatch(req, res, kernelApp.routing, rootHandler)
     }
     server = tls ? createHttpsServer({ cert: tls.cert, key: tls.key, minVersion: 'TLSv1.2' }, handler) : createHttpServer(handler)
     server.keepAliveTimeout = 72_000 // Fastify's own default, which a custom server does not get
     return server
   })
-  app.addContentTypeParser(['application/gzip', 'application/x-gzip', 'application/octet-stream'], { parseAs: 'buffer' }, (_req, body, done) => done(null, body))
-  for (const route of kernelRoutes) mountRoute(app, instanceDeps, route, 'kernel')
   await app.register(socketHub, { registry })
   await app.ready()
 
@@ -139,6 +144,7 @@ export async function createKernel(config: KernelConfig, options: KernelOptions 
       await watcher?.close()
       await registry!.close()
       await app.close()
+      await kernelApp.close()
       await db.close()
     },
   }

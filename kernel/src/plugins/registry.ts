@@ -1,5 +1,7 @@
 import type { FastifyInstance, onRequestHookHandler } from 'fastify'
 import type { IncomingMessage, ServerResponse } from 'node:http'
+
+type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void
 import { basename } from 'node:path'
 import { readdir } from 'node:fs/promises'
 import type { DependencyContainer } from 'tsyringe'
@@ -225,11 +227,13 @@ export class PluginRegistry {
     return [...kernel, ...plugins]
   }
 
-  /** The HTTP entry for plugin routes; anything no plugin serves goes to `fallback` (the kernel). */
-  dispatch(req: IncomingMessage, res: ServerResponse, fallback: (req: IncomingMessage, res: ServerResponse) => void): void {
+  /** Hands a request to the instance that serves it: a plugin's, the kernel's (`kernel`), or `unrouted` (404, upgrades). */
+  dispatch(req: IncomingMessage, res: ServerResponse, kernel: RequestHandler, unrouted: RequestHandler): void {
     const record = this.#http.find(req.method ?? 'GET', req.url ?? '/')
-    const runtime = record?.runtime
-    if (!runtime) return fallback(req, res)
+    if (record === undefined) return unrouted(req, res)
+    if (record === null) return kernel(req, res)
+    const runtime = record.runtime
+    if (!runtime) return unrouted(req, res)
     runtime.inflight++
     res.once('close', () => runtime.inflight--)
     runtime.app.routing(req, res)
@@ -492,13 +496,15 @@ export class PluginRegistry {
   }
 
   #buildHttpTable(serving: Serving[]): RoutingTable<PluginRecord | null> {
-    const routes: TableRoute<PluginRecord | null>[] = this.#deps.kernelRoutes.map((r) => ({ method: r.method, path: r.path, target: null }))
-    for (const { record, runtime } of serving) {
-      for (const r of runtime.routes) {
-        routes.push({ method: r.method, path: r.path, target: record })
-        if (r.method === 'GET') routes.push({ method: 'HEAD', path: r.path, target: record })
+    const routes: TableRoute<PluginRecord | null>[] = []
+    const add = (defs: RouteDefinition[], target: PluginRecord | null) => {
+      for (const r of defs) {
+        routes.push({ method: r.method, path: r.path, target })
+        if (r.method === 'GET') routes.push({ method: 'HEAD', path: r.path, target })
       }
     }
+    add(this.#deps.kernelRoutes, null)
+    for (const { record, runtime } of serving) add(runtime.routes, record)
     return new RoutingTable(routes, (t) => (t ? `plugin ${t.id}` : 'the kernel'))
   }
 
