@@ -137,12 +137,15 @@ ACTIONS = {
         'ipv4.gateway', a.get('gateway', ''))),
     'nm.setIpv4Dhcp': Action({'service': service}, lambda a: nmcli(
         'connection', 'modify', 'id', a['service'], 'ipv4.method', 'auto', 'ipv4.addresses', '', 'ipv4.gateway', '')),
+    'nm.setAutoconnect': Action({'service': service, 'on': boolean}, lambda a: nmcli(
+        'connection', 'modify', 'id', a['service'], 'connection.autoconnect', 'yes' if a['on'] else 'no')),
     'nm.up': Action({'service': service}, lambda a: nmcli('--wait', '20', 'connection', 'up', 'id', a['service']), timeout=25),
     'nm.down': Action({'service': service}, lambda a: nmcli('--wait', '20', 'connection', 'down', 'id', a['service']), timeout=25),
     # Confirm-or-revert: NetworkManager itself rolls every device back unless the checkpoint is destroyed in time,
     # so the revert happens even if the daemon or this helper dies meanwhile.
     'nm.checkpoint': Action({'seconds': integer(1, 600)}, lambda a: nm_dbus('CheckpointCreate', '@ao []', str(a['seconds']), '0')),
     'nm.confirm': Action({'checkpoint': checkpoint}, lambda a: nm_dbus('CheckpointDestroy', a['checkpoint'])),
+    'nm.rollback': Action({'checkpoint': checkpoint}, lambda a: nm_dbus('CheckpointRollback', a['checkpoint'])),
     # Per-process network rates (metrics plugin).
     'net.processTraffic': Action({'seconds': integer(1, 10)}, lambda a: ['nethogs', '-a', '-t', '-d', '1', '-c', str(a['seconds'])],
                                  timeout=lambda a: a['seconds'] + 5, reads=True, cap=256 * 1024),

@@ -15,6 +15,8 @@ export interface HelperOptions {
   /** The daemon's uid and gid: socket owner and the only peer uid served (default: this process's). */
   uid?: number
   gid?: number
+  /** Reuse this directory (and so the same socket path), e.g. to restart a helper the daemon already points at. */
+  dir?: string
 }
 
 export interface HelperAnswer {
@@ -35,7 +37,8 @@ export interface RunningHelper {
   call(action: string, args?: Record<string, unknown>): Promise<HelperAnswer>
   /** The helper's own log, one object per request. */
   log(): Promise<Record<string, any>[]>
-  stop(): Promise<void>
+  /** Stops the helper; its directory (socket path, log) is removed unless `keepDir`. */
+  stop(keepDir?: boolean): Promise<void>
 }
 
 /** One JSON line out, one JSON line back, over a Unix socket. Used by tests only. */
@@ -60,7 +63,7 @@ export function requestOverSocket(socket: string, body: unknown | string): Promi
 
 /** Starts the helper (python3 helper/hostd-helper.py) in a fresh temp dir and waits until it answers a ping. */
 export async function startHelper(options: HelperOptions = {}): Promise<RunningHelper> {
-  const dir = await mkdtemp(join(tmpdir(), 'hostd-helper-'))
+  const dir = options.dir ?? (await mkdtemp(join(tmpdir(), 'hostd-helper-')))
   await chmod(dir, 0o755) // so a test client running as another uid can reach the socket file
   const socket = join(dir, 'helper.sock')
   const logFile = join(dir, 'helper.log')
@@ -78,7 +81,10 @@ export async function startHelper(options: HelperOptions = {}): Promise<RunningH
       const answer = await requestOverSocket(socket, { action: 'ping' })
       if (answer) break // answered (a helper serving another uid refuses us, but it is up)
     } catch {
-      if (attempt > 200) throw new Error(`helper did not answer: ${stderr}`)
+      if (attempt > 200) {
+        child.kill('SIGKILL')
+        throw new Error(`helper did not answer: ${stderr}`)
+      }
       await new Promise((r) => setTimeout(r, 50))
     }
   }
@@ -93,12 +99,12 @@ export async function startHelper(options: HelperOptions = {}): Promise<RunningH
       const text = await readFile(logFile, 'utf8').catch(() => '')
       return text.split('\n').filter(Boolean).map((line) => JSON.parse(line))
     },
-    async stop() {
+    async stop(keepDir = false) {
       if (child.exitCode === null) {
         child.kill('SIGTERM')
         await exited
       }
-      await rm(dir, { recursive: true, force: true })
+      if (!keepDir) await rm(dir, { recursive: true, force: true })
     },
   }
 }
