@@ -233,7 +233,8 @@ class Helper(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
 
     def log(self, entry):
         line = json.dumps({'time': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()), **entry}) + '\n'
-        with self.log_lock, open(self.opts.log, 'a', encoding='utf-8') as f:
+        # Opened per line (so logrotate can move it) and created 0600: arguments are nobody else's business.
+        with self.log_lock, open(os.open(self.opts.log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600), 'a', encoding='utf-8') as f:
             f.write(line)
 
     def handle_request_line(self, request, entry):

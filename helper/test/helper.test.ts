@@ -132,6 +132,28 @@ s.sendall(b'{"action":"ping"}\\n'); print(s.makefile().readline().strip())`
   })
 })
 
+describe('root helper: running a program', () => {
+  /** Calls the helper's own run() (argument vector, timeout, output cap) on `yes`, which writes without end. */
+  it('caps the output it keeps and kills a program that outlives its timeout', () => {
+    const script = `import importlib.util, json, sys
+spec = importlib.util.spec_from_file_location('helper', sys.argv[1]); helper = importlib.util.module_from_spec(spec); spec.loader.exec_module(helper)
+code, out, err = helper.run(['yes', 'hostd'], 1, 1000, {'PATH': helper.SAFE_PATH})
+print(json.dumps({'code': code, 'kept': len(out), 'sample': out[:12]}))`
+    const out = JSON.parse(execFileSync('/usr/bin/python3', ['-c', script, HELPER_PROGRAM], { encoding: 'utf8' }))
+    expect(out).toEqual({ code: null, kept: 1000, sample: 'hostd\nhostd\n' })
+  })
+
+  it('keeps its log readable by root only', async () => {
+    const helper = await startHelper()
+    try {
+      await helper.call('hostname.set', { name: '$(id)' })
+      expect(statSync(helper.logFile).mode & 0o777).toBe(0o600)
+    } finally {
+      await helper.stop()
+    }
+  })
+})
+
 describe('root helper in dry-run mode', () => {
   let helper: RunningHelper
   beforeAll(async () => {

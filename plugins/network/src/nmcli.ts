@@ -1,4 +1,4 @@
-import type { HelperClient } from '@hostd/sdk'
+import { defineError, HostdError, type HelperClient } from '@hostd/sdk'
 import type { NetworkService } from './schemas.ts'
 
 /** Splits one `nmcli --terse --escape yes` line on unescaped colons and unescapes `\:` and `\\`. */
@@ -77,12 +77,29 @@ interface Stdout {
   stdout: string
 }
 
+export const BackendDown = defineError('HOSTD_NETWORK_BACKEND_UNAVAILABLE', 503, 'NetworkManager is not running on this host')
+
+/** The helper with nmcli's "not running" failure turned into a clear 503. */
+function calling(helper: HelperClient): HelperClient {
+  return {
+    available: () => helper.available(),
+    async call<T>(action: string, args?: Record<string, unknown>): Promise<T> {
+      try {
+        return await helper.call<T>(action, args)
+      } catch (err) {
+        if (err instanceof HostdError && /NetworkManager is not running|Could not create NMClient/i.test(err.message)) throw BackendDown()
+        throw err
+      }
+    },
+  }
+}
+
 /** NetworkManager through the root helper's nm.* actions (nmcli and NetworkManager's checkpoint D-Bus API). */
 export class NetworkManagerAdapter {
   readonly #helper: HelperClient
 
   constructor(helper: HelperClient) {
-    this.#helper = helper
+    this.#helper = calling(helper)
   }
 
   /** Connection names, loopback left out (not something to configure). */

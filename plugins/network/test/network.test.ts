@@ -153,6 +153,18 @@ describe('network plugin (real NetworkManager, real helper)', () => {
     expect((await t.inject({ url: BASE, as: { token: admin.token } })).statusCode).toBe(200)
   })
 
+  it('answers 503 when the helper is there but NetworkManager is not', async () => {
+    const lonely = await startHelper({ dbusSystemBus: `unix:path=${helper.dir}/no-such-bus` })
+    const k = await startTestKernel({ plugins: [createNetworkPlugin()], env: { HOSTD_HELPER_SOCKET: lonely.socket } })
+    try {
+      const res = await k.inject({ url: BASE, as: 'admin' })
+      expect([res.statusCode, res.json().error]).toEqual([503, 'HOSTD_NETWORK_BACKEND_UNAVAILABLE'])
+    } finally {
+      await k.close()
+      await lonely.stop()
+    }
+  })
+
   it('reverts an unconfirmed change: NetworkManager restores the previous settings after the confirm window', async () => {
     const short = await startTestKernel({ plugins: [createNetworkPlugin({ confirmSeconds: 2 })], env: { HOSTD_HELPER_SOCKET: helper.socket } })
     try {
