@@ -20,7 +20,8 @@ export class UnixHelperClient implements HelperClient {
   available(): Promise<boolean> {
     const now = Date.now()
     if (!this.#probe || now - this.#probe.at > PROBE_CACHE_MS) {
-      this.#probe = { at: now, ok: this.#request({ action: 'ping' }, 2000).then(() => true, () => false) }
+      // Only an ok answer counts: a helper that refuses this process (wrong uid) is as good as absent.
+      this.#probe = { at: now, ok: this.#request({ action: 'ping' }, 2000).then((answer) => (answer as { ok?: unknown })?.ok === true, () => false) }
     }
     return this.#probe.ok
   }

@@ -1,0 +1,330 @@
+#!/usr/bin/python3
+"""hostd's root helper: the few host changes the unprivileged daemon may not make itself.
+
+It runs as root and listens on a Unix socket only the daemon may use: the socket file is mode 0660, owned by the
+daemon's uid/gid, and each connection's peer uid (SO_PEERCRED) must be the daemon's. A request is ONE JSON line
+{"action": name, "args": {...}}; the answer is ONE JSON line {"ok": true, "result": ...} or
+{"ok": false, "error": code, "message": text, "status": http-status}. The action must be in ACTIONS (below); every
+argument is checked by its validator before anything runs; the action runs a fixed program with an argument vector
+(never a shell), a clean environment, a timeout and an output cap. Every request except the daemon's pings is
+appended to the helper's own JSON-lines log. With --dry-run, actions that change the host answer the argument vector
+they would run instead of running it (reads still run: they change nothing).
+
+Why Python and not Node: the peer check needs getsockopt(SO_PEERCRED), which Node has no API for (it would take a
+native addon, compiled and loaded as root). Python's standard library has it, so the helper loads no third-party code.
+"""
+import argparse, json, os, pwd, re, shutil, socket, socketserver, struct, subprocess, sys, threading, time
+
+MAX_REQUEST_BYTES = 64 * 1024
+OUTPUT_CAP_BYTES = 1024 * 1024
+SAFE_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'
+
+
+class Refused(Exception):
+    """A request the helper will not run; answered with `status`, and nothing runs."""
+
+    def __init__(self, message, status=400, code='HOSTD_HELPER_INVALID_ARGUMENT'):
+        super().__init__(message)
+        self.status, self.code = status, code
+
+
+# ---- Validators: (value, field name) -> value, or raise Refused (400). ----
+
+FORBIDDEN = set(';&|$`<>()[]{}*?!~#\'"\\')
+
+
+def text(pattern, max_len=64):
+    """A string matching `pattern`: never a leading '-', a control character (newline, NUL) or a shell metacharacter."""
+    rx = re.compile(pattern)
+
+    def check(value, field):
+        if not isinstance(value, str) or not 0 < len(value) <= max_len:
+            raise Refused(f'{field} must be a string of 1 to {max_len} characters')
+        if value.startswith('-'):
+            raise Refused(f'{field} must not start with "-"')
+        if any(ch in FORBIDDEN or ord(ch) < 32 or ord(ch) == 127 for ch in value):
+            raise Refused(f'{field} holds a character that is not allowed')
+        if not rx.fullmatch(value):
+            raise Refused(f'{field} is not valid here')
+        return value
+    check.kind = 'string'
+    return check
+
+
+def integer(low, high):
+    def check(value, field):
+        if type(value) is not int or not low <= value <= high:
+            raise Refused(f'{field} must be a whole number from {low} to {high}')
+        return value
+    check.kind = 'integer'
+    return check
+
+
+def boolean(value, field):
+    if type(value) is not bool:
+        raise Refused(f'{field} must be true or false')
+    return value
+
+
+boolean.kind = 'boolean'
+
+
+def list_of(item, low, high):
+    def check(value, field):
+        if not isinstance(value, list) or not low <= len(value) <= high:
+            raise Refused(f'{field} must be a list of {low} to {high} items')
+        return [item(v, f'{field}[{i}]') for i, v in enumerate(value)]
+    check.kind = f'list of {item.kind}'
+    return check
+
+
+def optional(check):
+    """The argument may be left out; it is then absent from the checked arguments."""
+    def wrapped(value, field):
+        return check(value, field)
+    wrapped.optional, wrapped.kind = True, check.kind
+    return wrapped
+
+
+def timezone(value, field):
+    text(r'[A-Za-z0-9_+-]+(/[A-Za-z0-9_+-]+){0,2}')(value, field)
+    if not os.path.isfile(os.path.join('/usr/share/zoneinfo', value)):
+        raise Refused(f'{field} is not a known time zone')
+    return value
+
+
+timezone.kind = 'string'
+OCTET = r'(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])'
+ipv4 = text(rf'{OCTET}(\.{OCTET}){{3}}')
+ipv4_cidr = text(rf'{OCTET}(\.{OCTET}){{3}}/(3[0-2]|[12]?[0-9])')
+service = text(r'[A-Za-z0-9_][A-Za-z0-9 _.@:+-]*')          # a NetworkManager connection name (spaces allowed)
+hostname = text(r'[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*', 253)
+checkpoint = text(r'/org/freedesktop/NetworkManager/Checkpoint/[0-9]{1,9}')
+display = text(r':[0-9]{1,3}')
+
+
+# ---- The allowlist: ONE table. Adding an action is one entry here. ----
+
+class Action:
+    def __init__(self, args, argv, timeout=30, reads=False, cap=OUTPUT_CAP_BYTES):
+        self.args, self.argv, self.reads, self.cap = args, argv, reads, cap
+        self.timeout = timeout if callable(timeout) else (lambda a, t=timeout: t)
+
+
+NM_FIELDS = 'connection.id,connection.uuid,connection.type,connection.interface-name,ipv4.method,ipv4.addresses,' \
+            'ipv4.gateway,ipv4.dns,ipv4.ignore-auto-dns,GENERAL.STATE,GENERAL.DEVICES,IP4.ADDRESS,IP4.GATEWAY,IP4.DNS'
+NM_PATH, NM_IFACE = '/org/freedesktop/NetworkManager', 'org.freedesktop.NetworkManager'
+
+
+def nmcli(*argv):
+    return ['nmcli', '--terse', '--escape', 'yes', *argv]
+
+
+def nm_dbus(method, *argv):
+    return ['gdbus', 'call', '--system', '--dest', NM_IFACE, '--object-path', NM_PATH, '--method', f'{NM_IFACE}.{method}', *argv]
+
+
+ACTIONS = {
+    # NetworkManager (network plugin). A connection is always named with the `id` keyword, so a name can never be
+    # read as another nmcli keyword.
+    'nm.list': Action({}, lambda a: nmcli('--fields', 'NAME,UUID,TYPE,DEVICE,ACTIVE', 'connection', 'show'), reads=True),
+    'nm.show': Action({'service': service}, lambda a: nmcli('--fields', NM_FIELDS, 'connection', 'show', 'id', a['service']), reads=True),
+    'nm.setDns': Action({'service': service, 'servers': list_of(ipv4, 0, 3)}, lambda a: nmcli(
+        'connection', 'modify', 'id', a['service'], 'ipv4.dns', ','.join(a['servers']),
+        'ipv4.ignore-auto-dns', 'yes' if a['servers'] else 'no')),
+    'nm.setIpv4Manual': Action({'service': service, 'address': ipv4_cidr, 'gateway': optional(ipv4)}, lambda a: nmcli(
+        'connection', 'modify', 'id', a['service'], 'ipv4.method', 'manual', 'ipv4.addresses', a['address'],
+        'ipv4.gateway', a.get('gateway', ''))),
+    'nm.setIpv4Dhcp': Action({'service': service}, lambda a: nmcli(
+        'connection', 'modify', 'id', a['service'], 'ipv4.method', 'auto', 'ipv4.addresses', '', 'ipv4.gateway', '')),
+    'nm.setAutoconnect': Action({'service': service, 'on': boolean}, lambda a: nmcli(
+        'connection', 'modify', 'id', a['service'], 'connection.autoconnect', 'yes' if a['on'] else 'no')),
+    'nm.up': Action({'service': service}, lambda a: nmcli('--wait', '20', 'connection', 'up', 'id', a['service']), timeout=25),
+    'nm.down': Action({'service': service}, lambda a: nmcli('--wait', '20', 'connection', 'down', 'id', a['service']), timeout=25),
+    # Confirm-or-revert: NetworkManager itself rolls every device back unless the checkpoint is destroyed in time,
+    # so the revert happens even if the daemon or this helper dies meanwhile.
+    'nm.checkpoint': Action({'seconds': integer(1, 600)}, lambda a: nm_dbus('CheckpointCreate', '@ao []', str(a['seconds']), '0')),
+    'nm.confirm': Action({'checkpoint': checkpoint}, lambda a: nm_dbus('CheckpointDestroy', a['checkpoint'])),
+    'nm.rollback': Action({'checkpoint': checkpoint}, lambda a: nm_dbus('CheckpointRollback', a['checkpoint'])),
+    # Per-process network rates (metrics plugin).
+    'net.processTraffic': Action({'seconds': integer(1, 10)}, lambda a: ['nethogs', '-a', '-t', '-d', '1', '-c', str(a['seconds'])],
+                                 timeout=lambda a: a['seconds'] + 5, reads=True, cap=256 * 1024),
+    # Power (system plugin).
+    'power.sleep': Action({}, lambda a: ['systemctl', 'suspend']),
+    'power.displaySleep': Action({'display': display}, lambda a: ['xset', '-display', a['display'], 'dpms', 'force', 'off']),
+    'power.restart': Action({}, lambda a: ['systemctl', 'reboot']),
+    'power.shutdown': Action({}, lambda a: ['systemctl', 'poweroff']),
+    'daemon.restart': Action({}, lambda a: ['systemctl', 'restart', 'hostd.service']),
+    # Admin Privileges (privileged plugin).
+    'ssh.set': Action({'on': boolean}, lambda a: ['systemctl', 'enable' if a['on'] else 'disable', '--now', 'ssh.service']),
+    'hostname.set': Action({'name': hostname}, lambda a: ['hostnamectl', 'set-hostname', a['name']]),
+    'timezone.set': Action({'zone': timezone}, lambda a: ['timedatectl', 'set-timezone', a['zone']]),
+    'ntp.set': Action({'on': boolean}, lambda a: ['timedatectl', 'set-ntp', 'true' if a['on'] else 'false']),
+}
+
+
+def validate(action, args):
+    if not isinstance(args, dict):
+        raise Refused('args must be an object')
+    unknown = set(args) - set(action.args)
+    if unknown:
+        raise Refused(f'unknown argument {sorted(unknown)[0]}')
+    checked = {}
+    for field, check in action.args.items():
+        if field in args:
+            checked[field] = check(args[field], field)
+        elif not getattr(check, 'optional', False):
+            raise Refused(f'{field} is required')
+    return checked
+
+
+# ---- Running a program: argument vector, clean environment, timeout, bounded output. ----
+
+def drain(pipe, cap, out):
+    """Keeps the first `cap` bytes and discards the rest, so a chatty program neither blocks nor fills memory."""
+    kept = bytearray()
+    for chunk in iter(lambda: pipe.read(65536), b''):
+        if len(kept) < cap:
+            kept += chunk[:cap - len(kept)]
+    out.append(bytes(kept))
+
+
+def run(argv, timeout, cap, env):
+    program = shutil.which(argv[0], path=SAFE_PATH)
+    if not program:
+        raise Refused(f'{argv[0]} is not installed on this host', 501, 'HOSTD_HELPER_PROGRAM_MISSING')
+    proc = subprocess.Popen([program, *argv[1:]], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env=env, close_fds=True, start_new_session=True)
+    stdout, stderr = [], []
+    readers = [threading.Thread(target=drain, args=(proc.stdout, cap, stdout)),
+               threading.Thread(target=drain, args=(proc.stderr, 16 * 1024, stderr))]
+    for reader in readers:
+        reader.start()
+    try:
+        code = proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, 9)
+        proc.wait()
+        code = None
+    for reader in readers:
+        reader.join()
+    return code, stdout[0].decode('utf-8', 'replace'), stderr[0].decode('utf-8', 'replace')
+
+
+# ---- The server. ----
+
+class Helper(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    daemon_threads = True
+
+    def __init__(self, opts):
+        self.opts, self.log_lock = opts, threading.Lock()
+        self.env = {'PATH': SAFE_PATH, 'LC_ALL': 'C', 'LANG': 'C'}
+        if opts.dbus_system_bus:  # a helper setting, never a request argument
+            self.env['DBUS_SYSTEM_BUS_ADDRESS'] = opts.dbus_system_bus
+        if os.path.exists(opts.socket) and not os.path.isfile(opts.socket):
+            os.unlink(opts.socket)  # a stale socket from a previous run
+        old = os.umask(0o177)  # nobody but root can connect between bind and chmod/chown
+        try:
+            super().__init__(opts.socket, Connection)
+        finally:
+            os.umask(old)
+        os.chown(opts.socket, opts.uid, opts.gid)
+        os.chmod(opts.socket, 0o660)
+
+    def log(self, entry):
+        line = json.dumps({'time': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()), **entry}) + '\n'
+        # Opened per line (so logrotate can move it) and created 0600: arguments are nobody else's business.
+        with self.log_lock, open(os.open(self.opts.log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600), 'a', encoding='utf-8') as f:
+            f.write(line)
+
+    def handle_request_line(self, request, entry):
+        name, args = request.get('action'), request.get('args', {})
+        entry['action'] = name
+        if name == 'ping':
+            return {'pong': True, 'dryRun': self.opts.dry_run}
+        action = ACTIONS.get(name) if isinstance(name, str) else None
+        if action is None:
+            raise Refused(f'unknown action {str(name)[:64]!r}', 400, 'HOSTD_HELPER_UNKNOWN_ACTION')
+        entry['args'] = args
+        checked = validate(action, args)
+        argv = action.argv(checked)
+        entry['argv'] = argv
+        if self.opts.dry_run and not action.reads:
+            entry['outcome'] = 'dry-run'
+            return {'dryRun': True, 'argv': argv}
+        code, stdout, stderr = run(argv, action.timeout(checked), action.cap, self.env)
+        entry['exitCode'] = code
+        if code is None:
+            raise Refused(f'{argv[0]} did not finish in time', 504, 'HOSTD_HELPER_TIMEOUT')
+        if code != 0:
+            detail = (stderr.strip() or stdout.strip()).splitlines()[-1:] or ['no output']
+            raise Refused(f'{argv[0]} failed (exit {code}): {detail[0][:300]}', 500, 'HOSTD_HELPER_ACTION_FAILED')
+        return {'stdout': stdout}
+
+
+class Connection(socketserver.StreamRequestHandler):
+    def handle(self):
+        started = time.monotonic()
+        pid, uid, gid = struct.unpack('3i', self.request.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize('3i')))
+        entry = {'peer': {'pid': pid, 'uid': uid, 'gid': gid}}
+        try:
+            if uid != self.server.opts.uid:
+                raise Refused(f'uid {uid} may not use the helper', 403, 'HOSTD_HELPER_PEER_REFUSED')
+            self.request.settimeout(10)
+            line = self.rfile.readline(MAX_REQUEST_BYTES + 1)
+            if len(line) > MAX_REQUEST_BYTES or not line.endswith(b'\n'):
+                raise Refused('a request is one JSON line of at most 64 KiB')
+            try:
+                request = json.loads(line)
+            except ValueError:
+                raise Refused('the request is not JSON')
+            if not isinstance(request, dict):
+                raise Refused('the request must be a JSON object')
+            answer = {'ok': True, 'result': self.server.handle_request_line(request, entry)}
+            entry.setdefault('outcome', 'ok')
+        except Refused as err:
+            answer = {'ok': False, 'error': err.code, 'message': str(err), 'status': err.status}
+            entry.update(outcome='refused' if err.status < 500 else 'failed', status=err.status, error=err.code, message=str(err))
+        except Exception as err:  # never leave the daemon without an answer
+            answer = {'ok': False, 'error': 'HOSTD_HELPER_INTERNAL', 'message': 'the helper failed; see its log', 'status': 500}
+            entry.update(outcome='failed', status=500, error='HOSTD_HELPER_INTERNAL', message=repr(err)[:300])
+        entry['ms'] = round((time.monotonic() - started) * 1000)
+        if not (entry.get('action') == 'ping' and answer['ok']):
+            self.server.log(entry)
+        try:
+            self.wfile.write((json.dumps(answer) + '\n').encode())
+        except OSError:
+            pass  # the daemon went away; the log has the request
+
+
+def main(argv=None):
+    env = os.environ.get
+    p = argparse.ArgumentParser(description="hostd's root helper")
+    p.add_argument('--socket', default=env('HOSTD_HELPER_SOCKET', '/run/hostd/helper.sock'))
+    p.add_argument('--user', default=env('HOSTD_HELPER_USER'), help="the daemon's user name (sets --uid and --gid)")
+    p.add_argument('--uid', type=int, default=env('HOSTD_HELPER_UID'), help="the daemon's uid: owns the socket, the only peer served")
+    p.add_argument('--gid', type=int, default=env('HOSTD_HELPER_GID'), help="the daemon's gid: group of the socket")
+    p.add_argument('--log', default=env('HOSTD_HELPER_LOG', '/var/log/hostd/helper.log'))
+    p.add_argument('--dbus-system-bus', default=env('HOSTD_HELPER_DBUS_SYSTEM_BUS'), help='D-Bus system bus address for nmcli/gdbus')
+    p.add_argument('--dry-run', action='store_true', default=env('HOSTD_HELPER_DRY_RUN') == '1')
+    p.add_argument('--describe', action='store_true', help='print the allowlist as JSON and exit')
+    opts = p.parse_args(argv)
+    if opts.describe:
+        print(json.dumps({name: {'reads': a.reads, 'args': {f: c.kind for f, c in a.args.items()}} for name, a in ACTIONS.items()}))
+        return 0
+    if opts.user:
+        entry = pwd.getpwnam(opts.user)
+        opts.uid, opts.gid = entry.pw_uid, entry.pw_gid
+    if opts.uid is None or opts.gid is None:
+        p.error('--user, or --uid and --gid (the daemon user), are required')
+    opts.uid, opts.gid = int(opts.uid), int(opts.gid)
+    server = Helper(opts)
+    print(f'hostd-helper: listening on {opts.socket} for uid {opts.uid}{" (dry run)" if opts.dry_run else ""}', flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,36 @@
+import { definePlugin, tokens } from '@hostd/sdk'
+import { NetworkManagerAdapter } from './nmcli.ts'
+import { networkRoutes } from './routes.ts'
+import { NetworkConfiguration, type NetworkOptions } from './service.ts'
+
+export type { NetworkOptions } from './service.ts'
+
+/** Reads HOSTD_NETWORK_CONFIRM_SECONDS (default 60) and HOSTD_NETWORK_CONFIRM (auto | always | never; default auto). */
+export function networkOptionsFromEnv(env: Record<string, string | undefined> = process.env): NetworkOptions {
+  const seconds = Number(env.HOSTD_NETWORK_CONFIRM_SECONDS ?? 60)
+  const confirm = env.HOSTD_NETWORK_CONFIRM ?? 'auto'
+  if (!Number.isInteger(seconds) || seconds < 1 || seconds > 600) throw new Error('HOSTD_NETWORK_CONFIRM_SECONDS must be 1..600')
+  if (confirm !== 'auto' && confirm !== 'always' && confirm !== 'never') throw new Error('HOSTD_NETWORK_CONFIRM must be auto, always or never')
+  return { confirmSeconds: seconds, confirm }
+}
+
+/** The network plugin with explicit options (tests use a short confirm window). */
+export function createNetworkPlugin(options: Partial<NetworkOptions> = {}) {
+  let network: NetworkConfiguration | null = null
+  return definePlugin({
+    id: 'network',
+    version: '1.0.0',
+    kernel: '^1.0.0',
+    description: 'Network configuration: NetworkManager connections (DNS, IPv4, enabled) through the root helper, with confirm-or-revert.',
+    deps: { helper: tokens.helper, audit: tokens.audit, log: tokens.logger },
+    ui: [{ id: 'network', title: 'Network', path: '/network', icon: 'network', role: 'admin' }],
+    routes: (r, { helper, audit, log }) => {
+      const service = new NetworkConfiguration(new NetworkManagerAdapter(helper), audit, log, { ...networkOptionsFromEnv(), ...options })
+      network = service
+      networkRoutes(r, () => service)
+    },
+    stop: () => network?.stop(),
+  })
+}
+
+export default createNetworkPlugin()

@@ -1,0 +1,55 @@
+import { join } from 'node:path'
+import { definePlugin, tokens } from '@hostd/sdk'
+import { Power, type PowerOptions } from './power.ts'
+import { PrivilegedActions } from './privileged.ts'
+import { systemRoutes, type SystemServices } from './routes.ts'
+import { Updates, type UpdateOptions } from './updates.ts'
+import { readFileSync } from 'node:fs'
+
+export type SystemOptions = PowerOptions & Omit<UpdateOptions, 'installDir'> & { installDir: string | null }
+
+/**
+ * Options from the daemon's environment: HOSTD_UPDATE_FEED_URL, HOSTD_UPDATE_PUBLIC_KEY (PEM text, or a path to a
+ * PEM file), HOSTD_UPDATE_CHECK_HOURS (default 24), HOSTD_UPDATE_INSTALL_DIR (default <data dir>/app).
+ */
+export function systemOptionsFromEnv(env: Record<string, string | undefined> = process.env): SystemOptions {
+  const key = env.HOSTD_UPDATE_PUBLIC_KEY
+  const hours = Number(env.HOSTD_UPDATE_CHECK_HOURS ?? 24)
+  if (!(hours > 0 && hours <= 24 * 30)) throw new Error('HOSTD_UPDATE_CHECK_HOURS must be more than 0 and at most 720')
+  return {
+    powerStatePath: '/sys/power/state',
+    x11SocketDir: '/tmp/.X11-unix',
+    feedUrl: env.HOSTD_UPDATE_FEED_URL || null,
+    publicKeyPem: !key ? null : key.includes('BEGIN PUBLIC KEY') ? key : readFileSync(key, 'utf8'),
+    checkEveryHours: hours,
+    firstCheckDelayMs: 60_000,
+    installDir: env.HOSTD_UPDATE_INSTALL_DIR || null,
+    maxArchiveBytes: 1024 * 1024 * 1024,
+  }
+}
+
+/** The system plugin with explicit options (tests: stand-in feed, stand-in sleep states). */
+export function createSystemPlugin(overrides: Partial<SystemOptions> = {}) {
+  let services: SystemServices | null = null
+  return definePlugin({
+    id: 'system',
+    version: '1.0.0',
+    kernel: '^1.0.0',
+    description: 'Host facts, settings snapshot, power actions, hostd updates, and the Admin Privileges actions.',
+    deps: { helper: tokens.helper, audit: tokens.audit, log: tokens.logger, kernel: tokens.kernel },
+    ui: [{ id: 'system', title: 'System', path: '/system', icon: 'server' }],
+    routes: (r, { helper, audit, log, kernel }) => {
+      const options = { ...systemOptionsFromEnv(), ...overrides }
+      services = {
+        power: new Power(helper, audit, options),
+        privileged: new PrivilegedActions(helper, audit),
+        updates: new Updates({ ...options, installDir: options.installDir ?? join(kernel.dataDir, 'app') }, kernel.version, helper, audit, log),
+      }
+      systemRoutes(r, services)
+    },
+    start: () => services?.updates.start(),
+    stop: () => services?.updates.stop(),
+  })
+}
+
+export default createSystemPlugin()
