@@ -2,7 +2,7 @@ import { defineConfig } from 'vitest/config'
 
 export default defineConfig({
   test: {
-    include: ['kernel/**/*.test.ts', 'sdk/**/*.test.ts', 'plugins/**/*.test.ts', 'examples/**/*.test.ts', 'test/**/*.test.ts'],
+    include: ['kernel/**/*.test.ts', 'helper/**/*.test.ts', 'sdk/**/*.test.ts', 'plugins/**/*.test.ts', 'examples/**/*.test.ts', 'test/**/*.test.ts'],
     exclude: ['**/node_modules/**'],
     testTimeout: 30_000,
     hookTimeout: 60_000,

@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-mapfile -t wanted < <(cat test/components/apt-packages.txt plugins/*/test/apt-packages.txt 2>/dev/null \
+mapfile -t wanted < <(cat test/components/apt-packages.txt helper/test/apt-packages.txt plugins/*/test/apt-packages.txt 2>/dev/null \
   | sed 's/#.*//' | tr -s ' \t' '\n' | grep -v '^$' | sort -u)
 missing=()
 for pkg in "${wanted[@]}"; do
