@@ -68,7 +68,7 @@ export function checkBase64(path: string, content: string): void {
 }
 
 export function checkFileSize(path: string, size: number): void {
-  if (size > LIMITS.fileBytes) throw SkillErrors.fileTooLarge(`${path} is ${mib(size)}: the limit is ${mib(LIMITS.fileBytes)} per file`)
+  if (size > LIMITS.fileBytes) throw SkillErrors.fileTooLarge(`${path} is ${size} bytes: the limit is ${mib(LIMITS.fileBytes)} per file`)
 }
 
 /**
@@ -100,7 +100,7 @@ export function checkManifest(skillMdBytes: number, files: { path: string; size:
   for (const [key, path] of seen) {
     if (folders.has(key)) throw SkillErrors.invalidPath(`${show(path)} is both a file and a folder in this bundle`)
   }
-  if (total > LIMITS.bundleBytes) throw SkillErrors.bundleTooLarge(`The bundle is ${mib(total)}: the limit is ${mib(LIMITS.bundleBytes)}`)
+  if (total > LIMITS.bundleBytes) throw SkillErrors.bundleTooLarge(`The bundle is ${total} bytes: the limit is ${mib(LIMITS.bundleBytes)}`)
 }
 
 /**

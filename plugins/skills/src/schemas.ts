@@ -30,7 +30,7 @@ export const SkillListSchema = Type.Array(SkillSummarySchema)
 
 export const FileSchema = Type.Object(
   {
-    path: Type.String({ minLength: 1, maxLength: 4096 }),
+    path: Type.String({ maxLength: 4096 }),
     content: Type.String({ description: 'File content, standard base64 without line breaks' }),
   },
   { additionalProperties: false },
