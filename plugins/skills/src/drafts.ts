@@ -77,7 +77,7 @@ export class DraftService {
   create(input: CreateDraft, actor: ActorLike): Promise<{ draft: SkillDraft; created: boolean }> {
     if (!DRAFT_ID.test(input.draftId)) throw SkillErrors.invalidDraftId(`draftId ${JSON.stringify(input.draftId.slice(0, 64))} is not a lowercase UUID (make one with crypto.randomUUID())`)
     if ((input.targetSkillId === undefined) !== (input.baseRevision === undefined)) {
-      throw SkillErrors.draftFixed('An edit draft names both targetSkillId and baseRevision; a new-skill draft names neither')
+      throw SkillErrors.draftTargetIncomplete('An edit draft names both targetSkillId and baseRevision; a new-skill draft names neither')
     }
     const owner = ownerOf(actor)
     const hash = requestHash(input)

@@ -18,7 +18,8 @@ export const SkillErrors = {
   bundleTooLarge: defineError('HOSTD_SKILLS_BUNDLE_TOO_LARGE', 413, 'The bundle is larger than the bundle limit'),
   draftNotFound: defineError('HOSTD_SKILLS_DRAFT_NOT_FOUND', 404, 'No such draft'),
   draftConflict: defineError('HOSTD_SKILLS_DRAFT_CONFLICT', 409, 'This draftId was already used with a different body'),
-  draftFixed: defineError('HOSTD_SKILLS_DRAFT_TARGET_FIXED', 400, 'targetSkillId and baseRevision of a draft cannot change'),
+  draftFixed: defineError('HOSTD_SKILLS_DRAFT_TARGET_FIXED', 409, 'targetSkillId and baseRevision of a draft cannot change'),
+  draftTargetIncomplete: defineError('HOSTD_SKILLS_DRAFT_TARGET_INCOMPLETE', 400, 'An edit draft names both targetSkillId and baseRevision'),
   draftPublished: defineError('HOSTD_SKILLS_DRAFT_PUBLISHED', 409, 'This draft is already published; start a new draft'),
   invalidDraftId: defineError('HOSTD_SKILLS_DRAFT_ID_INVALID', 400, 'draftId must be a lowercase UUID'),
 } as const
