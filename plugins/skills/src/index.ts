@@ -34,7 +34,6 @@ export function createSkillsPlugin(options: SkillsPluginOptions = {}) {
     description: 'Local workflow library (skills): bundles with revisions and drafts, a synced folder, zip export.',
     deps: { db: tokens.database, audit: tokens.audit, log: tokens.logger, kernel: tokens.kernel },
     entities: skillEntities,
-    ui: [{ id: 'skills', title: 'Skills', path: '/skills', icon: 'book', role: 'admin' }],
     routes: (r, { db, audit, log, kernel }) => {
       const root = join(kernel.dataDir, 'skills')
       skills = new SkillService({ db, audit, log, blobs: new BlobStore(root), hooks: options.hooks })

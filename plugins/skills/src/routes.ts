@@ -126,6 +126,8 @@ export function skillRoutes(r: RouteRegistrar, skills: SkillService, drafts: Dra
 
   r.post('/api/skills/drafts', {
     role: admin,
+    bodyLimit: FILE_BODY_LIMIT,
+    bodyLimitMessage: fileTooLarge,
     schema: { tags, summary: 'Create a draft (retrying the exact body returns the same draft)', body: CreateDraftSchema, response: { 200: SkillDraftSchema, 201: SkillDraftSchema } },
   }, async (req, reply) => {
     const { draft, created } = await drafts.create(req.body, req)

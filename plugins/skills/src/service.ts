@@ -6,7 +6,7 @@ import { SkillEntity, SkillRevisionEntity, SkillDraftEntity } from './entities.t
 import { SkillErrors } from './errors.ts'
 import { checkName, parseSkillMarkdown, type SkillDocument } from './frontmatter.ts'
 import { LIMITS } from './limits.ts'
-import { Mutex } from './mutex.ts'
+import { sharedMutex, type Mutex } from './mutex.ts'
 import type { RevisionInfo, SkillDetail, SkillSummary } from './schemas.ts'
 
 /** Who acts: a request (its user and address) or nothing (the sync watcher). */
@@ -50,7 +50,7 @@ function nameOf(actor: ActorLike): string | null {
 /** Local skills, their revisions and the blob store behind them. Every change runs under one lock. */
 export class SkillService {
   readonly blobs: BlobStore
-  readonly lock = new Mutex()
+  readonly lock: Mutex
   readonly #db: Database
   readonly #audit: AuditService
   readonly #log: Logger
@@ -61,6 +61,7 @@ export class SkillService {
     this.#audit = deps.audit
     this.#log = deps.log
     this.blobs = deps.blobs
+    this.lock = sharedMutex(deps.blobs.root)
     this.#hooks = deps.hooks ?? {}
   }
 

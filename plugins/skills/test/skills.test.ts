@@ -110,6 +110,16 @@ describe('skills: local skills, revisions, export', () => {
     expect(missing.json().error).toBe('HOSTD_SKILLS_NOT_FOUND')
   })
 
+  it('lets exactly one of two concurrent replaces from the same baseRevision win', async () => {
+    const id = (await create({ name: 'Raced', body: skillMd({ description: 'r1' }) })).json().skill.id
+    const put = (d: string) => t.inject({ method: 'PUT', url: `/api/skills/${id}`, as: 'admin', payload: { name: 'Raced', body: skillMd({ description: d }), baseRevision: 1, files: [{ path: `${d}.txt`, content: b64(d) }] } })
+    const results = await Promise.all([put('left'), put('right')])
+    expect(results.map((r) => r.statusCode).sort()).toEqual([200, 409])
+    const winner = results.find((r) => r.statusCode === 200)!.json()
+    expect((await get(id)).json()).toEqual(winner)
+    expect((await t.inject({ url: `/api/skills/${id}/revisions`, as: 'admin' })).json()).toHaveLength(2)
+  })
+
   it('lists revisions, reads an old one, restores it as a new revision, and serves files of any revision', async () => {
     const id = (await create({ name: 'History', body: skillMd({ description: 'first', category: 'one' }), files: [{ path: 'f.txt', content: b64('first file') }] })).json().skill.id
     await t.inject({ method: 'PUT', url: `/api/skills/${id}`, as: 'admin', payload: { name: 'History', body: skillMd({ description: 'second' }), baseRevision: 1, files: [{ path: 'f.txt', content: b64('second file') }] } })
