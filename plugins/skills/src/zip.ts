@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream'
-import { Zip, ZipDeflate } from 'fflate'
+import { createDeflateRaw, crc32 } from 'node:zlib'
+import { Zip, type ZipInputFile } from 'fflate'
 import type { BlobStore } from './blobs.ts'
 
 export interface ZipEntry {
@@ -9,8 +10,10 @@ export interface ZipEntry {
 }
 
 /**
- * A zip of blobs as a stream: each blob is read from disk in chunks and deflated as the client reads, so memory
- * stays bounded by a chunk or two, whatever the bundle size (the async generator only runs when pulled).
+ * A zip of blobs as a stream. fflate writes the zip structure (local headers, data descriptors, central
+ * directory); Node's zlib deflates each file off the main thread and `zlib.crc32` checksums it, so a large
+ * export neither blocks the daemon nor holds more than a few chunks in memory (the generator runs only as
+ * fast as the client reads).
  */
 export function zipStream(blobs: BlobStore, entries: ZipEntry[], mtime: Date): Readable {
   async function* chunks(): AsyncGenerator<Uint8Array> {
@@ -21,17 +24,29 @@ export function zipStream(blobs: BlobStore, entries: ZipEntry[], mtime: Date): R
       else queue.push(data)
     })
     for (const entry of entries) {
-      const file = new ZipDeflate(entry.name, { level: 6 })
-      file.mtime = mtime
+      const file: ZipInputFile = { filename: entry.name, size: 0, crc: 0, compression: 8, mtime }
       zip.add(file)
-      let last: Uint8Array | null = null
-      for await (const chunk of blobs.stream(entry.sha256)) {
-        if (last) file.push(last)
-        last = chunk as Buffer
+      const source = blobs.stream(entry.sha256)
+      let crc = 0
+      let size = 0
+      source.on('data', (chunk: string | Buffer) => {
+        crc = crc32(chunk, crc)
+        size += chunk.length
+      })
+      const deflate = createDeflateRaw({ level: 6 })
+      source.on('error', (err) => deflate.destroy(err))
+      source.pipe(deflate)
+      let held: Uint8Array<ArrayBuffer> | null = null
+      for await (const out of deflate as AsyncIterable<Buffer>) {
+        if (held) file.ondata!(null, held, false)
+        held = out as Uint8Array<ArrayBuffer>
         while (queue.length) yield queue.shift()!
         if (failure) throw failure
       }
-      file.push(last ?? new Uint8Array(0), true)
+      // The data descriptor after the last chunk carries the size and checksum of the original bytes.
+      file.size = size
+      file.crc = crc >>> 0
+      file.ondata!(null, held ?? new Uint8Array(new ArrayBuffer(0)), true)
       while (queue.length) yield queue.shift()!
       if (failure) throw failure
     }

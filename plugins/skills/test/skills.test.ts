@@ -1,8 +1,24 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { crc32 } from 'node:zlib'
 import { unzipSync } from 'fflate'
 import { startTestKernel, type TestKernel } from '@hostd/sdk/testing'
 import skills from '../src/index.ts'
 import { auditActions, b64, blobRefs, skillMd, snapshot } from './helpers.ts'
+
+/** Reads a zip's central directory (no zip64: bundles are far below 4 GiB). */
+function centralDirectory(zip: Buffer): { name: string; crc: number; size: number; method: number }[] {
+  const eocd = zip.lastIndexOf(Buffer.from([0x50, 0x4b, 0x05, 0x06]))
+  const count = zip.readUInt16LE(eocd + 10)
+  let at = zip.readUInt32LE(eocd + 16)
+  const out = []
+  for (let i = 0; i < count; i++) {
+    expect(zip.readUInt32LE(at)).toBe(0x02014b50)
+    const nameLen = zip.readUInt16LE(at + 28)
+    out.push({ method: zip.readUInt16LE(at + 10), crc: zip.readUInt32LE(at + 16), size: zip.readUInt32LE(at + 24), name: zip.subarray(at + 46, at + 46 + nameLen).toString() })
+    at += 46 + nameLen + zip.readUInt16LE(at + 30) + zip.readUInt16LE(at + 32)
+  }
+  return out
+}
 
 /** Local skills over real HTTP routes, a real SQLite database and real files on disk. */
 describe('skills: local skills, revisions, export', () => {
@@ -198,6 +214,14 @@ describe('skills: local skills, revisions, export', () => {
     expect(Buffer.from(entries['Zip-Me/SKILL.md']!).toString()).toBe(s.markdown)
     expect(Buffer.from(entries['Zip-Me/img/big.bin']!).equals(png)).toBe(true)
     expect(Buffer.from(entries['Zip-Me/a.md']!).toString()).toBe('hello')
+    // The central directory's checksums and sizes match the contents (what unzip tools verify).
+    const central = centralDirectory(res.rawPayload)
+    expect(central.map((e) => e.name).sort()).toEqual(Object.keys(entries).sort())
+    for (const e of central) {
+      expect(e.crc, e.name).toBe(crc32(entries[e.name]!))
+      expect(e.size, e.name).toBe(entries[e.name]!.length)
+      expect(e.method, e.name).toBe(8)
+    }
   })
 
   it('deletes a local skill, its revisions and the blobs only it used', async () => {
