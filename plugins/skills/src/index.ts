@@ -1,4 +1,4 @@
-import { join } from 'node:path'
+import { join, resolve } from 'node:path'
 import { definePlugin, tokens } from '@hostd/sdk'
 import { BlobStore } from './blobs.ts'
 import { DraftService } from './drafts.ts'
@@ -38,7 +38,7 @@ export function createSkillsPlugin(options: SkillsPluginOptions = {}) {
       const root = join(kernel.dataDir, 'skills')
       skills = new SkillService({ db, audit, log, blobs: new BlobStore(root), hooks: options.hooks })
       drafts = new DraftService(skills)
-      sync = new SkillSync(skills, options.syncDir ?? process.env.HOSTD_SKILLS_SYNC_DIR ?? join(root, 'sync'), log)
+      sync = new SkillSync(skills, resolve(options.syncDir ?? (process.env.HOSTD_SKILLS_SYNC_DIR || join(root, 'sync'))), log)
       skillRoutes(r, skills, drafts, sync)
     },
     start: async ({ log }) => {

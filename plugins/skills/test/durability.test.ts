@@ -191,4 +191,51 @@ describe('skills: kill -9 of the daemon during a large publish', () => {
       await b.exited
     }
   }, 120_000)
+
+  it('without any seam, a kill -9 while the blobs are being written leaves one whole revision and no orphans', async () => {
+    const dataDir = await tempDir('skills-kill-free-')
+    const a = await startChild(dataDir)
+    const made = await call(a, '/api/skills', { method: 'POST', body: { name: 'Anytime', body: skillMd({ description: 'one' }), files: [{ path: 'keep.txt', content: b64('kept') }] } })
+    const id = (await made.json()).skill.id
+    const before = await (await call(a, `/api/skills/${id}`)).json()
+    const blobsBefore = (await listFiles(join(dataDir, 'skills', 'blobs'))).length
+    const big = Array.from({ length: 4 }, () => randomBytes(12 * 1024 * 1024))
+    const publishing = call(a, `/api/skills/${id}`, {
+      method: 'PUT',
+      body: { name: 'Anytime', body: skillMd({ description: 'two' }), baseRevision: 1, files: big.map((data, i) => ({ path: `big/${i}.bin`, content: b64(data) })) },
+    }).then(() => 'answered', () => 'connection lost')
+    // Kill as soon as the first new blob (or its temp file) shows up: the publish is then midway.
+    const tmpDir = join(dataDir, 'skills', 'tmp')
+    for (let i = 0; i < 6000; i++) {
+      const blobsNow = (await listFiles(join(dataDir, 'skills', 'blobs'))).length
+      if (blobsNow > blobsBefore || (await readdir(tmpDir).catch(() => [])).length > 0) break
+      await new Promise((r) => setTimeout(r, 5))
+    }
+    a.process.kill('SIGKILL')
+    await a.exited
+    await publishing
+
+    const b = await startChild(dataDir)
+    try {
+      const after = await (await call(b, `/api/skills/${id}`)).json()
+      if (after.skill.revision === 1) {
+        expect(after).toEqual(before)
+      } else {
+        // The commit won the race: then the new revision is whole.
+        expect(after.skill.revision).toBe(2)
+        for (let i = 0; i < big.length; i++) {
+          const res = await fetch(new URL(`/api/skills/${id}/file?path=big/${i}.bin`, b.url), { headers: { authorization: `Bearer ${b.token}` } })
+          expect(Buffer.from(await res.arrayBuffer()).equals(big[i]!)).toBe(true)
+        }
+      }
+      const revisions = await (await call(b, `/api/skills/${id}/revisions`)).json()
+      expect(revisions).toHaveLength(after.skill.revision)
+      const onDisk = (await listFiles(join(dataDir, 'skills', 'blobs'))).map((p) => p.split('/')[1]!.split(':')[0])
+      expect(onDisk).toHaveLength(after.skill.revision === 1 ? 2 : 2 + 1 + big.length)
+      expect(await readdir(tmpDir)).toEqual([])
+    } finally {
+      b.process.kill('SIGTERM')
+      await b.exited
+    }
+  }, 120_000)
 })
