@@ -113,7 +113,12 @@ export class DraftService {
         publishSkillId: input.targetSkillId ?? randomUUID(), files, publishedRevision: null,
         createdAt: now, expiresAt: new Date(now.getTime() + LIMITS.draftLifetimeMs),
       })
-      await em.flush()
+      try {
+        await em.flush()
+      } catch (err) {
+        await this.#skills.gcLocked()
+        throw err
+      }
       await this.#skills.audit({ action: 'skill.draft.create', target: row.id, detail: { name: doc.meta.name, targetSkillId: row.targetSkillId, baseRevision: row.baseRevision } }, actor)
       return { draft: await this.toDraft(row), created: true }
     })
@@ -162,13 +167,17 @@ export class DraftService {
       const others = row.files.filter((f) => pathKey(f.path) !== pathKey(path))
       checkManifest(row.markdownSize, [...others, { path, size }])
       checkBase64(path, file.content)
+      const replaced = others.length !== row.files.length
       try {
         const stored = await this.#skills.blobs.put(Buffer.from(file.content, 'base64'))
         row.files = [...others, { path, ...stored }].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
         await em.flush()
-      } finally {
+      } catch (err) {
         await this.#skills.gcLocked()
+        throw err
       }
+      // Only a replaced file can have left a blob nobody refers to.
+      if (replaced) await this.#skills.gcLocked()
       await this.#skills.audit({ action: 'skill.draft.stage', target: row.id, detail: { path, size } }, actor)
       return this.toDraft(row)
     })

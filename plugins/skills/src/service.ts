@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { AuditService, Database, Logger, SessionUser } from '@hostd/sdk'
 import { BlobStore, sha256 } from './blobs.ts'
-import { checkIncomingFiles, checkManifest, pathKey, SKILL_MD, type IncomingFile, type ManifestEntry, type PendingFile } from './bundle.ts'
+import { checkIncomingFiles, checkManifest, normalizePath, pathKey, SKILL_MD, type IncomingFile, type ManifestEntry, type PendingFile } from './bundle.ts'
 import { SkillEntity, SkillRevisionEntity, SkillDraftEntity } from './entities.ts'
 import { SkillErrors } from './errors.ts'
 import { checkName, parseSkillMarkdown, type SkillDocument } from './frontmatter.ts'
@@ -165,7 +165,7 @@ export class SkillService {
   async file(id: string, path: string, revision?: number): Promise<{ sha256: string; size: number; path: string }> {
     const row = await this.row(id)
     const rev = await this.revisionRow(id, revision ?? row.revision)
-    const key = pathKey(path.replace(/^\/+/, ''))
+    const key = pathKey(normalizePath(path.replace(/^\/+/, '')))
     if (key === pathKey(SKILL_MD)) return { sha256: rev.markdownSha, size: rev.markdownSize, path: SKILL_MD }
     const entry = rev.files.find((f) => pathKey(f.path) === key)
     if (!entry) throw SkillErrors.fileNotFound(`Revision ${rev.revision} of this skill has no file ${JSON.stringify(path)}`)
