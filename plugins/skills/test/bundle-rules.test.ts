@@ -105,6 +105,11 @@ describe('skills: bundle limits and path rules', () => {
     expect(back.rawPayload.equals(big)).toBe(true)
   })
 
+  it('counts SKILL.md as a file: over 16 MiB it is refused (413)', async () => {
+    const body = skillMd({ description: 'huge' }, 'x'.repeat(16 * MiB))
+    await refused(() => t.inject({ method: 'POST', url: '/api/skills', as: 'admin', payload: { name: 'huge md', body } }), 413, 'HOSTD_SKILLS_FILE_TOO_LARGE', /SKILL\.md is \d+ bytes: the limit is 16 MiB per file/)
+  })
+
   it('refuses a bundle over 64 MiB (413 naming the limit) and writes none of its files', async () => {
     const part = Buffer.alloc(13 * MiB, 3)
     const files = Array.from({ length: 5 }, (_, i) => ({ path: `part${i}.bin`, content: b64(Buffer.concat([part, Buffer.from([i])])) }))
