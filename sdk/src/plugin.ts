@@ -43,6 +43,8 @@ export interface RouteOptions<S extends RouteSchema> {
   needs?: RouteNeed[]
   /** Largest accepted body in bytes (default 1 MiB). */
   bodyLimit?: number
+  /** The 413 message for a body over `bodyLimit` (default: one naming the limit in MiB). */
+  bodyLimitMessage?: string
 }
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'

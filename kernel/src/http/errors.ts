@@ -46,6 +46,11 @@ export function errorBody(err: HostdError): { error: string; message: string } {
 
 export function errorHandler(this: unknown, err: unknown, req: FastifyRequest, reply: FastifyReply): void {
   const mapped = toHostdError(err)
+  if ((err as Partial<FastifyError>)?.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+    // Name the limit: the route's own words, or its size.
+    const limit = req.routeOptions.bodyLimit
+    mapped.message = req.routeOptions.config?.bodyLimitMessage ?? `The request body is too large: the limit is ${Math.round((limit / 1048576) * 10) / 10} MiB`
+  }
   if (mapped.statusCode >= 500) req.log.error({ err, reqId: req.id }, 'request failed')
   if (mapped.code === 'HOSTD_INTERNAL_ERROR') mapped.message = `Internal error (request ${req.id}); the daemon log has the details`
   reply.code(mapped.statusCode).headers(mapped.headers).type('application/json; charset=utf-8').send(errorBody(mapped))

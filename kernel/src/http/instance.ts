@@ -14,6 +14,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     role?: RouteRole
     owner?: string
+    /** The route's own 413 message for a body over its limit. */
+    bodyLimitMessage?: string
   }
 }
 
@@ -126,7 +128,7 @@ export function mountRoute(app: FastifyInstance, deps: InstanceDeps, def: RouteD
     url: def.path,
     schema: def.options.schema as Record<string, unknown> | undefined,
     bodyLimit: def.options.bodyLimit,
-    config: { role: def.options.role, owner },
+    config: { role: def.options.role, owner, bodyLimitMessage: def.options.bodyLimitMessage },
     onRequest: [...gates, ...needGates(def, deps.helper)],
     handler: async (req: FastifyRequest, reply: FastifyReply) => {
       const out = await def.handler(req as never, reply)

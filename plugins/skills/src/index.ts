@@ -1,0 +1,58 @@
+import { join, resolve } from 'node:path'
+import { definePlugin, tokens } from '@hostd/sdk'
+import { BlobStore } from './blobs.ts'
+import { DraftService } from './drafts.ts'
+import { skillEntities } from './entities.ts'
+import { skillRoutes } from './routes.ts'
+import { SkillService, type SkillHooks } from './service.ts'
+import { SkillSync } from './sync.ts'
+
+export interface SkillsPluginOptions {
+  /** The synced skills folder; default HOSTD_SKILLS_SYNC_DIR, else `<data dir>/skills/sync`. */
+  syncDir?: string
+  /** Test seams (a crash between blob writes and commit, a clock); production passes none. */
+  hooks?: SkillHooks
+}
+
+/** How often expired drafts are swept (they are refused as soon as they expire either way). */
+const SWEEP_MS = 10 * 60_000
+
+/**
+ * The skills plugin: a local workflow library. Files live content-addressed under `<data dir>/skills/blobs`,
+ * metadata and revisions in the daemon's SQLite database.
+ */
+export function createSkillsPlugin(options: SkillsPluginOptions = {}) {
+  let skills: SkillService | null = null
+  let drafts: DraftService | null = null
+  let sync: SkillSync | null = null
+  let sweeper: NodeJS.Timeout | null = null
+
+  return definePlugin({
+    id: 'skills',
+    version: '1.0.0',
+    kernel: '^1.0.0',
+    description: 'Local workflow library (skills): bundles with revisions and drafts, a synced folder, zip export.',
+    deps: { db: tokens.database, audit: tokens.audit, log: tokens.logger, kernel: tokens.kernel },
+    entities: skillEntities,
+    routes: (r, { db, audit, log, kernel }) => {
+      const root = join(kernel.dataDir, 'skills')
+      skills = new SkillService({ db, audit, log, blobs: new BlobStore(root), hooks: options.hooks })
+      drafts = new DraftService(skills)
+      sync = new SkillSync(skills, resolve(options.syncDir ?? (process.env.HOSTD_SKILLS_SYNC_DIR || join(root, 'sync'))), log)
+      skillRoutes(r, skills, drafts, sync)
+    },
+    start: async ({ log }) => {
+      await skills!.start()
+      await drafts!.sweep()
+      await sync!.start()
+      sweeper = setInterval(() => void drafts!.sweep().catch((err: unknown) => log.error({ err }, 'skills: draft sweep failed')), SWEEP_MS)
+      sweeper.unref()
+    },
+    stop: async () => {
+      if (sweeper) clearInterval(sweeper)
+      await sync?.stop()
+    },
+  })
+}
+
+export default createSkillsPlugin()
