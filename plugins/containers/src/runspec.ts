@@ -177,7 +177,7 @@ export function parsePort(value: string | { hostAddress?: string; hostPort?: num
   if (typeof value !== 'string') {
     return { hostAddress: value.hostAddress ?? '', hostPort: value.hostPort ?? 0, containerPort: value.containerPort, proto: value.proto ?? 'tcp' }
   }
-  const m = /^(?:(\[[0-9a-fA-F:]+\]|[0-9.]+):)?(?:([0-9]{1,5})?:)?([0-9]{1,5})(?:\/(tcp|udp|sctp))?$/.exec(value)
+  const m = /^(?:(\[[0-9a-fA-F:]+\]|[0-9]{1,3}(?:\.[0-9]{1,3}){3}):)?(?:([0-9]{1,5})?:)?([0-9]{1,5})(?:\/(tcp|udp|sctp))?$/.exec(value)
   if (!m) throw ContainerErrors.invalidSpec(`port "${value}" is not [hostAddress:][hostPort:]containerPort[/proto]`)
   const hostPort = m[2] ? Number(m[2]) : 0
   const containerPort = Number(m[3])
