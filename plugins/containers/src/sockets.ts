@@ -21,6 +21,8 @@ const LOW_WATER = 256 * 1024
 
 export const UpdateRequestSchema = Type.Object({
   containers: Type.Array(Type.String({ minLength: 1, maxLength: 256, pattern: '^[a-zA-Z0-9][a-zA-Z0-9_.-]*$' }), { minItems: 1, maxItems: 100 }),
+  /** Seconds the old container gets to stop before it is killed (default 10, like docker stop). */
+  stopTimeout: Type.Optional(Type.Integer({ minimum: 0, maximum: 600 })),
 }, { additionalProperties: false })
 
 export const LogsSocketQuery = Type.Object({
@@ -89,7 +91,7 @@ export function containerSockets(s: SocketRegistrar, rt: Runtime): void {
   s.ws('/api/containers/update', { role: 'operator' }, async (socket, ctx) => {
     const actor = { user: ctx.user, ip: ctx.request.ip }
     try {
-      const request = await firstMessage<{ containers: string[] }>(socket, UpdateRequestSchema, ctx.signal)
+      const request = await firstMessage<{ containers: string[]; stopTimeout?: number }>(socket, UpdateRequestSchema, ctx.signal)
       const docker = await rt.engine.require()
       const results: UpdateOutcome[] = []
       for (const target of request.containers) {
@@ -97,6 +99,7 @@ export function containerSockets(s: SocketRegistrar, rt: Runtime): void {
         let outcome: UpdateOutcome
         try {
           outcome = await updateContainer(docker, target, {
+            stopTimeout: request.stopTimeout,
             onStep: (step) => send(socket, { type: 'step', container: target, step }),
             onPull: (p) => {
               if (socket.bufferedAmount < HIGH_WATER) send(socket, { type: 'pull', container: target, ...p })
@@ -106,7 +109,10 @@ export function containerSockets(s: SocketRegistrar, rt: Runtime): void {
           const e = engineError(err)
           outcome = { status: 'failed', name: target, id: '', image: '', message: e.message }
         }
-        if (outcome.status === 'updated') rt.containers.forget(outcome.previousId)
+        if (outcome.status === 'updated') {
+          rt.containers.forget(outcome.previousId)
+          await rt.containers.inspect(outcome.id).catch(() => undefined)
+        }
         await rt.audit.record({
           action: 'container.update',
           target: outcome.name,

@@ -15,6 +15,8 @@ export type UpdateOutcome =
   | { status: 'failed'; name: string; id: string; image: string; message: string }
 
 export interface UpdateHooks {
+  /** Seconds the old container gets to stop (engine default when unset). */
+  stopTimeout?: number
   onPull?: (p: PullProgress) => void
   onStep?: (step: string) => void
 }
@@ -43,7 +45,7 @@ export async function updateContainer(docker: Docker, idOrName: string, hooks: U
   const parked = `${name}-hostd-old-${old.Id.slice(0, 8)}`
   hooks.onStep?.('recreate')
   await docker.getContainer(old.Id).rename({ name: parked })
-  if (wasRunning) await docker.getContainer(old.Id).stop().catch((err) => ((err as { statusCode?: number }).statusCode === 304 ? undefined : Promise.reject(err)))
+  if (wasRunning) await docker.getContainer(old.Id).stop(hooks.stopTimeout === undefined ? {} : { t: hooks.stopTimeout }).catch((err) => ((err as { statusCode?: number }).statusCode === 304 ? undefined : Promise.reject(err)))
 
   let fresh: Docker.Container | null = null
   try {

@@ -66,13 +66,18 @@ function alive(pid: number): boolean {
   }
 }
 
-/** Starts a private dockerd. `name` keeps parallel test files apart (bridge, subnet, folders). */
-export async function startEngine(): Promise<TestEngine> {
+/** A folder for an engine that does not run yet; its socket will be `<dir>/docker.sock`. */
+export async function engineDir(): Promise<string> {
+  return mkdtemp(join(tmpdir(), 'hostd-ctr-'))
+}
+
+/** Starts a private dockerd with a random bridge and subnet, so parallel test files never collide. */
+export async function startEngine(existingDir?: string): Promise<TestEngine> {
   const tag = randomBytes(3).toString('hex')
   const bridge = `hctr${tag}`
   const subnetByte = 1 + (randomBytes(1)[0]! % 250)
   const subnet = `10.213.${subnetByte}.0/24`
-  const dir = await mkdtemp(join(tmpdir(), 'hostd-ctr-'))
+  const dir = existingDir ?? (await engineDir())
   const socket = join(dir, 'docker.sock')
   for (const sub of ['data', 'exec']) await mkdir(join(dir, sub))
   await run('ip', ['link', 'add', bridge, 'type', 'bridge'])
@@ -143,20 +148,20 @@ async function copyLibraries(binary: string, rootfs: string): Promise<void> {
   }
 }
 
-const BUSYBOX_LINKS = ['sh', 'sleep', 'echo', 'cat', 'httpd', 'ls', 'env', 'true', 'false', 'id', 'wget', 'ps', 'mkdir', 'hostname', 'yes', 'head', 'seq']
+export const BUSYBOX_LINKS = ['sh', 'sleep', 'echo', 'cat', 'httpd', 'ls', 'env', 'true', 'false', 'id', 'wget', 'ps', 'mkdir', 'hostname', 'yes', 'head', 'seq']
 
 /**
  * Imports a test image from busybox-static: /bin/busybox and links, `/www/index.html` holding `marker`
  * (served by `httpd -f -p 8080 -h /www`). Returns the reference.
  */
-export async function importTestImage(engine: TestEngine, ref: string, marker = 'hello from hostd test image', cmd = '["/bin/sh"]'): Promise<string> {
+export async function importTestImage(engine: TestEngine, ref: string, marker = 'hello from hostd test image', cmd = '["/bin/sh"]', links = BUSYBOX_LINKS): Promise<string> {
   const rootfs = await mkdtemp(join(engine.dir, 'rootfs-'))
   await mkdir(join(rootfs, 'bin'))
   await mkdir(join(rootfs, 'www'))
   await mkdir(join(rootfs, 'tmp'))
   await copyFile('/bin/busybox', join(rootfs, 'bin', 'busybox'))
   await copyLibraries('/bin/busybox', rootfs)
-  for (const link of BUSYBOX_LINKS) await symlink('busybox', join(rootfs, 'bin', link))
+  for (const link of links) await symlink('busybox', join(rootfs, 'bin', link))
   await writeFile(join(rootfs, 'www', 'index.html'), `${marker}\n`)
   await writeFile(join(rootfs, 'marker'), `${marker}\n`)
   const tar = spawn('tar', ['-C', rootfs, '-c', '.'], { stdio: ['ignore', 'pipe', 'inherit'] })
