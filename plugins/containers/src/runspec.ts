@@ -292,6 +292,7 @@ export function applyExtraArgs(spec: NormalizedSpec, args: string[]): void {
     const def = FLAGS[flag]
     if (!def) throw ContainerErrors.invalidSpec(`extraArgs: flag "${flag}" is not allowed`)
     let value = inline
+    if (!def.value && value !== undefined && value !== 'true' && value !== 'false') throw ContainerErrors.invalidSpec(`extraArgs: flag "${flag}" is true or false, not "${value}"`)
     if (def.value && value === undefined) {
       value = args[++i]
       if (value === undefined) throw ContainerErrors.invalidSpec(`extraArgs: flag "${flag}" needs a value`)
