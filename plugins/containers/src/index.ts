@@ -2,7 +2,8 @@
  * The containers plugin: containers, images, networks, registry search and container icons through the Docker
  * Engine API (dockerode), with live install/update/logs sockets. See README.md.
  */
-import { definePlugin, tokens } from '@hostd/sdk'
+import { bind, definePlugin, tokens } from '@hostd/sdk'
+import { containersService } from './service-token.ts'
 import { Runtime, type PluginDeps } from './runtime.ts'
 import { containerRoutes } from './routes.ts'
 import { containerSockets } from './sockets.ts'
@@ -22,6 +23,11 @@ export default definePlugin({
   description: 'Containers, images, networks, registry search and container icons (Docker Engine API).',
   deps: { audit: tokens.audit, log: tokens.logger, settings: tokens.settings, kernel: tokens.kernel },
   ui: [{ id: 'containers', title: 'Containers', path: '/containers', icon: 'box' }],
+  // The catalog (and any plugin that depends on this one) creates containers through the same validated path.
+  provides: (deps) => [bind(containersService, {
+    run: (spec, role, actor, hooks) => runtime(deps).runSpec(spec, role, actor, hooks),
+    engineStatus: () => runtime(deps).engine.status(),
+  })],
   routes: (r, deps) => containerRoutes(r, runtime(deps)),
   sockets: (s, deps) => containerSockets(s, runtime(deps)),
   start: async (deps) => {
@@ -34,3 +40,5 @@ export default definePlugin({
 
 export { normalizeSpec, RunSpecSchema, shellSplit } from './runspec.ts'
 export { authorizeSpec, requiredRole } from './policy.ts'
+export { containersService } from './service-token.ts'
+export type { ContainersService } from './service-token.ts'

@@ -97,3 +97,47 @@ export async function readBoundedLogs(docker: Docker, id: string, opts: LogOptio
   const text = Buffer.concat(parts).toString('utf8')
   return truncated ? `${text}\n[hostd: logs cut at ${MAX_RECENT_BYTES} bytes; ask for a smaller tail]\n` : text
 }
+
+/** Where the log pump writes: a WebSocket, as far as flow control goes. */
+export interface LogSink {
+  readonly bufferedAmount: number
+  send(data: string, cb: (err?: Error) => void): void
+  isOpen(): boolean
+}
+
+export const HIGH_WATER = 1024 * 1024
+export const LOW_WATER = 256 * 1024
+
+/**
+ * Engine log stream -> JSON messages on a socket, with backpressure: when more than HIGH_WATER bytes wait on
+ * the socket, the engine stream is paused (so the engine, not this process, holds the backlog); it resumes once
+ * the socket has drained below LOW_WATER. Memory per follower is bounded by HIGH_WATER plus one chunk.
+ */
+export class LogPump {
+  readonly #source: Readable
+  readonly #sink: LogSink
+  paused = false
+  pauses = 0
+
+  constructor(source: Readable, sink: LogSink, tty: boolean) {
+    this.#source = source
+    this.#sink = sink
+    const demux = new LogDemuxer(tty, ({ stream, data }) => {
+      if (!sink.isOpen()) return
+      sink.send(JSON.stringify({ type: 'log', stream, data: data.toString('utf8') }), () => this.#drained())
+      if (!this.paused && sink.bufferedAmount > HIGH_WATER) {
+        this.paused = true
+        this.pauses++
+        source.pause()
+      }
+    })
+    source.on('data', (c: Buffer) => demux.push(c))
+  }
+
+  #drained(): void {
+    if (this.paused && this.#sink.bufferedAmount < LOW_WATER) {
+      this.paused = false
+      this.#source.resume()
+    }
+  }
+}

@@ -1,5 +1,6 @@
 /** The REST routes: roles and schemas from the interface document, logic in the services. */
-import { Type, type RouteRegistrar } from '@hostd/sdk'
+import { errors, Type, type RouteRegistrar } from '@hostd/sdk'
+import { Value } from '@sinclair/typebox/value'
 import type { Runtime } from './runtime.ts'
 import {
   AutostartBody, ContainerListSchema, CreatedSchema, EngineStatusSchema, IconBody, IdParams, ImageDeleteBody, ImageDeleteResultSchema,
@@ -44,7 +45,11 @@ export function containerRoutes(r: RouteRegistrar, rt: Runtime): void {
     })
   }
 
-  r.post('/api/containers/:id/remove', { role: 'operator', schema: { tags, params: IdParams, body: Type.Optional(RemoveBodySchema), response: { 200: RemoveResultSchema } } }, async (req) => {
+  // The body is optional (none, `{}` or `{ force }`), so it is checked here: a body schema would refuse no body.
+  r.post('/api/containers/:id/remove', { role: 'operator', schema: { tags, params: IdParams, response: { 200: RemoveResultSchema }, description: 'Optional body { force: boolean } (default false: a running container is 409).' } }, async (req) => {
+    if (req.body !== undefined && !Value.Check(RemoveBodySchema, req.body)) {
+      throw errors.badRequest(`body must be { "force": boolean }: ${[...Value.Errors(RemoveBodySchema, req.body)][0]?.message ?? 'invalid'}`)
+    }
     const force = (req.body as { force?: boolean } | undefined)?.force ?? false
     const out = await rt.audited('container.remove', req.params.id, req, () => rt.containers.remove(req.params.id, force), (o) => ({ id: o.id, name: o.name, force, before: o.before, after: o.state }))
     return { id: out.id, state: out.state, converged: out.converged }

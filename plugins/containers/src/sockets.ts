@@ -11,13 +11,10 @@ import type { Runtime } from './runtime.ts'
 import { RunSpecSchema, type RunSpec } from './runspec.ts'
 import { ContainerErrors, engineError } from './errors.ts'
 import { findDuplicateKey } from './json-strict.ts'
-import { LogDemuxer, openLogStream } from './logs.ts'
+import { HIGH_WATER, LogPump, openLogStream } from './logs.ts'
 import { updateContainer, type UpdateOutcome } from './update.ts'
 
 const FIRST_MESSAGE_TIMEOUT_MS = 30_000
-/** Above this many bytes queued on a socket, pull progress is dropped and the log stream is paused. */
-const HIGH_WATER = 1024 * 1024
-const LOW_WATER = 256 * 1024
 
 export const UpdateRequestSchema = Type.Object({
   containers: Type.Array(Type.String({ minLength: 1, maxLength: 256, pattern: '^[a-zA-Z0-9][a-zA-Z0-9_.-]*$' }), { minItems: 1, maxItems: 100 }),
@@ -135,23 +132,13 @@ export function containerSockets(s: SocketRegistrar, rt: Runtime): void {
       const docker = await rt.engine.require()
       const info = await rt.containers.inspect(ctx.query.id)
       const stream = await openLogStream(docker, info.Id, { tail: ctx.query.tail ?? 100, tty: Boolean(info.Config?.Tty), follow: true })
-      let paused = false
-      const resumeWhenDrained = () => {
-        if (paused && socket.bufferedAmount < LOW_WATER) {
-          paused = false
-          stream.resume()
-        }
-      }
-      const demux = new LogDemuxer(Boolean(info.Config?.Tty), ({ stream: which, data }) => {
-        if (socket.readyState !== socket.OPEN) return
-        socket.send(JSON.stringify({ type: 'log', stream: which, data: data.toString('utf8') }), resumeWhenDrained)
-        // Backpressure: the engine's stream waits while the client is slow to read.
-        if (!paused && socket.bufferedAmount > HIGH_WATER) {
-          paused = true
-          stream.pause()
-        }
-      })
-      stream.on('data', (c: Buffer) => demux.push(c))
+      new LogPump(stream, {
+        get bufferedAmount() {
+          return socket.bufferedAmount
+        },
+        send: (data, cb) => socket.send(data, cb),
+        isOpen: () => socket.readyState === socket.OPEN,
+      }, Boolean(info.Config?.Tty))
       const stop = () => stream.destroy()
       ctx.signal.addEventListener('abort', stop, { once: true })
       stream.on('end', () => {

@@ -195,6 +195,13 @@ describe('containers against a real engine', () => {
     expect(await names()).not.toContain('web')
     expect((await post('/api/containers/web/start')).statusCode).toBe(404)
 
+    // A container that never ran: removed with no body at all.
+    expect((await engine.api('POST', '/containers/create?name=idle', { Image: IMAGE, Cmd: ['true'] })).status).toBe(201)
+    const plain = await post('/api/containers/idle/remove')
+    expect(plain.statusCode, plain.body).toBe(200)
+    expect(plain.json()).toMatchObject({ state: 'removed', converged: true })
+    expect(await names()).not.toContain('idle')
+
     const viewerTry = await t.inject({ method: 'POST', url: '/api/containers/x/stop', as: { token: viewer } })
     expect(viewerTry.statusCode).toBe(403)
 

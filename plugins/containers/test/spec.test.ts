@@ -7,7 +7,8 @@ import { normalizeSpec, parsePort, shellSplit } from '../src/runspec.ts'
 import { requiredRole, resolveHostPath } from '../src/policy.ts'
 import { createOptions } from '../src/create.ts'
 import { findDuplicateKey } from '../src/json-strict.ts'
-import { LogDemuxer, MAX_CHUNK } from '../src/logs.ts'
+import { HIGH_WATER, LogDemuxer, LogPump, MAX_CHUNK, type LogSink } from '../src/logs.ts'
+import { PassThrough } from 'node:stream'
 import { lowerVersion } from '../src/engine.ts'
 
 describe('RunSpec parsing', () => {
@@ -96,6 +97,37 @@ describe('small parts', () => {
     expect(got.filter((c) => c.stream === 'stderr').map((c) => c.text).join('')).toBe('err\n')
     expect(got.filter((c) => c.stream === 'stdout').map((c) => c.text).join('')).toBe(`out\n${big}`)
     expect(Math.max(...got.map((c) => c.text.length))).toBeLessThanOrEqual(MAX_CHUNK)
+  })
+
+  it('pauses the engine stream while the socket is backed up, and resumes once it drains', async () => {
+    // The sink stands in for a client that does not read: sent bytes stay queued until the test flushes them.
+    const queued: { bytes: number; cb: () => void }[] = []
+    const sink: LogSink = {
+      get bufferedAmount() {
+        return queued.reduce((a, q) => a + q.bytes, 0)
+      },
+      send: (data, cb) => void queued.push({ bytes: Buffer.byteLength(data), cb: () => cb() }),
+      isOpen: () => true,
+    }
+    const source = new PassThrough()
+    const pump = new LogPump(source, sink, true)
+    const line = 'y'.repeat(1023) + '\n'
+    let written = 0
+    // Write until the source pushes back (write() false): that only happens once the pump stopped reading.
+    while (source.write(line)) {
+      written += line.length
+      await new Promise((r) => setImmediate(r))
+      if (written > 64 * HIGH_WATER) break
+    }
+    expect(pump.paused).toBe(true)
+    expect(source.isPaused()).toBe(true)
+    expect(sink.bufferedAmount).toBeGreaterThan(HIGH_WATER)
+    expect(sink.bufferedAmount).toBeLessThan(HIGH_WATER + MAX_CHUNK * 2)
+    // The client catches up: callbacks fire, the stream resumes.
+    while (queued.length) queued.shift()!.cb()
+    expect(pump.paused).toBe(false)
+    expect(source.isPaused()).toBe(false)
+    expect(pump.pauses).toBe(1)
   })
 
   it('negotiates the lower API version', () => {
