@@ -45,6 +45,8 @@ describe('registry search (stand-in index) and container icons', () => {
     t = await kernelFor(`unix://${join(tmpdir(), `hostd-no-engine-${process.pid}.sock`)}`)
   })
   afterAll(async () => {
+    delete process.env.HOSTD_REGISTRY_INDEX_URL
+    delete process.env.HOSTD_REGISTRY_SEARCH_TIMEOUT_MS
     await t?.close()
     index.server.closeAllConnections()
     await new Promise((resolve) => index.server.close(resolve))

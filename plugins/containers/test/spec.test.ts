@@ -9,7 +9,7 @@ import { createOptions } from '../src/create.ts'
 import { findDuplicateKey } from '../src/json-strict.ts'
 import { HIGH_WATER, LogDemuxer, LogPump, MAX_CHUNK, type LogSink } from '../src/logs.ts'
 import { PassThrough } from 'node:stream'
-import { lowerVersion } from '../src/engine.ts'
+import { defaultSockets, lowerVersion, parseDockerHost } from '../src/engine.ts'
 
 describe('RunSpec parsing', () => {
   it('splits a command like a shell, without expansion', () => {
@@ -128,6 +128,15 @@ describe('small parts', () => {
     expect(pump.paused).toBe(false)
     expect(source.isPaused()).toBe(false)
     expect(pump.pauses).toBe(1)
+  })
+
+  it('looks for Docker and Podman sockets, or what DOCKER_HOST names', () => {
+    expect(defaultSockets({ XDG_RUNTIME_DIR: '/run/user/1000' }, 1000)).toEqual([
+      '/var/run/docker.sock', '/run/docker.sock', '/run/user/1000/docker.sock', '/run/podman/podman.sock', '/run/user/1000/podman/podman.sock',
+    ])
+    expect(parseDockerHost('unix:///tmp/d.sock')).toMatchObject({ socketPath: '/tmp/d.sock' })
+    expect(parseDockerHost('tcp://10.0.0.5:2375')).toMatchObject({ host: '10.0.0.5', port: 2375 })
+    expect(() => parseDockerHost('ssh://me@host')).toThrow(/unix:\/\/ and tcp:\/\//)
   })
 
   it('negotiates the lower API version', () => {

@@ -30,6 +30,7 @@ describe('engine recovery, registry pulls and updates', () => {
     operator = (await t.login('operator')).token
   })
   afterAll(async () => {
+    delete process.env.HOSTD_CONTAINERS_UPDATE_CHECK_SECONDS
     await t?.close()
     await registry?.stop()
     await engine?.stop()
