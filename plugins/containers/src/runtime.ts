@@ -60,8 +60,11 @@ export class Runtime {
    */
   async runSpec(input: RunSpec, role: Role, actor: AuditActor, hooks: CreateHooks = {}): Promise<{ id: string; name: string }> {
     const spec = normalizeSpec(input)
+    // Role rules first, so a refused spec is refused whether or not an engine answers; the Docker Desktop rule
+    // needs to know the engine, so it is checked again once the engine is found.
+    await authorizeSpec(spec, role)
     const found = await this.engine.info()
-    await authorizeSpec(spec, role, { desktop: /docker desktop/i.test(found.operatingSystem) })
+    if (/docker desktop/i.test(found.operatingSystem)) await authorizeSpec(spec, role, { desktop: true })
     return this.audited('container.create', spec.name ?? spec.image, actor, async () => {
       const { id, pulled } = await createAndStart(found.docker, spec, hooks)
       if (pulled) await this.audit.record({ action: 'image.pull', target: spec.image, result: 'success', detail: { for: 'container.create' } }, actor)

@@ -43,7 +43,10 @@ function closeWithError(socket: WebSocket, err: unknown): void {
 function firstMessage<T>(socket: WebSocket, schema: Parameters<typeof Value.Check>[0], signal: AbortSignal): Promise<T> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(ContainerErrors.invalidSpec('No request within 30 s')), FIRST_MESSAGE_TIMEOUT_MS)
-    signal.addEventListener('abort', () => clearTimeout(timer), { once: true })
+    signal.addEventListener('abort', () => {
+      clearTimeout(timer)
+      reject(ContainerErrors.invalidSpec('The socket closed before the request'))
+    }, { once: true })
     socket.once('message', (data: Buffer) => {
       clearTimeout(timer)
       const text = data.toString('utf8')

@@ -47,6 +47,11 @@ describe('engine recovery, registry pulls and updates', () => {
       expect(res.json()).toMatchObject({ engine: { available: false }, items: [] })
       expect(res.json().engine.message).toContain(`${dir}/docker.sock`)
     }
+    // The role rules do not wait for an engine.
+    const needsAdmin = await api('POST', '/api/containers', { image: 'x', network: 'host' })
+    expect(needsAdmin.statusCode).toBe(403)
+    expect(needsAdmin.json().error).toBe('HOSTD_CONTAINERS_SPEC_NEEDS_ADMIN')
+    expect((await api('POST', '/api/containers', { image: 'x', volumes: ['//:/h'] }, 'admin')).json().error).toBe('HOSTD_CONTAINERS_HOST_ROOT_REFUSED')
     const status = await api('GET', '/api/system/engine', undefined, 'viewer')
     expect(status.json()).toMatchObject({ available: false, installed: true, version: '' })
     for (const [url, body] of [['/api/containers/x/start', undefined], ['/api/containers', { image: 'x' }], ['/api/images/pull', { reference: 'x' }], ['/api/networks', { name: 'n' }]] as const) {
