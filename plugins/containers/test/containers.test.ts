@@ -322,6 +322,16 @@ describe('containers against a real engine', () => {
     expect(audit.some((e) => e.action === 'container.create' && e.target === 'sock-web' && e.result === 'success')).toBe(true)
   })
 
+  it('answers sockets for a missing container and a too-low role clearly', async () => {
+    const missing = openSocket(t, '/api/containers/logs?id=nope', viewer)
+    expect((await missing.closed).code).toBe(4404)
+    expect(missing.messages.at(-1)).toMatchObject({ type: 'result', ok: false, error: 'HOSTD_CONTAINERS_NOT_FOUND' })
+    const viewerInstall = openSocket(t, '/api/containers/install', viewer, { image: IMAGE })
+    expect((await viewerInstall.closed).code).toBe(403)
+    const badTail = openSocket(t, '/api/containers/logs?id=sock-web&tail=-1', viewer)
+    expect((await badTail.closed).code).toBe(400)
+  })
+
   it('refuses a socket opened by a browser from another origin', async () => {
     const s = openSocket(t, '/api/containers/logs?id=sock-web', viewer, undefined, { origin: 'https://evil.example' })
     const closed = await s.closed
