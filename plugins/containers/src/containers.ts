@@ -12,6 +12,7 @@ import type { UpdateChecker } from './update-check.ts'
 import { readBoundedLogs } from './logs.ts'
 
 interface Details {
+  at: number
   cpus: number
   memoryInBytes: number
   restartPolicy: string
@@ -24,6 +25,8 @@ interface ImageFacts {
 }
 
 const DETAILS_CONCURRENCY = 4
+/** Details older than this are refreshed in the background (a `docker update` elsewhere shows within a minute). */
+const DETAILS_TTL_MS = 60_000
 const IMAGE_FACTS_TTL_MS = 60_000
 
 /** "Up 3 minutes (healthy)" -> healthy; "(health: starting)" -> starting; none -> "". */
@@ -78,9 +81,10 @@ export class ContainerService {
     }
     this.#refreshImageFacts(docker!.docker)
     const missing: string[] = []
+    const now = Date.now()
     const items = raw.map((c) => {
       const details = this.#details.get(c.Id)
-      if (!details) missing.push(c.Id)
+      if (!details || now - details.at > DETAILS_TTL_MS) missing.push(c.Id)
       return this.#toContainer(c, details)
     })
     if (missing.length) this.#fillDetails(docker!.docker, missing)
@@ -128,7 +132,7 @@ export class ContainerService {
     const cpus = h.NanoCpus ? h.NanoCpus / 1e9 : h.CpuQuota && h.CpuPeriod ? h.CpuQuota / h.CpuPeriod : 0
     const policy = h.RestartPolicy?.Name || 'no'
     const restartPolicy = policy === 'on-failure' && h.RestartPolicy?.MaximumRetryCount ? `on-failure:${h.RestartPolicy.MaximumRetryCount}` : policy
-    this.#details.set(inspect.Id, { cpus, memoryInBytes: h.Memory ?? 0, restartPolicy })
+    this.#details.set(inspect.Id, { at: Date.now(), cpus, memoryInBytes: h.Memory ?? 0, restartPolicy })
   }
 
   forget(id: string): void {
