@@ -64,7 +64,7 @@ export async function createKernel(config: KernelConfig, options: KernelOptions 
   const audit = new KernelAudit(db, log)
   const helper = new UnixHelperClient(config.helperSocket)
   const version = readVersion(REPO_ROOT)
-  const kernelInfo: KernelInfo = { version, apiVersion: KERNEL_API_VERSION, dataDir: config.dataDir }
+  const kernelInfo: KernelInfo = { version, apiVersion: KERNEL_API_VERSION, dataDir: config.dataDir, dockerHost: config.dockerHost }
 
   const container = rootContainer.createChildContainer()
   container.register(tokens.logger.id, { useValue: log })

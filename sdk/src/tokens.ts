@@ -81,6 +81,8 @@ export interface KernelInfo {
   version: string
   apiVersion: string
   dataDir: string
+  /** The daemon's DOCKER_HOST (unix://, tcp://...), or null: then the usual engine sockets are probed. */
+  dockerHost: string | null
 }
 
 export const tokens = {

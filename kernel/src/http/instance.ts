@@ -3,6 +3,7 @@ import type { Logger as PinoLogger } from 'pino'
 import { roleSatisfies, errors, HostdError, type HelperClient, type RouteDefinition, type RouteRole, type SessionUser, ROLES } from '@hostd/sdk'
 import { errorHandler, notFoundHandler, KernelErrors } from './errors.ts'
 import { validatorCompiler } from './validation.ts'
+import { findDuplicateKey } from './json-keys.ts'
 import { extractToken, type SessionStore } from '../auth/sessions.ts'
 
 declare module 'fastify' {
@@ -84,8 +85,17 @@ export function createInstance(deps: InstanceDeps, serverFactory?: FastifyServer
   // `Content-Type: application/json` on bodiless POSTs (logout, enable). Routes that need a body still get a 400.
   const parseJson = app.getDefaultJsonParser('error', 'error')
   app.removeContentTypeParser('application/json')
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) =>
-    body === '' ? done(null, undefined) : parseJson(req, body as string, done))
+  // A key given twice is refused: JSON.parse would silently keep the last one, and a proxy or a client library may
+  // have read the first.
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
+    if (body === '') return done(null, undefined)
+    parseJson(req, body as string, (err, value) => {
+      if (err) return done(err, undefined)
+      const dup = findDuplicateKey(body as string)
+      if (dup !== null) return done(KernelErrors.validation(`body holds the key "${dup}" twice`), undefined)
+      done(null, value)
+    })
+  })
   app.setErrorHandler(errorHandler)
   app.setNotFoundHandler(notFoundHandler)
   app.decorateRequest('user', null)

@@ -1,0 +1,146 @@
+/**
+ * From a validated spec to a running container: pull the image when it is missing, create, start.
+ * Pull progress goes to an optional callback (the install socket streams it).
+ */
+import type Docker from 'dockerode'
+import type { ContainerCreateOptions } from 'dockerode'
+import { ContainerErrors, engineError, engineMessage } from './errors.ts'
+import type { NormalizedSpec } from './runspec.ts'
+import { capabilityName } from './policy.ts'
+
+export interface PullProgress {
+  status: string
+  id?: string
+  progress?: string
+  current?: number
+  total?: number
+}
+
+/** Docker's create options for the spec. */
+export function createOptions(spec: NormalizedSpec): ContainerCreateOptions {
+  const exposed: Record<string, {}> = {}
+  const bindings: Record<string, { HostIp: string; HostPort: string }[]> = {}
+  for (const p of spec.ports) {
+    const key = `${p.containerPort}/${p.proto}`
+    exposed[key] = {}
+    ;(bindings[key] ??= []).push({ HostIp: p.hostAddress, HostPort: p.hostPort ? String(p.hostPort) : '' })
+  }
+  const restart = spec.restartPolicy ? spec.restartPolicy.split(':') : undefined
+  return {
+    name: spec.name,
+    Image: spec.image,
+    Cmd: spec.command,
+    Entrypoint: spec.entrypoint,
+    Env: spec.env.length ? spec.env : undefined,
+    WorkingDir: spec.workdir,
+    User: spec.user,
+    Hostname: spec.hostname,
+    Labels: spec.labels,
+    ExposedPorts: exposed,
+    HostConfig: {
+      ...(spec.cgroupnsMode ? { CgroupnsMode: spec.cgroupnsMode } : {}),
+      PortBindings: bindings,
+      Binds: spec.volumes.map((v) => `${v.source}:${v.target}${v.readOnly ? ':ro' : ''}`),
+      Mounts: spec.mounts.map((m) => ({ Type: m.type, Source: m.source || undefined, Target: m.target, ReadOnly: m.readOnly })) as never,
+      Tmpfs: spec.tmpfs,
+      Devices: spec.devices.map((d) => ({ PathOnHost: d.host, PathInContainer: d.container, CgroupPermissions: d.permissions })),
+      NanoCpus: spec.cpus ? Math.round(spec.cpus * 1e9) : undefined,
+      Memory: spec.memory,
+      NetworkMode: spec.network,
+      CapAdd: spec.capAdd.map(capabilityName),
+      CapDrop: spec.capDrop.map(capabilityName),
+      Dns: spec.dns,
+      ExtraHosts: spec.extraHosts,
+      RestartPolicy: restart ? { Name: restart[0]!, MaximumRetryCount: restart[1] ? Number(restart[1]) : 0 } : undefined,
+      Privileged: spec.privileged,
+      PidMode: spec.pidMode,
+      IpcMode: spec.ipcMode,
+      UTSMode: spec.utsMode,
+      UsernsMode: spec.usernsMode,
+      SecurityOpt: spec.securityOpt,
+      ReadonlyRootfs: spec.readOnly,
+      Init: spec.init || undefined,
+      ShmSize: spec.shmSize,
+    } as ContainerCreateOptions['HostConfig'],
+  }
+}
+
+/**
+ * Pulls `ref`, reading the engine's JSON progress lines one at a time (a line longer than 64 KiB is an error,
+ * so memory stays bounded). Throws 502 HOSTD_CONTAINERS_PULL_FAILED with the engine's message.
+ */
+export async function pullImage(docker: Docker, ref: string, onProgress?: (p: PullProgress) => void): Promise<void> {
+  let stream: NodeJS.ReadableStream
+  try {
+    stream = await docker.pull(ref)
+  } catch (err) {
+    const status = (err as { statusCode?: number }).statusCode
+    if (status === 404 || status === 500 || status === 400) throw ContainerErrors.pullFailed(`Pulling ${ref} failed: ${engineMessage(err)}`)
+    throw engineError(err)
+  }
+  let buffer = ''
+  let failure: string | null = null
+  await new Promise<void>((resolve, reject) => {
+    stream.on('data', (chunk: Buffer) => {
+      buffer += chunk.toString('utf8')
+      if (buffer.length > 65536 && !buffer.includes('\n')) return reject(ContainerErrors.pullFailed('The engine sent an oversized progress line'))
+      let nl: number
+      while ((nl = buffer.indexOf('\n')) >= 0) {
+        const line = buffer.slice(0, nl).trim()
+        buffer = buffer.slice(nl + 1)
+        if (!line) continue
+        try {
+          const event = JSON.parse(line) as { status?: string; id?: string; progress?: string; progressDetail?: { current?: number; total?: number }; error?: string; errorDetail?: { message?: string } }
+          if (event.error) failure = event.errorDetail?.message ?? event.error
+          else onProgress?.({ status: event.status ?? '', id: event.id, progress: event.progress, current: event.progressDetail?.current, total: event.progressDetail?.total })
+        } catch {
+          // A line that is not JSON is not progress; skip it.
+        }
+      }
+    })
+    stream.on('end', resolve)
+    stream.on('close', resolve)
+    stream.on('error', reject)
+  })
+  if (failure) throw ContainerErrors.pullFailed(`Pulling ${ref} failed: ${failure}`)
+}
+
+export async function imageExists(docker: Docker, ref: string): Promise<boolean> {
+  try {
+    await docker.getImage(ref).inspect()
+    return true
+  } catch (err) {
+    if ((err as { statusCode?: number }).statusCode === 404) return false
+    throw engineError(err)
+  }
+}
+
+export interface CreateHooks {
+  onPull?: (p: PullProgress) => void
+  onPullStart?: (ref: string) => void
+  onCreated?: (id: string) => void
+}
+
+/** Pull if missing, create, start. Returns the new container's id. A container that fails to start is removed. */
+export async function createAndStart(docker: Docker, spec: NormalizedSpec, hooks: CreateHooks = {}): Promise<{ id: string; pulled: boolean }> {
+  let pulled = false
+  if (!(await imageExists(docker, spec.image))) {
+    hooks.onPullStart?.(spec.image)
+    await pullImage(docker, spec.image, hooks.onPull)
+    pulled = true
+  }
+  let container: Docker.Container
+  try {
+    container = await docker.createContainer(createOptions(spec))
+  } catch (err) {
+    throw engineError(err, ContainerErrors.imageNotFound)
+  }
+  hooks.onCreated?.(container.id)
+  try {
+    await container.start()
+  } catch (err) {
+    await container.remove({ force: true }).catch(() => undefined)
+    throw ContainerErrors.engineError(`The container was created but failed to start: ${engineMessage(err)}`)
+  }
+  return { id: container.id, pulled }
+}

@@ -1,0 +1,51 @@
+import { defineError, HostdError } from '@hostd/sdk'
+
+/** Every error code this plugin answers with (listed in the README). */
+export const ContainerErrors = {
+  engineUnavailable: defineError('HOSTD_CONTAINERS_ENGINE_UNAVAILABLE', 503, 'No container engine is reachable'),
+  notFound: defineError('HOSTD_CONTAINERS_NOT_FOUND', 404, 'No such container'),
+  imageNotFound: defineError('HOSTD_CONTAINERS_IMAGE_NOT_FOUND', 404, 'No such image'),
+  networkNotFound: defineError('HOSTD_CONTAINERS_NETWORK_NOT_FOUND', 404, 'No such network'),
+  iconNotFound: defineError('HOSTD_CONTAINERS_ICON_NOT_FOUND', 404, 'This container has no icon'),
+  invalidSpec: defineError('HOSTD_CONTAINERS_SPEC_INVALID', 400, 'Invalid run spec'),
+  invalidIcon: defineError('HOSTD_CONTAINERS_ICON_INVALID', 400, 'Send a PNG, JPEG or SVG icon'),
+  iconTooLarge: defineError('HOSTD_CONTAINERS_ICON_TOO_LARGE', 413, 'The icon is too large'),
+  needsAdmin: defineError('HOSTD_CONTAINERS_SPEC_NEEDS_ADMIN', 403, 'This run spec reaches the host: it needs the admin role'),
+  hostRoot: defineError('HOSTD_CONTAINERS_HOST_ROOT_REFUSED', 403, 'Mounting the host root is refused for every role'),
+  hostNamespace: defineError('HOSTD_CONTAINERS_HOST_NAMESPACE_REFUSED', 403, 'Sharing a host namespace is refused on this engine'),
+  conflict: defineError('HOSTD_CONTAINERS_CONFLICT', 409, 'Conflict'),
+  inUse: defineError('HOSTD_CONTAINERS_IN_USE', 409, 'In use'),
+  pullFailed: defineError('HOSTD_CONTAINERS_PULL_FAILED', 502, 'The image could not be pulled'),
+  engineError: defineError('HOSTD_CONTAINERS_ENGINE_ERROR', 502, 'The container engine refused the request'),
+  searchUnavailable: defineError('HOSTD_REGISTRY_SEARCH_UNAVAILABLE', 503, 'The registry search index cannot be reached'),
+} as const
+
+/**
+ * Turns an engine (dockerode) error into one of ours: 404 stays 404, 409 stays 409, a vanished engine is 503,
+ * anything else the engine refused is 502 with its own message.
+ */
+export function engineError(err: unknown, notFound = ContainerErrors.notFound, onLost?: () => void): HostdError {
+  if (err instanceof HostdError) return err
+  if (isConnectionError(err)) {
+    onLost?.()
+    return ContainerErrors.engineUnavailable(`The container engine stopped answering: ${(err as Error).message}`)
+  }
+  const status = (err as { statusCode?: number }).statusCode
+  const message = engineMessage(err)
+  if (status === 404) return notFound(message)
+  if (status === 409) return ContainerErrors.conflict(message)
+  if (status === 400) return ContainerErrors.invalidSpec(message)
+  return ContainerErrors.engineError(message)
+}
+
+export function engineMessage(err: unknown): string {
+  const json = (err as { json?: { message?: string } }).json
+  const text = json?.message ?? (err as Error).message ?? String(err)
+  return text.replace(/^\(HTTP code \d+\) [a-z ]+ - /, '').trim()
+}
+
+/** True when an error means the engine itself is gone (not that it refused a request). */
+export function isConnectionError(err: unknown): boolean {
+  const code = (err as { code?: string })?.code
+  return code === 'ECONNREFUSED' || code === 'ENOENT' || code === 'ECONNRESET' || code === 'EPIPE' || code === 'ETIMEDOUT'
+}

@@ -1,0 +1,44 @@
+/**
+ * The containers plugin: containers, images, networks, registry search and container icons through the Docker
+ * Engine API (dockerode), with live install/update/logs sockets. See README.md.
+ */
+import { bind, definePlugin, tokens } from '@hostd/sdk'
+import { containersService } from './service-token.ts'
+import { Runtime, type PluginDeps } from './runtime.ts'
+import { containerRoutes } from './routes.ts'
+import { containerSockets } from './sockets.ts'
+
+// One runtime per load (the deps object is per load), shared by routes, sockets and start.
+const runtimes = new WeakMap<object, Runtime>()
+function runtime(deps: PluginDeps): Runtime {
+  let rt = runtimes.get(deps)
+  if (!rt) runtimes.set(deps, (rt = new Runtime(deps)))
+  return rt
+}
+
+export default definePlugin({
+  id: 'containers',
+  version: '1.0.0',
+  kernel: '^1.0.0',
+  description: 'Containers, images, networks, registry search and container icons (Docker Engine API).',
+  deps: { audit: tokens.audit, log: tokens.logger, settings: tokens.settings, kernel: tokens.kernel },
+  ui: [{ id: 'containers', title: 'Containers', path: '/containers', icon: 'box' }],
+  // The catalog (and any plugin that depends on this one) creates containers through the same validated path.
+  provides: (deps) => [bind(containersService, {
+    run: (spec, role, actor, hooks) => runtime(deps).runSpec(spec, role, actor, hooks),
+    engineStatus: () => runtime(deps).engine.status(),
+  })],
+  routes: (r, deps) => containerRoutes(r, runtime(deps)),
+  sockets: (s, deps) => containerSockets(s, runtime(deps)),
+  start: async (deps) => {
+    const rt = runtime(deps)
+    // Auto-start marked containers; a missing engine is logged, never fatal to the plugin.
+    const { started, failed } = await rt.startMarked()
+    if (started.length || failed.length) rt.log.info({ started, failed }, 'auto-start')
+  },
+})
+
+export { normalizeSpec, RunSpecSchema, shellSplit } from './runspec.ts'
+export { authorizeSpec, requiredRole } from './policy.ts'
+export { containersService } from './service-token.ts'
+export type { ContainersService } from './service-token.ts'

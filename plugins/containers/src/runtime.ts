@@ -1,0 +1,104 @@
+/**
+ * What one load of the plugin holds: the engine finder, caches, auto-start, icons; shared by routes, sockets
+ * and start. Also the one function every creating path calls (`runSpec`).
+ */
+import type { AuditService, KernelInfo, Logger, Role, Settings, SessionUser } from '@hostd/sdk'
+import { Engine } from './engine.ts'
+import { AutoStart } from './autostart.ts'
+import { UpdateChecker } from './update-check.ts'
+import { ContainerService } from './containers.ts'
+import { IconStore } from './icons.ts'
+import { normalizeSpec, type RunSpec } from './runspec.ts'
+import { authorizeSpec } from './policy.ts'
+import { createAndStart, type CreateHooks } from './create.ts'
+
+export interface PluginDeps {
+  audit: AuditService
+  log: Logger
+  settings: Settings
+  kernel: KernelInfo
+}
+
+/** Who acted, for the audit log: a request, or a socket's user and address. */
+export type AuditActor = { user?: SessionUser | null; ip?: string }
+
+export class Runtime {
+  readonly engine: Engine
+  readonly autostart: AutoStart
+  readonly updates: UpdateChecker
+  readonly containers: ContainerService
+  readonly icons: IconStore
+  readonly audit: AuditService
+  readonly log: Logger
+
+  constructor(deps: PluginDeps) {
+    this.engine = new Engine(deps.kernel.dockerHost ?? process.env.DOCKER_HOST ?? null)
+    this.autostart = new AutoStart(deps.settings)
+    const ttl = Number(process.env.HOSTD_CONTAINERS_UPDATE_CHECK_SECONDS ?? 3600)
+    this.updates = new UpdateChecker(this.engine, (Number.isFinite(ttl) ? ttl : 3600) * 1000)
+    this.containers = new ContainerService(this.engine, this.autostart, this.updates)
+    this.icons = new IconStore(deps.kernel.dataDir)
+    this.audit = deps.audit
+    this.log = deps.log
+  }
+
+  /** Records the outcome of `fn` (success with `detail`, or failure with the error) and passes it on. */
+  async audited<T>(action: string, target: string, actor: AuditActor, fn: () => Promise<T>, detail: (out: T) => Record<string, unknown> = () => ({})): Promise<T> {
+    try {
+      const out = await fn()
+      await this.audit.record({ action, target, result: 'success', detail: detail(out) }, actor)
+      return out
+    } catch (err) {
+      await this.audit.record({ action, target, result: 'failure', detail: { error: (err as { code?: string }).code ?? 'error', message: (err as Error).message } }, actor)
+      throw err
+    }
+  }
+
+  /**
+   * The one creating path (REST, install socket, catalog): schema-valid RunSpec -> normalized -> role rules ->
+   * pull if missing -> create -> start. Audited as container.create.
+   */
+  async runSpec(input: RunSpec, role: Role, actor: AuditActor, hooks: CreateHooks = {}): Promise<{ id: string; name: string }> {
+    const spec = normalizeSpec(input)
+    // Role rules first, so a refused spec is refused whether or not an engine answers; the Docker Desktop rule
+    // needs to know the engine, so it is checked again once the engine is found.
+    await authorizeSpec(spec, role)
+    const found = await this.engine.info()
+    if (/docker desktop/i.test(found.operatingSystem)) await authorizeSpec(spec, role, { desktop: true })
+    return this.audited('container.create', spec.name ?? spec.image, actor, async () => {
+      const { id, pulled } = await createAndStart(found.docker, spec, hooks)
+      if (pulled) await this.audit.record({ action: 'image.pull', target: spec.image, result: 'success', detail: { for: 'container.create' } }, actor)
+      const info = await this.containers.inspect(id)
+      await this.containers.imagesChanged()
+      return { id, name: String(info.Name).replace(/^\//, ''), image: spec.image }
+    }, (out) => ({ id: out.id, image: out.image, name: out.name }))
+  }
+
+  /** Starts every container marked for auto-start that is not running. */
+  async startMarked(): Promise<{ started: string[]; failed: string[] }> {
+    const started: string[] = []
+    const failed: string[] = []
+    await this.autostart.load()
+    const names = this.autostart.names()
+    if (names.length === 0) return { started, failed }
+    const found = await this.engine.find()
+    if (!found) {
+      this.log.warn({ names }, 'auto-start skipped: no container engine')
+      return { started, failed: names }
+    }
+    for (const name of names) {
+      try {
+        const info = await found.docker.getContainer(name).inspect()
+        if (info.State.Running) continue
+        await found.docker.getContainer(info.Id).start()
+        started.push(name)
+        await this.audit.record({ action: 'container.start', target: name, result: 'success', detail: { reason: 'autostart', before: info.State.Status, after: 'running' } })
+      } catch (err) {
+        failed.push(name)
+        this.log.warn({ err, name }, 'auto-start failed')
+        await this.audit.record({ action: 'container.start', target: name, result: 'failure', detail: { reason: 'autostart', message: (err as Error).message } })
+      }
+    }
+    return { started, failed }
+  }
+}
