@@ -22,3 +22,4 @@ export type {
   Condition, UiEntry, ServiceBinding,
 } from './plugin.ts'
 export * as conditions from './conditions.ts'
+export { findDuplicateKey } from './json.ts'

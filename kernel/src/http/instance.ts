@@ -1,9 +1,8 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerFactory, type onRequestHookHandler } from 'fastify'
 import type { Logger as PinoLogger } from 'pino'
-import { roleSatisfies, errors, HostdError, type HelperClient, type RouteDefinition, type RouteRole, type SessionUser, ROLES } from '@hostd/sdk'
+import { findDuplicateKey, roleSatisfies, errors, HostdError, type HelperClient, type RouteDefinition, type RouteRole, type SessionUser, ROLES } from '@hostd/sdk'
 import { errorHandler, notFoundHandler, KernelErrors } from './errors.ts'
 import { validatorCompiler } from './validation.ts'
-import { findDuplicateKey } from './json-keys.ts'
 import { extractToken, type SessionStore } from '../auth/sessions.ts'
 
 declare module 'fastify' {

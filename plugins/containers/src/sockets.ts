@@ -4,13 +4,12 @@
  * hub has already checked sign-in, role and same origin before these run.
  */
 import type { SocketRegistrar } from '@hostd/sdk'
-import { HostdError, Type } from '@hostd/sdk'
+import { findDuplicateKey, HostdError, Type } from '@hostd/sdk'
 import { Value } from '@sinclair/typebox/value'
 import type { WebSocket } from 'ws'
 import type { Runtime } from './runtime.ts'
 import { RunSpecSchema, type RunSpec } from './runspec.ts'
 import { ContainerErrors, engineError } from './errors.ts'
-import { findDuplicateKey } from './json-strict.ts'
 import { HIGH_WATER, LogPump, openLogStream } from './logs.ts'
 import { updateContainer, type UpdateOutcome } from './update.ts'
 

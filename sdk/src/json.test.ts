@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { findDuplicateKey } from './json-keys.ts'
+import { findDuplicateKey } from './json.ts'
 
 describe('findDuplicateKey', () => {
   it('names a key repeated in one object, at any depth', () => {

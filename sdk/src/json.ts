@@ -1,7 +1,8 @@
 /**
- * JSON.parse keeps the last of two equal keys silently; a spec must not be read one way by us and another way
- * by whatever forwarded it. This scans the text once and names the first key repeated within one object.
- * Call it only on text JSON.parse accepted.
+ * JSON.parse keeps the last of two equal keys silently; a body must not be read one way by us and another way by
+ * whatever forwarded it. This scans the text once and names the first key repeated within one object. Call it only
+ * on text JSON.parse accepted. The kernel applies it to every JSON body; plugins use it for JSON they parse
+ * themselves (WebSocket messages).
  */
 export function findDuplicateKey(text: string): string | null {
   const stack: (Set<string> | null)[] = []
