@@ -7,13 +7,20 @@ import { HistoryStore } from './store.ts'
  * Host metrics: GET /api/metrics, the two-second SSE stream, history, Prometheus text, and process activity.
  * A factory so each kernel that loads it (tests run several in one process) gets its own service.
  */
+const services = new WeakMap<HostdPlugin, () => MetricsService | null>()
+
+/** The service behind a plugin made by createMetricsPlugin (tests look at the sampler's state through it). */
+export function serviceOf(plugin: HostdPlugin): MetricsService | null {
+  return services.get(plugin)?.() ?? null
+}
+
 export function createMetricsPlugin(options: MetricsServiceOptions = {}): HostdPlugin {
   let service: MetricsService | null = null
   const current = () => {
     if (!service) throw new Error('metrics plugin used before its routes were registered')
     return service
   }
-  return definePlugin({
+  const plugin = definePlugin({
     id: 'metrics',
     version: '1.0.0',
     kernel: '^1.0.0',
@@ -27,6 +34,8 @@ export function createMetricsPlugin(options: MetricsServiceOptions = {}): HostdP
     start: () => current().start(),
     stop: () => current().stop(),
   })
+  services.set(plugin, () => service)
+  return plugin
 }
 
 export default createMetricsPlugin()
