@@ -20,7 +20,11 @@ export const MetricsErrors = {
 
 /** The root helper's action that runs `nethogs -a -t -d 1 -c <seconds>` and answers `{ stdout }`. */
 export const NET_TRAFFIC_ACTION = 'net.processTraffic'
-const NET_TRACE_SECONDS = 1
+/**
+ * nethogs' first refresh comes at once and holds no rates (measured: `-c 1` returns in ~0.2 s with nothing), so
+ * two refreshes give one real one-second measurement; the parser keeps the last refresh.
+ */
+const NET_TRACE_SECONDS = 2
 
 export interface MetricsServiceOptions {
   /** Filesystem root to read /proc and /sys under (`/`; recorded trees in tests). */
