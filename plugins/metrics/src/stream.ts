@@ -141,8 +141,11 @@ export class StreamHub {
     const client = new StreamClient(res, options.limit ?? null)
     const now = Date.now()
     const lastId = parseLastEventId(req.headers['last-event-id'])
-    // Resume: every kept event after the client's last one. A new client gets the latest event at once.
-    const backlog = lastId !== null ? this.#replay.filter((f) => f.id > lastId) : this.#replay.slice(-1)
+    // Resume: every kept event after the client's last one. A new client gets the latest event at once when
+    // it is recent (ids are sample times), never a stale one from an earlier sampling run.
+    const latest = this.#replay.at(-1)
+    const fresh = latest && now - latest.id < this.#opts.intervalMs * 1.5 ? [latest] : []
+    const backlog = lastId !== null ? this.#replay.filter((f) => f.id > lastId) : fresh
     for (const frame of backlog) {
       if (client.done) break
       client.sendEvent(frame, this.#opts, now)

@@ -99,6 +99,13 @@ describe('SSE hub', () => {
     const after = calls.sample
     await new Promise((r) => setTimeout(r, 150))
     expect(calls.sample).toBe(after) // nobody listens: no sampling at all
+    // A later client never gets the stale last event of the earlier run as "the latest".
+    const lastSeen = Math.max(...clients[0]!.ids())
+    const later = rawClient(port)
+    await until(() => later.ids().length >= 1)
+    expect(later.ids()[0]).toBeGreaterThan(lastSeen)
+    expect(calls.begin).toBe(2)
+    later.socket.destroy()
   })
 
   it('resumes after Last-Event-ID from the kept events, and ends after limit events', async () => {
