@@ -106,6 +106,7 @@ describe('process file parsers on recorded samples', () => {
     const line = '4242 (my (odd) prog) S 1 4242 4242 0 -1 4194560 500 0 0 0 123 45 0 0 20 0 7 0 987654 12345678 2500 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n'
     expect(parsePidStat(line)).toEqual({ pid: 4242, comm: 'my (odd) prog', cpuTicks: 168, threads: 7, startTime: 987654, rssPages: 2500 })
     expect(parsePidStat('garbage')).toBeNull()
+    expect(parsePidStat('12 (cut short) S 1 12 12 0')).toBeNull()
   })
 
   it('reads the effective uid and context switches from status, and io bytes', () => {

@@ -11,22 +11,33 @@ export interface ProcStat {
   rssPages: number
 }
 
-/** /proc/<pid>/stat. The name sits in parentheses and may itself contain spaces and parentheses. */
+/**
+ * /proc/<pid>/stat. The name sits in parentheses and may itself contain spaces and parentheses.
+ * Fields are found by scanning for spaces rather than splitting the line: this runs once per process per
+ * request, and splitting would allocate ~50 strings for the 5 numbers needed.
+ */
 export function parsePidStat(text: string): ProcStat | null {
   const open = text.indexOf('(')
   const close = text.lastIndexOf(')')
   if (open < 0 || close < open) return null
-  const f = text.slice(close + 2).split(' ')
-  // f[0] is field 3 (state): utime is field 14, stime 15, num_threads 20, starttime 22, rss 24.
-  if (f.length < 22) return null
-  return {
-    pid: Number(text.slice(0, open)),
-    comm: text.slice(open + 1, close),
-    cpuTicks: Number(f[11]) + Number(f[12]),
-    threads: Number(f[17]),
-    startTime: Number(f[19]),
-    rssPages: Number(f[21]),
+  // Field numbers as in proc(5): 3 is the state right after ") ".
+  const wanted = [14, 15, 20, 22, 24]
+  const values: number[] = []
+  let field = 3
+  let start = close + 2
+  for (const target of wanted) {
+    while (field < target) {
+      const space = text.indexOf(' ', start)
+      if (space < 0) return null
+      start = space + 1
+      field++
+    }
+    let end = text.indexOf(' ', start)
+    if (end < 0) end = text.length
+    values.push(Number(text.slice(start, end)))
   }
+  const [utime, stime, threads, startTime, rss] = values as [number, number, number, number, number]
+  return { pid: Number(text.slice(0, open)), comm: text.slice(open + 1, close), cpuTicks: utime + stime, threads, startTime, rssPages: rss }
 }
 
 export interface ProcStatus {
