@@ -26,7 +26,6 @@ export function createMetricsPlugin(options: MetricsServiceOptions = {}): HostdP
     kernel: '^1.0.0',
     description: 'Host metrics, a two-second event stream with history, Prometheus text, and process activity sampling.',
     deps: { log: tokens.logger, database: tokens.database, helper: tokens.helper },
-    ui: [{ id: 'metrics', title: 'Metrics', path: '/metrics', icon: 'activity' }],
     routes: (r, { log, database, helper }) => {
       service = new MetricsService({ log, helper, store: new HistoryStore(database) }, options)
       metricsRoutes(r, current)
