@@ -93,6 +93,7 @@ export function parseLastEventId(value: string | string[] | undefined): number |
 }
 
 const HEARTBEAT = Buffer.from(': heartbeat\n\n')
+const CLOSE_GRACE_MS = 2000
 
 /**
  * The server-sent event hub: ONE sampler however many clients listen, started by the first listener and
@@ -154,6 +155,7 @@ export class StreamHub {
       if (!res.writableEnded) res.end()
       return
     }
+    if (res.destroyed || req.socket.destroyed) return // gone before it was served: nothing to listen for
     this.#clients.add(client)
     res.once('close', () => this.#remove(client))
     this.#start()
@@ -162,7 +164,11 @@ export class StreamHub {
   /** Ends every stream and stops sampling (plugin stop): no stream outlives its plugin. */
   close(): void {
     this.#closed = true
-    for (const client of this.#clients) client.res.end()
+    for (const client of this.#clients) {
+      client.res.end()
+      // A client that does not read would keep its connection (and the ended response) forever.
+      setTimeout(() => client.res.writableFinished || client.res.destroy(), CLOSE_GRACE_MS).unref()
+    }
     this.#clients.clear()
     this.#stop()
   }
