@@ -95,12 +95,14 @@ describe('metrics plugin on the real host', () => {
     // A sanity check with generous bounds, not a timing assertion: consecutive samples are ~2 s apart.
     const gap = Date.parse(e2!.data.sampledAt) - Date.parse(e1!.data.sampledAt)
     expect(gap).toBeGreaterThan(1000)
-    expect(gap).toBeLessThan(6000)
+    expect(gap).toBeLessThan(10_000)
     expect(e2!.data.intervalSeconds).toBeGreaterThan(1)
     for (const d of e2!.data.disks) expect(Math.min(d.readBytesPerSec, d.writeBytesPerSec, d.readsPerSec, d.writesPerSec)).toBeGreaterThanOrEqual(0)
     for (const n of e2!.data.network) expect(Math.min(n.rxBytesPerSec, n.txBytesPerSec)).toBeGreaterThanOrEqual(0)
-    // Both clients got the same samples: one sampler.
-    expect(b.events.map((e) => e.id)).toEqual(a.events.map((e) => e.id))
+    // Both clients got the same samples (same ids, same bytes): one sampler, not one per client.
+    const shared = b.events.filter((e) => a.events.some((x) => x.id === e.id))
+    expect(shared.length).toBeGreaterThanOrEqual(1)
+    for (const e of shared) expect(e.data).toEqual(a.events.find((x) => x.id === e.id)!.data)
     await until(() => service.hub.listeners === 0)
     expect(service.hub.sampling).toBe(false)
 
