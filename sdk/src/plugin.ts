@@ -29,6 +29,11 @@ export type RouteRequest<S extends RouteSchema = RouteSchema> = Omit<FastifyRequ
   query: StaticOr<S['querystring'], Record<string, string>>
   body: StaticOr<S['body'], unknown>
   user: SessionUser | null
+  /**
+   * Aborted when this version of the plugin is unloaded, disabled or replaced, before the kernel waits for
+   * in-flight requests: a long-lived response (server-sent events, a long poll) ends on it.
+   */
+  lifetime: AbortSignal
 }
 
 export type RouteHandler<S extends RouteSchema> = (req: RouteRequest<S>, reply: FastifyReply) => unknown

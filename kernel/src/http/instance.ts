@@ -10,6 +10,8 @@ declare module 'fastify' {
     user: SessionUser | null
     /** The session token this request carried, if any (logout ends it). */
     sessionToken: string | null
+    /** Aborted when the instance's plugin version retires (see RouteRequest.lifetime in the sdk). */
+    lifetime: AbortSignal
   }
   interface FastifyContextConfig {
     role?: RouteRole

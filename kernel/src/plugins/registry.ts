@@ -349,7 +349,9 @@ export class PluginRegistry {
         if (!(ROLES as readonly string[]).includes(socket.options?.role)) throw new Error(`socket ${socket.path} declares no valid role: refused`)
       }
       const app = createInstance(this.#deps.instance)
-      runtime = { app, routes, sockets, openSockets: new Set(), inflight: 0, provided: [], started: false, lifetime: new AbortController() }
+      const lifetime = new AbortController()
+      app.decorateRequest('lifetime', { getter: () => lifetime.signal })
+      runtime = { app, routes, sockets, openSockets: new Set(), inflight: 0, provided: [], started: false, lifetime }
       // Build the next tables first: a route conflict fails this plugin before anything of it runs.
       const next = [...this.#serving(previous, record), { record, runtime }]
       const nextHttp = this.#buildHttpTable(next)
@@ -414,10 +416,11 @@ export class PluginRegistry {
   }
 
   async #stopRuntime(record: PluginRecord, runtime: PluginRuntime): Promise<void> {
+    // Long-lived responses and sockets hear the end first; ordinary requests then get up to 10 s to finish.
+    runtime.lifetime.abort()
     const deadline = Date.now() + DRAIN_TIMEOUT_MS
     while (runtime.inflight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10))
     for (const socket of runtime.openSockets) socket.close(1012, 'plugin reloaded or unloaded')
-    runtime.lifetime.abort()
     try {
       if (runtime.started) await record.definition?.stop?.()
     } catch (err) {

@@ -26,6 +26,10 @@ export function metricsRoutes(r: RouteRegistrar, service: () => MetricsService):
     // The stream outlives the handler: Fastify steps aside and the hub owns the raw response.
     reply.hijack()
     try {
+      // This plugin version retiring (unload, upgrade, shutdown) ends the stream at once; EventSource reconnects.
+      const end = () => reply.raw.end()
+      req.lifetime.addEventListener('abort', end, { once: true })
+      reply.raw.once('close', () => req.lifetime.removeEventListener('abort', end))
       s.stream(req.raw, reply.raw, req.query.limit ?? null)
     } catch (err) {
       req.log.warn({ err }, 'metrics stream failed to start')

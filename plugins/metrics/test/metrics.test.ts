@@ -195,10 +195,19 @@ describe('a stream on plugin stop', () => {
       }).end()
     })
     await opened
-    // Unload waits for in-flight requests (the kernel's drain) and then stops the plugin, which ends the stream.
+    // Retiring aborts the plugin version's lifetime signal before the kernel waits for in-flight requests: the
+    // stream ends on that signal, so by the time the plugin's stop runs (and would end streams itself) none is left.
+    const hub = serviceOf(plugin)!.hub
+    const close = hub.close.bind(hub)
+    let listenersAtStop = -1
+    hub.close = () => {
+      listenersAtStop = hub.listeners
+      close()
+    }
     await t.kernel.registry.disable('metrics')
     await until(() => ended, 20_000)
-    expect(serviceOf(plugin)!.hub.closed).toBe(true)
+    expect(listenersAtStop).toBe(0)
+    expect(hub.closed).toBe(true)
     await t.close()
   }, 40_000)
 })
