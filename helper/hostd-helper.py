@@ -179,6 +179,8 @@ def secret(value, field):
 
 
 secret.kind, secret.secret = 'secret', True
+optional_secret = optional(secret)
+optional_secret.secret = True  # optional() wraps the check; the log looks for the mark on the wrapper
 
 
 def export_path(value, field):
@@ -324,7 +326,7 @@ ACTIONS = {
     'storage.smart': Action({'device': disk}, lambda a: ['smartctl', '-j', '-a', f"/dev/{a['device']}"], timeout=60, reads=True, any_exit=True),
     'storage.eject': Action({'device': removable_disk}, lambda a: ['eject', f"/dev/{a['device']}"], timeout=60),
     'storage.mount': Action({'server': smb_server, 'share': smb_remote_share, 'name': mount_name, 'username': optional(smb_user),
-                             'password': optional(secret), 'domain': optional(smb_domain), 'readOnly': optional(boolean)},
+                             'password': optional_secret, 'domain': optional(smb_domain), 'readOnly': optional(boolean)},
                             cifs_mount_argv, timeout=60),
     'storage.unmount': Action({'name': mount_name}, cifs_unmount_argv, timeout=60),
     'storage.exports.write': Action({'shares': share_list}, smb_exports_argv),
