@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { lstat, link, open, readdir, readlink, rename, unlink, type FileHandle } from 'node:fs/promises'
 import type { Stats } from 'node:fs'
+import type { ServerResponse } from 'node:http'
 import { join } from 'node:path'
 import { Transform, type Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
@@ -195,5 +196,50 @@ export async function upload(dir: Resolved, name: string, body: Readable, opts: 
   } finally {
     await handle.close().catch(() => undefined)
     if (!placed) await unlink(temp).catch(() => undefined)
+  }
+}
+
+export const SEND_CHUNK = 1024 * 1024
+const SEND_RING = 4
+
+/**
+ * Writes bytes [start, end] of an open file to the response through a ring of four reused 1 MiB buffers: a buffer
+ * is read into again only after the socket reported it written (the write callback), so no buffer is allocated
+ * per chunk. A stream with fresh 1 MiB chunks spent about a quarter of the daemon's busy time in garbage
+ * collection in the download benchmark. Stops (and resolves) if the client goes away.
+ */
+export async function sendFileRange(handle: FileHandle, res: ServerResponse, start: number, end: number): Promise<void> {
+  const free = Array.from({ length: SEND_RING }, () => Buffer.allocUnsafeSlow(SEND_CHUNK))
+  const waiting: (() => void)[] = []
+  let closed = false
+  const wake = () => waiting.splice(0).forEach((resume) => resume())
+  const onClose = () => {
+    closed = true
+    wake()
+  }
+  res.once('close', onClose)
+  try {
+    let position = start
+    while (position <= end && !closed) {
+      while (!free.length && !closed) await new Promise<void>((resume) => waiting.push(resume))
+      if (closed) break
+      const buffer = free.pop()!
+      const { bytesRead } = await handle.read(buffer, 0, Math.min(SEND_CHUNK, end - position + 1), position)
+      if (bytesRead === 0) break // the file shrank meanwhile: the client sees a short body for the declared length
+      position += bytesRead
+      res.write(bytesRead === buffer.length ? buffer : buffer.subarray(0, bytesRead), () => {
+        free.push(buffer)
+        wake()
+      })
+    }
+    if (!closed) {
+      if (position <= end) res.destroy()
+      else await new Promise<void>((resolve) => res.end(resolve))
+    }
+  } catch (err) {
+    res.destroy(err as Error)
+  } finally {
+    res.off('close', onClose)
+    await handle.close().catch(() => undefined)
   }
 }
