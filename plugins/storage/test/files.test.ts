@@ -145,6 +145,30 @@ describe('storage: file browser', () => {
     expect(past.json().error).toBe('HOSTD_STORAGE_RANGE_NOT_SATISFIABLE')
   })
 
+  it('closes the file when a client abandons a download midway, and keeps serving', async () => {
+    const { token } = await t.login('operator')
+    const openOnBig = async () => {
+      const { readdir: rd, readlink: rl } = await import('node:fs/promises')
+      let n = 0
+      for (const fd of await rd('/proc/self/fd')) if ((await rl(`/proc/self/fd/${fd}`).catch(() => '')) === join(data, 'big.bin')) n++
+      return n
+    }
+    await new Promise<void>((resolve, reject) => {
+      const req = request(`${t.url}/api/storage/fs/download?${q({ root: 'data', path: 'big.bin' })}`, { headers: { authorization: `Bearer ${token}` } }, (res) => {
+        res.once('data', () => {
+          req.destroy()
+          resolve()
+        })
+      })
+      req.on('error', (err) => ((err as NodeJS.ErrnoException).code === 'ECONNRESET' ? undefined : reject(err)))
+      req.end()
+    })
+    for (let i = 0; i < 100 && (await openOnBig()) > 0; i++) await new Promise((r) => setTimeout(r, 20))
+    expect(await openOnBig()).toBe(0)
+    const again = await t.inject({ url: `/api/storage/fs/download?${q({ root: 'data', path: 'big.bin' })}`, as: 'operator', headers: { range: 'bytes=0-9' } })
+    expect(again.rawPayload.equals(big.subarray(0, 10))).toBe(true)
+  })
+
   it('uploads a raw body into a directory: 201, mode 0644, 409 when it exists, replaced with overwrite=1', async () => {
     const body = randomBytes(200_000)
     const url = `/api/storage/fs/upload?${q({ root: 'data', path: 'uploads', name: 'photo.jpg' })}`
