@@ -114,13 +114,14 @@ export function storageRoutes(r: RouteRegistrar, d: StorageRouteDeps): void {
     if (range) headers['content-range'] = `bytes ${start}-${end}/${stat.size}`
     headers['content-type'] = 'application/octet-stream'
     headers['content-length'] = String(Math.max(0, end - start + 1))
-    if (req.method === 'HEAD' || stat.size === 0) {
-      await handle.close()
-      return reply.code(range ? 206 : 200).headers(headers).send()
-    }
     // The body is written straight to the socket from the descriptor that was checked against the root.
     reply.hijack()
     reply.raw.writeHead(range ? 206 : 200, headers)
+    if (req.method === 'HEAD' || stat.size === 0) {
+      await handle.close()
+      reply.raw.end()
+      return reply
+    }
     await sendFileRange(handle, reply.raw, start, end)
     return reply
   })
