@@ -1,4 +1,4 @@
-import type { Readable } from 'node:stream'
+import { Readable } from 'node:stream'
 import { basename } from 'node:path'
 import { createServiceToken, type AuditService, type HelperClient, type Logger, type OptionalServices, type RouteNeed, type RouteRegistrar } from '@hostd/sdk'
 import type { StorageConfig } from './config.ts'
@@ -127,8 +127,10 @@ export function storageRoutes(r: RouteRegistrar, d: StorageRouteDeps): void {
   })
 
   r.post(`${BASE}/fs/upload`, { role: 'admin', rawBody: true, schema: { querystring: UploadQuery, response: { 201: UploadAnswer } } }, async (req, reply) => {
-    const body = req.body as Readable | undefined
-    if (!body || typeof (body as Readable).pipe !== 'function') throw StorageErrors.uploadNotRaw()
+    // No content type and no body: Fastify parses nothing; that is an empty file.
+    const empty = req.body === undefined && !req.headers['transfer-encoding'] && (req.headers['content-length'] ?? '0') === '0'
+    const body = empty ? Readable.from([]) : (req.body as Readable | undefined)
+    if (!body || typeof body.pipe !== 'function') throw StorageErrors.uploadNotRaw()
     const max = d.config().uploadMaxBytes
     const declared = Number(req.headers['content-length'])
     if (Number.isFinite(declared) && declared > max) throw StorageErrors.uploadTooLarge(`The upload is larger than the limit of ${max} bytes`)

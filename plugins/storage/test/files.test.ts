@@ -232,6 +232,9 @@ describe('storage: file browser', () => {
   it('refuses bad upload names (400), a directory outside the root (403) and a declared size over the limit (413)', async () => {
     const post = (params: Record<string, string>, payload = Buffer.from('x'), headers: Record<string, string> = {}) =>
       t.inject({ method: 'POST', url: `/api/storage/fs/upload?${q(params)}`, as: 'admin', payload, headers: { 'content-type': 'application/octet-stream', ...headers } })
+    const empty = await t.inject({ method: 'POST', url: `/api/storage/fs/upload?${q({ root: 'data', path: 'uploads', name: 'empty.txt' })}`, as: 'admin' })
+    expect(empty.statusCode, empty.body).toBe(201)
+    expect((await stat(join(data, 'uploads', 'empty.txt'))).size).toBe(0)
     for (const name of ['..', '.', 'a/b']) expect((await post({ root: 'data', path: 'uploads', name })).statusCode, name).toBe(400)
     expect((await post({ root: 'data', path: 'link-out', name: 'planted.txt' })).statusCode).toBe(403)
     expect((await post({ root: 'data', path: '../outside', name: 'planted.txt' })).statusCode).toBe(403)
