@@ -12,10 +12,10 @@ declare module 'fastify' {
     sessionToken: string | null
   }
   interface FastifyContextConfig {
-    role?: RouteRole
-    owner?: string
     /** The handler reads the body stream itself (RouteOptions.rawBody). */
     rawBody?: boolean
+    role?: RouteRole
+    owner?: string
   }
 }
 
@@ -86,14 +86,14 @@ export function createInstance(deps: InstanceDeps, serverFactory?: FastifyServer
   app.removeContentTypeParser('application/json')
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) =>
     body === '' ? done(null, undefined) : parseJson(req, body as string, done))
+  app.setErrorHandler(errorHandler)
+  app.setNotFoundHandler(notFoundHandler)
   // Any other content type: a raw-body route (uploads) gets the request stream unread as its body; every other
   // route answers 415 as Fastify does for a type it has no parser for.
   app.addContentTypeParser('*', (req, payload, done) => {
     if (req.routeOptions.config.rawBody) done(null, payload)
     else done(new errorCodes.FST_ERR_CTP_INVALID_MEDIA_TYPE(req.headers['content-type']), undefined)
   })
-  app.setErrorHandler(errorHandler)
-  app.setNotFoundHandler(notFoundHandler)
   app.decorateRequest('user', null)
   app.decorateRequest('sessionToken', null)
   app.addHook('onRequest', (req, _reply, done) => done(authenticate(deps.sessions, req) ?? undefined))
