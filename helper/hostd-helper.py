@@ -106,8 +106,9 @@ display = text(r':[0-9]{1,3}')
 # ---- The allowlist: ONE table. Adding an action is one entry here. ----
 
 class Action:
-    def __init__(self, args, argv, timeout=30, reads=False, cap=OUTPUT_CAP_BYTES):
+    def __init__(self, args, argv, timeout=30, reads=False, cap=OUTPUT_CAP_BYTES, any_exit=False):
         self.args, self.argv, self.reads, self.cap = args, argv, reads, cap
+        self.any_exit = any_exit  # answer {stdout, exitCode} whatever the exit code (a bit-mask status, e.g. smartctl)
         self.timeout = timeout if callable(timeout) else (lambda a, t=timeout: t)
 
 
@@ -122,6 +123,167 @@ def nmcli(*argv):
 
 def nm_dbus(method, *argv):
     return ['gdbus', 'call', '--system', '--dest', NM_IFACE, '--object-path', NM_PATH, '--method', f'{NM_IFACE}.{method}', *argv]
+
+
+# storage validators
+# Storage settings are helper configuration (environment at helper start), never request arguments.
+import tempfile  # noqa: E402 (storage: atomic file writes)
+STORAGE = {
+    'smb_conf': os.environ.get('HOSTD_HELPER_SMB_CONF', '/etc/samba/smb.conf'),
+    # The ONE share file the helper owns; smb.conf includes it as the last line of [global].
+    'smb_shares': os.environ.get('HOSTD_HELPER_SMB_SHARES', '/etc/samba/hostd-shares.conf'),
+    # Folders that may be shared over SMB (colon-separated); a share path must lie inside one.
+    'export_roots': [r for r in os.environ.get('HOSTD_HELPER_EXPORT_ROOTS', '/srv:/home:/media:/mnt').split(':') if r],
+    'mount_root': os.environ.get('HOSTD_HELPER_MOUNT_ROOT', '/mnt/hostd'),
+    'credentials_dir': os.environ.get('HOSTD_HELPER_CREDENTIALS_DIR', '/etc/hostd/credentials'),
+    'owner': (0, 0),  # set in main(): the daemon's uid/gid
+}
+block_device = text(r'[a-z][a-z0-9]{0,31}')
+smb_server = text(r'[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*', 253)
+smb_remote_share = text(r'[A-Za-z0-9][A-Za-z0-9 ._-]{0,79}', 80)
+smb_user = text(r'[A-Za-z0-9][A-Za-z0-9._@-]{0,63}')
+smb_domain = text(r'[A-Za-z0-9][A-Za-z0-9.-]{0,63}')
+mount_name = text(r'[a-z0-9][a-z0-9_-]{0,63}')
+share_name = text(r'[A-Za-z0-9][A-Za-z0-9 _.-]{0,79}', 80)
+share_comment = text(r'[A-Za-z0-9][A-Za-z0-9 _.,:/@+-]{0,119}', 120)
+RESERVED_SHARES = {'global', 'homes', 'printers', 'print$', 'ipc$'}
+
+
+def disk(value, field):
+    block_device(value, field)
+    if not os.path.isdir(f'/sys/block/{value}'):
+        raise Refused(f'{field}: there is no disk {value}', 404, 'HOSTD_HELPER_NO_SUCH_DEVICE')
+    return value
+
+
+disk.kind = 'string'
+
+
+def removable_disk(value, field):
+    disk(value, field)
+    with open(f'/sys/block/{value}/removable', encoding='ascii') as f:
+        if f.read().strip() != '1':
+            raise Refused(f'{field}: {value} is not a removable disk', 409, 'HOSTD_HELPER_NOT_REMOVABLE')
+    return value
+
+
+removable_disk.kind = 'string'
+
+
+def secret(value, field):
+    """A password: any printable text (no shell is involved), but no control character, which would add a line
+    to the credentials file. Never logged (see `secret` in handle_request_line)."""
+    if not isinstance(value, str) or not 0 < len(value) <= 256 or any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
+        raise Refused(f'{field} must be 1 to 256 characters without control characters')
+    return value
+
+
+secret.kind, secret.secret = 'secret', True
+optional_secret = optional(secret)
+optional_secret.secret = True  # optional() wraps the check; the log looks for the mark on the wrapper
+
+
+def export_path(value, field):
+    """An existing directory, canonical (no symlink, '..' or trailing '/'), inside the export roots, with nothing
+    smb.conf would read as a substitution (%) or an escape."""
+    if not isinstance(value, str) or not value.startswith('/') or len(value) > 1024 or \
+            any(ord(ch) < 32 or ord(ch) == 127 or ch in '%\\' for ch in value):
+        raise Refused(f'{field} must be an absolute path without control characters, "%" or "\\"')
+    if os.path.realpath(value) != value:
+        raise Refused(f'{field} must be a canonical path (no symlink, "..", or trailing "/")')
+    if not os.path.isdir(value):
+        raise Refused(f'{field} is not a directory')
+    roots = [os.path.realpath(r) for r in STORAGE['export_roots']]
+    if not any(value == r or value.startswith(r.rstrip('/') + '/') for r in roots):
+        raise Refused(f'{field} is outside the folders that may be shared', 403, 'HOSTD_HELPER_PATH_REFUSED')
+    return value
+
+
+export_path.kind = 'path'
+SHARE_KEYS = {'name', 'path', 'readOnly', 'guestAccess'}
+
+
+def share_record(value, field):
+    if not isinstance(value, dict) or not SHARE_KEYS <= set(value) or set(value) - SHARE_KEYS - {'comment'}:
+        raise Refused(f'{field} must be an object with name, path, readOnly, guestAccess and optionally comment')
+    record = {'name': share_name(value['name'], f'{field}.name'), 'path': export_path(value['path'], f'{field}.path'),
+              'readOnly': boolean(value['readOnly'], f'{field}.readOnly'), 'guestAccess': boolean(value['guestAccess'], f'{field}.guestAccess')}
+    if record['name'].lower() in RESERVED_SHARES:
+        raise Refused(f'{field}.name is a reserved Samba section name')
+    if 'comment' in value:
+        record['comment'] = share_comment(value['comment'], f'{field}.comment')
+    return record
+
+
+share_record.kind = 'share'
+
+
+def share_list(value, field):
+    records = list_of(share_record, 0, 256)(value, field)
+    names = [r['name'].lower() for r in records]
+    if len(set(names)) != len(names):
+        raise Refused(f'{field} names a share twice')
+    return records
+
+
+share_list.kind = 'list of share'
+
+
+def write_atomically(path, content, mode):
+    """Temp file in the same directory, fsync, rename: a reader sees the old file or the new one, never a part."""
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix='.hostd-')
+    try:
+        os.fchmod(fd, mode)
+        with os.fdopen(fd, 'w', encoding='utf-8') as f:
+            f.write(content)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def smb_exports_argv(a):
+    """Rewrites the helper's share file from the validated records, then asks smbd to reload its configuration."""
+    out = ['# Written by hostd-helper for the storage plugin; edits here are replaced.\n']
+    for s in a['shares']:
+        out += [f"\n[{s['name']}]\n", f"   path = {s['path']}\n", f"   read only = {'yes' if s['readOnly'] else 'no'}\n",
+                f"   guest ok = {'yes' if s['guestAccess'] else 'no'}\n", '   browseable = yes\n']
+        if 'comment' in s:
+            out.append(f"   comment = {s['comment']}\n")
+    write_atomically(STORAGE['smb_shares'], ''.join(out), 0o644)
+    return ['smbcontrol', '-s', STORAGE['smb_conf'], 'smbd', 'reload-config']
+
+
+def credentials_file(name):
+    return os.path.join(STORAGE['credentials_dir'], f'{name}.cred')
+
+
+def cifs_mount_argv(a):
+    """mount.cifs with a 0600 root-only credentials file: the password is never on a command line."""
+    if 'password' in a and 'username' not in a:
+        raise Refused('password needs a username')
+    target = os.path.join(STORAGE['mount_root'], a['name'])
+    os.makedirs(target, mode=0o755, exist_ok=True)
+    uid, gid = STORAGE['owner']
+    options = [f'uid={uid}', f'gid={gid}', 'file_mode=0644', 'dir_mode=0755', 'nosuid', 'nodev', 'noexec',
+               'ro' if a.get('readOnly') else 'rw']
+    if 'username' in a:
+        os.makedirs(STORAGE['credentials_dir'], mode=0o700, exist_ok=True)
+        lines = [f"username={a['username']}", f"password={a.get('password', '')}"] + ([f"domain={a['domain']}"] if 'domain' in a else [])
+        write_atomically(credentials_file(a['name']), '\n'.join(lines) + '\n', 0o600)
+        options.insert(0, f"credentials={credentials_file(a['name'])}")
+    else:
+        options.insert(0, 'guest')
+    return ['mount', '-t', 'cifs', f"//{a['server']}/{a['share']}", target, '-o', ','.join(options)]
+
+
+def cifs_unmount_argv(a):
+    if os.path.exists(credentials_file(a['name'])):
+        os.unlink(credentials_file(a['name']))  # mount.cifs read it at mount time; the kernel keeps the session
+    return ['umount', os.path.join(STORAGE['mount_root'], a['name'])]
 
 
 ACTIONS = {
@@ -160,6 +322,14 @@ ACTIONS = {
     'hostname.set': Action({'name': hostname}, lambda a: ['hostnamectl', 'set-hostname', a['name']]),
     'timezone.set': Action({'zone': timezone}, lambda a: ['timedatectl', 'set-timezone', a['zone']]),
     'ntp.set': Action({'on': boolean}, lambda a: ['timedatectl', 'set-ntp', 'true' if a['on'] else 'false']),
+    # Storage (storage plugin).
+    'storage.smart': Action({'device': disk}, lambda a: ['smartctl', '-j', '-a', f"/dev/{a['device']}"], timeout=60, reads=True, any_exit=True),
+    'storage.eject': Action({'device': removable_disk}, lambda a: ['eject', f"/dev/{a['device']}"], timeout=60),
+    'storage.mount': Action({'server': smb_server, 'share': smb_remote_share, 'name': mount_name, 'username': optional(smb_user),
+                             'password': optional_secret, 'domain': optional(smb_domain), 'readOnly': optional(boolean)},
+                            cifs_mount_argv, timeout=60),
+    'storage.unmount': Action({'name': mount_name}, cifs_unmount_argv, timeout=60),
+    'storage.exports.write': Action({'shares': share_list}, smb_exports_argv),
 }
 
 
@@ -245,7 +415,8 @@ class Helper(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
         action = ACTIONS.get(name) if isinstance(name, str) else None
         if action is None:
             raise Refused(f'unknown action {str(name)[:64]!r}', 400, 'HOSTD_HELPER_UNKNOWN_ACTION')
-        entry['args'] = args
+        # A secret argument (a validator marked `secret`) is never logged.
+        entry['args'] = {f: '<redacted>' if getattr(action.args.get(f), 'secret', False) else v for f, v in args.items()} if isinstance(args, dict) else args
         checked = validate(action, args)
         argv = action.argv(checked)
         entry['argv'] = argv
@@ -256,6 +427,8 @@ class Helper(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
         entry['exitCode'] = code
         if code is None:
             raise Refused(f'{argv[0]} did not finish in time', 504, 'HOSTD_HELPER_TIMEOUT')
+        if action.any_exit:
+            return {'stdout': stdout, 'exitCode': code}
         if code != 0:
             detail = (stderr.strip() or stdout.strip()).splitlines()[-1:] or ['no output']
             raise Refused(f'{argv[0]} failed (exit {code}): {detail[0][:300]}', 500, 'HOSTD_HELPER_ACTION_FAILED')
@@ -318,6 +491,7 @@ def main(argv=None):
     if opts.uid is None or opts.gid is None:
         p.error('--user, or --uid and --gid (the daemon user), are required')
     opts.uid, opts.gid = int(opts.uid), int(opts.gid)
+    STORAGE['owner'] = (opts.uid, opts.gid)  # network shares are mounted as the daemon's files
     server = Helper(opts)
     print(f'hostd-helper: listening on {opts.socket} for uid {opts.uid}{" (dry run)" if opts.dry_run else ""}', flush=True)
     try:

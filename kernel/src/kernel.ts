@@ -5,7 +5,7 @@ import { mkdir } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
 import { container as rootContainer } from 'tsyringe'
 import pino, { type Logger } from 'pino'
-import { KERNEL_API_VERSION, tokens, type HostdPlugin, type KernelInfo, type RouteDefinition } from '@hostd/sdk'
+import { KERNEL_API_VERSION, tokens, type HostdPlugin, type KernelInfo, type OptionalServices, type RouteDefinition, type ServiceToken } from '@hostd/sdk'
 import type { KernelConfig } from './config.ts'
 import { openDatabase, type KernelDatabase } from './db/database.ts'
 import { scopedSettings } from './db/settings.ts'
@@ -73,6 +73,18 @@ export async function createKernel(config: KernelConfig, options: KernelOptions 
   container.register(tokens.settings.id, { useValue: scopedSettings(db, 'kernel') })
   container.register(tokens.helper.id, { useValue: helper })
   container.register(tokens.kernel.id, { useValue: kernelInfo })
+  // Optional dependencies: looked up per call; a service withdrawn by an unloaded plugin throws, so it reads as absent.
+  const optional: OptionalServices = {
+    get: <T>(token: ServiceToken<T>) => {
+      if (!container.isRegistered(token.id, true)) return undefined
+      try {
+        return container.resolve<T>(token.id)
+      } catch {
+        return undefined
+      }
+    },
+  }
+  container.register(tokens.optional.id, { useValue: optional })
 
   let registry: PluginRegistry | undefined
   const services: KernelServices = {

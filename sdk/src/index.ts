@@ -14,6 +14,7 @@ export type { Role, RouteRole } from './roles.ts'
 export { tokens, createServiceToken } from './tokens.ts'
 export type {
   ServiceToken, Logger, AuditService, AuditEvent, AuditEntry, Actor, Database, Settings, HelperClient, KernelInfo, SessionUser,
+  OptionalServices,
 } from './tokens.ts'
 export { definePlugin, isHostdPlugin, bind, PLUGIN_BRAND } from './plugin.ts'
 export type {

@@ -46,6 +46,12 @@ export interface RouteOptions<S extends RouteSchema> {
   role: RouteRole
   schema?: S
   needs?: RouteNeed[]
+  /**
+   * The handler reads the request body itself as a stream (`req.body` is the raw request stream, any content
+   * type): for uploads that must not be buffered. `bodyLimit` and `schema.body` do not apply; the handler
+   * enforces its own size limit.
+   */
+  rawBody?: boolean
   /** Largest accepted body in bytes (default 1 MiB). */
   bodyLimit?: number
   /** The 413 message for a body over `bodyLimit` (default: one naming the limit in MiB). */

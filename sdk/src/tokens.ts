@@ -85,6 +85,15 @@ export interface KernelInfo {
   dockerHost: string | null
 }
 
+/**
+ * Services a plugin can use when some other plugin provides them and do without otherwise (an optional
+ * dependency). Looked up on every call, so a provider loaded, upgraded or unloaded later is seen at once.
+ */
+export interface OptionalServices {
+  /** The current provider's value, or undefined when no active plugin provides it. */
+  get<T>(token: ServiceToken<T>): T | undefined
+}
+
 export const tokens = {
   logger: createServiceToken<Logger>('hostd.logger'),
   audit: createServiceToken<AuditService>('hostd.audit'),
@@ -92,6 +101,7 @@ export const tokens = {
   settings: createServiceToken<Settings>('hostd.settings'),
   helper: createServiceToken<HelperClient>('hostd.helper'),
   kernel: createServiceToken<KernelInfo>('hostd.kernel'),
+  optional: createServiceToken<OptionalServices>('hostd.optional'),
 } as const
 
 export type { EntitySchema }

@@ -1,4 +1,4 @@
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerFactory, type onRequestHookHandler } from 'fastify'
+import Fastify, { LogController, errorCodes, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerFactory, type onRequestHookHandler } from 'fastify'
 import type { Logger as PinoLogger } from 'pino'
 import { findDuplicateKey, roleSatisfies, errors, HostdError, type HelperClient, type RouteDefinition, type RouteRole, type SessionUser, ROLES } from '@hostd/sdk'
 import { errorHandler, notFoundHandler, KernelErrors } from './errors.ts'
@@ -14,6 +14,8 @@ declare module 'fastify' {
     lifetime: AbortSignal
   }
   interface FastifyContextConfig {
+    /** The handler reads the body stream itself (RouteOptions.rawBody). */
+    rawBody?: boolean
     role?: RouteRole
     owner?: string
     /** The route's own 413 message for a body over its limit. */
@@ -99,6 +101,12 @@ export function createInstance(deps: InstanceDeps, serverFactory?: FastifyServer
   })
   app.setErrorHandler(errorHandler)
   app.setNotFoundHandler(notFoundHandler)
+  // Any other content type: a raw-body route (uploads) gets the request stream unread as its body; every other
+  // route answers 415 as Fastify does for a type it has no parser for.
+  app.addContentTypeParser('*', (req, payload, done) => {
+    if (req.routeOptions.config.rawBody) done(null, payload)
+    else done(new errorCodes.FST_ERR_CTP_INVALID_MEDIA_TYPE(req.headers['content-type']), undefined)
+  })
   app.decorateRequest('user', null)
   app.decorateRequest('sessionToken', null)
   app.addHook('onRequest', (req, _reply, done) => done(authenticate(deps.sessions, req) ?? undefined))
@@ -139,7 +147,7 @@ export function mountRoute(app: FastifyInstance, deps: InstanceDeps, def: RouteD
     url: def.path,
     schema: def.options.schema as Record<string, unknown> | undefined,
     bodyLimit: def.options.bodyLimit,
-    config: { role: def.options.role, owner, bodyLimitMessage: def.options.bodyLimitMessage },
+    config: { role: def.options.role, owner, bodyLimitMessage: def.options.bodyLimitMessage, rawBody: def.options.rawBody === true },
     onRequest: [...gates, ...needGates(def, deps.helper)],
     handler: async (req: FastifyRequest, reply: FastifyReply) => {
       const out = await def.handler(req as never, reply)

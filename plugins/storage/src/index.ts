@@ -1,0 +1,39 @@
+import { mkdir } from 'node:fs/promises'
+import { definePlugin, tokens } from '@hostd/sdk'
+import { configFromEnv, type StorageConfig } from './config.ts'
+import { storageRoutes } from './routes.ts'
+import { Exports, NetworkMounts } from './shares.ts'
+
+export type { ContainerVolumesService } from './routes.ts'
+export { containerVolumesToken } from './routes.ts'
+
+/**
+ * The storage plugin. `config` overrides the environment (tests pass roots and limits); by default it is read
+ * from process.env at activation (HOSTD_FILE_ROOTS, HOSTD_STORAGE_UPLOAD_MAX_BYTES, HOSTD_STORAGE_MOUNT_ROOT).
+ */
+export function storagePlugin(config?: Partial<StorageConfig>) {
+  return definePlugin({
+    id: 'storage',
+    version: '1.0.0',
+    kernel: '^1.0.0',
+    description: 'Disks, SMART, eject, SMB shares mounted and exported, and the file browser.',
+    deps: { log: tokens.logger, audit: tokens.audit, helper: tokens.helper, settings: tokens.settings, kernel: tokens.kernel, optional: tokens.optional },
+    ui: [{ id: 'storage', title: 'Storage', path: '/storage', icon: 'hard-drive' }],
+    routes: (r, deps) => {
+      const resolved: StorageConfig = { ...configFromEnv(process.env, deps.kernel.dataDir), ...config }
+      const current = () => resolved
+      const shared = { settings: deps.settings, helper: deps.helper, audit: deps.audit, config: current }
+      storageRoutes(r, {
+        config: current, helper: deps.helper, audit: deps.audit, optional: deps.optional, log: deps.log,
+        exports: new Exports(shared), mounts: new NetworkMounts(shared),
+      })
+    },
+    start: async ({ kernel }) => {
+      // The default root lives in the data dir; create it so a fresh install can browse and upload at once.
+      const roots = config?.roots ?? configFromEnv(process.env, kernel.dataDir).roots
+      for (const root of roots) if (root.path.startsWith(kernel.dataDir)) await mkdir(root.path, { recursive: true, mode: 0o750 })
+    },
+  })
+}
+
+export default storagePlugin()

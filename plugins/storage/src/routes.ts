@@ -1,0 +1,143 @@
+import { Readable } from 'node:stream'
+import { basename } from 'node:path'
+import { createServiceToken, type AuditService, type HelperClient, type Logger, type OptionalServices, type RouteNeed, type RouteRegistrar } from '@hostd/sdk'
+import type { StorageConfig } from './config.ts'
+import { StorageErrors } from './errors.ts'
+import { contentDisposition, etagOf, ifRangeHolds, listDirectory, openInRoot, parseRange, preview, sendFileRange, upload } from './files.ts'
+import { listDisks, mountedVolumes } from './host.ts'
+import { findRoot, resolveInRoot } from './paths.ts'
+import {
+  EjectBody, ExportBody, ExportList, ExportSchema, FsQuery, ListSchema, MountAnswer, MountBody, NameBody, OverviewSchema, PreviewSchema, SmartParams,
+  SmartSchema, UploadAnswer, UploadQuery,
+} from './schemas.ts'
+import type { Exports, NetworkMounts } from './shares.ts'
+import { parseSmart } from './smart.ts'
+
+/** What the containers plugin offers (optional): Docker volumes and the containers using them. */
+export interface ContainerVolumesService {
+  listVolumes(): Promise<Array<{ name: string; driver: string; mountpoint: string; usedBy: string[] }>>
+}
+export const containerVolumesToken = createServiceToken<ContainerVolumesService>('containers.volumes')
+
+export interface StorageRouteDeps {
+  config: () => StorageConfig
+  helper: HelperClient
+  audit: AuditService
+  optional: OptionalServices
+  log: Logger
+  exports: Exports
+  mounts: NetworkMounts
+}
+
+const BASE = '/api/storage'
+const helperNeeded: RouteNeed[] = ['helper']
+
+export function storageRoutes(r: RouteRegistrar, d: StorageRouteDeps): void {
+  async function containerVolumes() {
+    const service = d.optional.get(containerVolumesToken)
+    if (!service) return null
+    try {
+      return await service.listVolumes()
+    } catch (err) {
+      d.log.warn({ err }, 'container volumes unavailable')
+      return null
+    }
+  }
+
+  r.get(BASE, { role: 'viewer', schema: { response: { 200: OverviewSchema } } }, async () => ({
+    disks: await listDisks(),
+    volumes: await mountedVolumes(),
+    containerVolumes: await containerVolumes(),
+    roots: d.config().roots,
+    shares: await d.mounts.list(),
+  }))
+
+  r.get(`${BASE}/smart/:id`, { role: 'operator', needs: helperNeeded, schema: { params: SmartParams, response: { 200: SmartSchema } } }, async (req) => {
+    const disk = (await listDisks()).find((x) => x.name === req.params.id)
+    if (!disk) throw StorageErrors.diskNotFound(`No disk named ${req.params.id}`)
+    const out = await d.helper.call<{ stdout: string; exitCode: number }>('storage.smart', { device: disk.name })
+    return parseSmart(disk.name, out.stdout, out.exitCode)
+  })
+
+  r.post(`${BASE}/eject`, { role: 'admin', needs: helperNeeded, schema: { body: EjectBody } }, async (req) => {
+    const disk = (await listDisks()).find((x) => x.name === req.body.device)
+    if (!disk) throw StorageErrors.diskNotFound(`No disk named ${req.body.device}`)
+    if (!disk.removable) throw StorageErrors.notRemovable(`${disk.name} is not a removable disk`)
+    const busy = [...disk.mountpoints, ...disk.partitions.flatMap((p) => p.mountpoints)]
+    if (busy.length) throw StorageErrors.diskBusy(`${disk.name} is mounted at ${busy.join(', ')}; unmount it first`)
+    await d.helper.call('storage.eject', { device: disk.name })
+    await d.audit.record({ action: 'storage.eject', target: disk.name, detail: { model: disk.model } }, req as never)
+  })
+
+  r.post(`${BASE}/mount`, { role: 'admin', needs: helperNeeded, schema: { body: MountBody, response: { 200: MountAnswer } } },
+    (req) => d.mounts.mount(req.body, req as never))
+
+  r.post(`${BASE}/unmount`, { role: 'admin', needs: helperNeeded, schema: { body: NameBody } }, (req) => d.mounts.unmount(req.body.name, req as never))
+
+  r.get(`${BASE}/exports`, { role: 'viewer', schema: { response: { 200: ExportList } } }, async () => ({ exports: await d.exports.list() }))
+
+  r.post(`${BASE}/exports`, { role: 'admin', needs: helperNeeded, schema: { body: ExportBody, response: { 201: ExportSchema } } }, async (req, reply) =>
+    reply.code(201).send(await d.exports.add(req.body, req as never)))
+
+  r.post(`${BASE}/exports/remove`, { role: 'admin', needs: helperNeeded, schema: { body: NameBody } }, (req) => d.exports.remove(req.body.name, req as never))
+
+  r.get(`${BASE}/fs/list`, { role: 'operator', schema: { querystring: FsQuery, response: { 200: ListSchema } } }, async (req) => {
+    const target = await resolveInRoot(findRoot(d.config().roots, req.query.root), req.query.path)
+    return { root: target.root.name, path: target.relative, ...(await listDirectory(target)) }
+  })
+
+  r.get(`${BASE}/fs/read`, { role: 'operator', schema: { querystring: FsQuery, response: { 200: PreviewSchema } } }, async (req) => {
+    const target = await resolveInRoot(findRoot(d.config().roots, req.query.root), req.query.path)
+    return { root: target.root.name, path: target.relative, ...(await preview(target, d.config().previewBytes)) }
+  })
+
+  r.get(`${BASE}/fs/download`, { role: 'operator', schema: { querystring: FsQuery } }, async (req, reply) => {
+    const target = await resolveInRoot(findRoot(d.config().roots, req.query.root), req.query.path)
+    const { handle, stat } = await openInRoot(target)
+    const etag = etagOf(stat)
+    const rangeHeader = ifRangeHolds(req.headers['if-range'] as string | undefined, etag, stat) ? req.headers.range : undefined
+    const range = parseRange(rangeHeader, stat.size)
+    const headers: Record<string, string> = {
+      'accept-ranges': 'bytes', etag, 'last-modified': stat.mtime.toUTCString(),
+      'content-disposition': contentDisposition(basename(target.real)), 'cache-control': 'private, no-cache',
+    }
+    if (range === 'unsatisfiable') {
+      await handle.close()
+      throw StorageErrors.rangeNotSatisfiable(`The file has ${stat.size} bytes`, { 'content-range': `bytes */${stat.size}` })
+    }
+    if (req.headers['if-none-match'] === etag) {
+      await handle.close()
+      return reply.code(304).headers(headers).send()
+    }
+    const start = range?.start ?? 0
+    const end = range?.end ?? stat.size - 1
+    if (range) headers['content-range'] = `bytes ${start}-${end}/${stat.size}`
+    headers['content-type'] = 'application/octet-stream'
+    headers['content-length'] = String(Math.max(0, end - start + 1))
+    // The body is written straight to the socket from the descriptor that was checked against the root.
+    reply.hijack()
+    reply.raw.writeHead(range ? 206 : 200, headers)
+    if (req.method === 'HEAD' || stat.size === 0) {
+      await handle.close()
+      reply.raw.end()
+      return reply
+    }
+    await sendFileRange(handle, reply.raw, start, end)
+    return reply
+  })
+
+  r.post(`${BASE}/fs/upload`, { role: 'admin', rawBody: true, schema: { querystring: UploadQuery, response: { 201: UploadAnswer } } }, async (req, reply) => {
+    // No content type and no body: Fastify parses nothing; that is an empty file.
+    const empty = req.body === undefined && !req.headers['transfer-encoding'] && (req.headers['content-length'] ?? '0') === '0'
+    const body = empty ? Readable.from([]) : (req.body as Readable | undefined)
+    if (!body || typeof body.pipe !== 'function') throw StorageErrors.uploadNotRaw()
+    const max = d.config().uploadMaxBytes
+    const declared = Number(req.headers['content-length'])
+    if (Number.isFinite(declared) && declared > max) throw StorageErrors.uploadTooLarge(`The upload is larger than the limit of ${max} bytes`)
+    const dir = await resolveInRoot(findRoot(d.config().roots, req.query.root), req.query.path)
+    const done = await upload(dir, req.query.name, body, { overwrite: req.query.overwrite === '1', max })
+    const answer = { root: dir.root.name, path: dir.relative, name: req.query.name, size: done.size, replaced: done.replaced }
+    await d.audit.record({ action: 'storage.upload', target: `${dir.root.name}:${[dir.relative, req.query.name].filter(Boolean).join('/')}`, detail: { size: done.size, replaced: done.replaced } }, req as never)
+    return reply.code(201).send(answer)
+  })
+}
