@@ -4,6 +4,7 @@
  */
 import { bind, definePlugin, tokens } from '@hostd/sdk'
 import { containersService } from './service-token.ts'
+import { containerVolumesService, listVolumes } from './volumes.ts'
 import { Runtime, type PluginDeps } from './runtime.ts'
 import { containerRoutes } from './routes.ts'
 import { containerSockets } from './sockets.ts'
@@ -24,10 +25,13 @@ export default definePlugin({
   deps: { audit: tokens.audit, log: tokens.logger, settings: tokens.settings, kernel: tokens.kernel },
   ui: [{ id: 'containers', title: 'Containers', path: '/containers', icon: 'box' }],
   // The catalog (and any plugin that depends on this one) creates containers through the same validated path.
-  provides: (deps) => [bind(containersService, {
-    run: (spec, role, actor, hooks) => runtime(deps).runSpec(spec, role, actor, hooks),
-    engineStatus: () => runtime(deps).engine.status(),
-  })],
+  provides: (deps) => [
+    bind(containersService, {
+      run: (spec, role, actor, hooks) => runtime(deps).runSpec(spec, role, actor, hooks),
+      engineStatus: () => runtime(deps).engine.status(),
+    }),
+    bind(containerVolumesService, { listVolumes: () => listVolumes(runtime(deps).engine) }),
+  ],
   routes: (r, deps) => containerRoutes(r, runtime(deps)),
   sockets: (s, deps) => containerSockets(s, runtime(deps)),
   start: async (deps) => {

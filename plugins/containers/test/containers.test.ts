@@ -8,7 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { mkdtemp, rm, symlink } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { TestKernel } from '@hostd/sdk/testing'
+import { startTestKernel, type TestKernel } from '@hostd/sdk/testing'
+import containers from '../src/index.ts'
+import storage from '../../storage/src/index.ts'
 import { importTestImage, startEngine, type TestEngine } from './support/engine.ts'
 import { auditActions, eventually, kernelFor, openSocket } from './support/kernel.ts'
 
@@ -101,6 +103,20 @@ describe('containers against a real engine', () => {
     const port = web.ports[0].hostPort
     const body = await eventually(() => fetch(`http://127.0.0.1:${port}/`).then((r) => r.text(), () => null))
     expect(body.trim()).toBe(MARKER)
+  })
+
+  it('offers its volumes to other plugins: the storage overview lists the web container\'s named volume', async () => {
+    // The real storage plugin next to this one, on the same engine: it reads the `containers.volumes` service.
+    const both = await startTestKernel({ plugins: [containers, storage], env: { DOCKER_HOST: engine.host } })
+    try {
+      const res = await both.inject({ url: '/api/storage', as: 'viewer' })
+      expect(res.statusCode).toBe(200)
+      const volumes = res.json().containerVolumes as { name: string; driver: string; mountpoint: string; usedBy: string[] }[]
+      const engineVolume = (await engine.api('GET', '/volumes/webdata')).json()
+      expect(volumes).toContainEqual({ name: 'webdata', driver: 'local', mountpoint: engineVolume.Mountpoint, usedBy: ['web'] })
+    } finally {
+      await both.close()
+    }
   })
 
   it('maps compose labels to the stack fields and health from the status', async () => {
