@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { execFile, spawn, type ChildProcess } from 'node:child_process'
 import { readFileSync } from 'node:fs'
-import { mkdtemp, rm } from 'node:fs/promises'
+import { chmod, copyFile, cp, link, mkdtemp, rm } from 'node:fs/promises'
 import { createServer, type Server } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -84,14 +84,25 @@ describe('GET /api/activity/processes on the real process table', () => {
 
 describe('processes the daemon may not inspect', () => {
   it('are left out when the sampler runs as an unprivileged user', async () => {
-    // The same ProcessTable, run as nobody: /proc/<pid>/io of other users' processes is not readable.
-    const script = `import { ProcessTable } from ${JSON.stringify(join(import.meta.dirname, '..', 'src', 'adapters', 'process-table.ts'))}
+    // The same ProcessTable, run as nobody: /proc/<pid>/io of other users' processes is not readable. nobody may
+    // not be able to reach this checkout (a clone under a 0700 folder), so the adapters and the runtime go to a
+    // folder it can read: the runtime hard-linked (no 100 MB copy) where the file system allows.
+    const dir = await mkdtemp(join(tmpdir(), 'hostd-metrics-nobody-'))
+    try {
+      await chmod(dir, 0o755)
+      await cp(join(import.meta.dirname, '..', 'src', 'adapters'), join(dir, 'adapters'), { recursive: true })
+      const node = join(dir, 'node')
+      await link(process.execPath, node).catch(() => copyFile(process.execPath, node))
+      const script = `import { ProcessTable } from ${JSON.stringify(join(dir, 'adapters', 'process-table.ts'))}
 const s = await new ProcessTable().sweep(); console.log(JSON.stringify(s.processes.map((p) => p.pid)))`
-    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], { uid: 65534, gid: 65534, cwd: '/' })
+      const { stdout } = await run(node, ['--input-type=module', '-e', script], { uid: 65534, gid: 65534, cwd: '/' })
     const pids = JSON.parse(stdout) as number[]
     expect(pids).not.toContain(1) // root's init
     expect(pids).not.toContain(process.pid) // this root-owned test process
     expect(pids.length).toBeGreaterThanOrEqual(1) // its own process is there
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
   })
 })
 
