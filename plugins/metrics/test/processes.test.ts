@@ -8,6 +8,7 @@ import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { startTestKernel, type TestKernel } from '@hostd/sdk/testing'
 import { createMetricsPlugin } from '../src/index.ts'
+import { startHelper } from '../../../helper/test/start-helper.ts'
 
 const run = promisify(execFile)
 const RATE_FIELDS = ['cpu', 'diskReadRate', 'diskWriteRate', 'netInRate', 'netOutRate', 'wakeupsRate'] as const
@@ -107,9 +108,9 @@ const s = await new ProcessTable().sweep(); console.log(JSON.stringify(s.process
 })
 
 /**
- * A STAND-IN for the root helper (helper/ is built by another issue): a Unix socket speaking the kernel's
- * helper protocol (one JSON line each way) that answers `net.processTraffic`. nethogs itself is real where
- * the test runs it; the recorded variant makes the mapping to processes deterministic.
+ * A STAND-IN for the root helper, for one test only: it answers `net.processTraffic` with RECORDED nethogs output,
+ * so the mapping of rates onto processes is deterministic (a real trace shows whatever traffic happens). The real
+ * helper running the real nethogs is the test after it.
  */
 async function standInHelper(path: string, answer: (args: Record<string, unknown>) => Promise<string>): Promise<{ server: Server; calls: unknown[] }> {
   const calls: unknown[] = []
@@ -131,7 +132,7 @@ async function standInHelper(path: string, answer: (args: Record<string, unknown
   return { server, calls }
 }
 
-describe('network=1 through the root helper (stand-in)', () => {
+describe('network=1 through the root helper', () => {
   let dir: string
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'hostd-metrics-helper-'))
@@ -160,23 +161,23 @@ describe('network=1 through the root helper (stand-in)', () => {
     }
   })
 
-  it('parses what the real nethogs prints (run by the stand-in as the helper would)', async () => {
-    const socket = join(dir, 'nethogs.sock')
-    const helper = await standInHelper(socket, async (args) => {
-      const { stdout } = await run('nethogs', ['-a', '-t', '-d', '1', '-c', String(args.seconds)], { timeout: 15_000 })
-      return stdout
-    })
-    const t = await startTestKernel({ plugins: [createMetricsPlugin()], env: { HOSTD_HELPER_SOCKET: socket } })
+  it('runs a real nethogs trace through the real root helper and reports non-negative rates', async () => {
+    const helper = await startHelper()
+    const t = await startTestKernel({ plugins: [createMetricsPlugin()], env: { HOSTD_HELPER_SOCKET: helper.socket } })
     try {
       const res = await t.inject({ url: '/api/activity/processes?network=true', as: 'operator' })
       expect(res.statusCode).toBe(200)
+      expect(res.json().processes.length).toBeGreaterThan(1)
       for (const p of res.json().processes as Proc[]) {
         expect(p.netInRate).toBeGreaterThanOrEqual(0)
         expect(p.netOutRate).toBeGreaterThanOrEqual(0)
       }
+      // The helper ran the allowlisted trace itself (its own log), exactly once for the one request.
+      const traces = (await helper.log()).filter((e) => e.action === 'net.processTraffic')
+      expect(traces).toMatchObject([{ args: { seconds: 2 }, outcome: 'ok' }])
     } finally {
       await t.close()
-      helper.server.close()
+      await helper.stop()
     }
   })
 })
