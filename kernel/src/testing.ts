@@ -2,6 +2,8 @@ import { randomBytes } from 'node:crypto'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { request as httpRequest } from 'node:http'
+import { request as httpsRequest } from 'node:https'
 import { inject, type InjectOptions, type Response } from 'light-my-request'
 import pino from 'pino'
 import type { HostdPlugin, Role } from '@hostd/sdk'
@@ -16,6 +18,11 @@ export interface TestKernelOptions {
   /** Listen on a loopback port (for WebSockets); `tls` makes it HTTPS with a generated certificate. */
   listen?: boolean
   tls?: boolean
+  /**
+   * `inject` sends every request over a real HTTP(S) connection to the listening kernel instead of in-process:
+   * the same calls, the whole network path (implies `listen`).
+   */
+  overNetwork?: boolean
 }
 
 export interface TestRequest extends Omit<InjectOptions, 'method'> {
@@ -80,7 +87,8 @@ export async function startTestKernel(options: TestKernelOptions = {}): Promise<
     watch: false,
     logger: pino({ level: process.env.HOSTD_TEST_LOG ?? 'silent' }),
   })
-  const url = options.listen ? await kernel.listen() : null
+  const url = options.listen || options.overNetwork ? await kernel.listen() : null
+  const overNetwork = options.overNetwork === true
   const tokens = new Map<Role, string>()
   let users = 0
 
@@ -99,15 +107,67 @@ export async function startTestKernel(options: TestKernelOptions = {}): Promise<
         token = tokens.get(as)
         if (!token) tokens.set(as, (token = (await login(as)).token))
       } else if (as) token = as.token
-      return inject(kernel.handler, {
+      const options = {
         method: 'GET',
         ...request,
         headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers },
-      } as InjectOptions)
+      } as InjectOptions
+      return url && overNetwork ? sendOverNetwork(url, options) : inject(kernel.handler, options)
     },
     async close() {
       await kernel.close()
       await rm(dataDir, { recursive: true, force: true })
     },
   }
+}
+
+/**
+ * One request over a real connection, answered in light-my-request's Response shape, so a test reads the same
+ * fields either way. Payload rules follow light-my-request: an object is sent as JSON.
+ */
+async function sendOverNetwork(base: string, options: InjectOptions): Promise<Response> {
+  const target = new URL(String(options.url ?? '/'), base)
+  for (const [k, v] of Object.entries((options.query ?? {}) as Record<string, string | string[]>)) {
+    for (const one of Array.isArray(v) ? v : [v]) target.searchParams.append(k, one)
+  }
+  const headers: Record<string, string | string[]> = {}
+  for (const [k, v] of Object.entries(options.headers ?? {})) if (v !== undefined) headers[k.toLowerCase()] = v as string | string[]
+  let body: Buffer | undefined
+  const payload = options.payload ?? options.body
+  if (payload !== undefined && payload !== null) {
+    if (Buffer.isBuffer(payload)) body = payload
+    else if (typeof payload === 'string') body = Buffer.from(payload)
+    else if (typeof payload === 'object' && !('pipe' in payload)) {
+      body = Buffer.from(JSON.stringify(payload))
+      headers['content-type'] ??= 'application/json'
+    } else throw new Error('overNetwork: stream payloads are not supported; pass a Buffer')
+    headers['content-length'] ??= String(body.length) // a test may declare another length on purpose
+  }
+  const send = target.protocol === 'https:' ? httpsRequest : httpRequest
+  return new Promise((resolve, reject) => {
+    const req = send(target, { method: options.method ?? 'GET', headers, rejectUnauthorized: false }, (res) => {
+      const chunks: Buffer[] = []
+      res.on('data', (c: Buffer) => chunks.push(c))
+      res.on('error', reject)
+      res.on('end', () => {
+        const rawPayload = Buffer.concat(chunks)
+        const text = rawPayload.toString('utf8')
+        resolve({
+          raw: { req, res },
+          rawPayload,
+          payload: text,
+          body: text,
+          statusCode: res.statusCode ?? 0,
+          statusMessage: res.statusMessage ?? '',
+          headers: res.headers,
+          trailers: res.trailers,
+          cookies: [],
+          json: () => JSON.parse(text),
+          stream: () => { throw new Error('overNetwork: stream() is not supported') },
+        } as unknown as Response)
+      })
+    })
+    req.on('error', reject)
+    req.end(body)
+  })
 }

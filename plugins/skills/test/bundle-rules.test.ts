@@ -15,7 +15,7 @@ describe('skills: bundle limits and path rules', () => {
   let t: TestKernel
   let existingId: string
   beforeAll(async () => {
-    t = await startTestKernel({ plugins: [skills] })
+    t = await startTestKernel({ overNetwork: true, plugins: [skills] })
     existingId = (await t.inject({ method: 'POST', url: '/api/skills', as: 'admin', payload: { name: 'Existing', body: BODY, files: [{ path: 'keep.txt', content: b64('keep') }] } })).json().skill.id
   })
   afterAll(() => t.close())

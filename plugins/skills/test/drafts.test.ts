@@ -16,7 +16,7 @@ describe('skills: drafts', () => {
   let alice: { token: string }
   let bob: { token: string }
   beforeAll(async () => {
-    t = await startTestKernel({ plugins: [createSkillsPlugin({ hooks: { now: () => now } })] })
+    t = await startTestKernel({ overNetwork: true, plugins: [createSkillsPlugin({ hooks: { now: () => now } })] })
     alice = await t.login('admin', 'alice')
     bob = await t.login('admin', 'bob')
   })

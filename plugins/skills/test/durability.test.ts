@@ -23,7 +23,7 @@ async function tempDir(prefix: string): Promise<string> {
 describe('skills: atomic publish and persistence', () => {
   it('a publish that fails between its blob writes and its commit leaves the previous revision and no orphan blobs', async () => {
     let fail = false
-    const t = await startTestKernel({
+    const t = await startTestKernel({ overNetwork: true,
       plugins: [createSkillsPlugin({ hooks: { beforeCommit: () => { if (fail) throw new Error('injected failure between blob writes and commit') } } })],
     })
     try {
@@ -55,7 +55,7 @@ describe('skills: atomic publish and persistence', () => {
 
   it('keeps skills, revisions, files, flags and drafts across a restart on the same data dir, and collects orphans at start', async () => {
     const dataDir = await tempDir('skills-restart-')
-    const a = await startTestKernel({ plugins: [createSkillsPlugin()], env: { HOSTD_DATA_DIR: dataDir } })
+    const a = await startTestKernel({ overNetwork: true, plugins: [createSkillsPlugin()], env: { HOSTD_DATA_DIR: dataDir } })
     expect(a.kernel.config.dataDir).toBe(dataDir)
     const alice = await a.login('admin', 'alice')
     const id = (await a.inject({ method: 'POST', url: '/api/skills', as: { token: alice.token }, payload: { name: 'Persistent', body: skillMd({ description: 'v1', tags: ['keep'] }), files: [{ path: 'x/y.txt', content: b64('Y1') }] } })).json().skill.id
@@ -74,7 +74,7 @@ describe('skills: atomic publish and persistence', () => {
     await writeFile(join(dataDir, 'skills', 'blobs', sha(orphan).slice(0, 2), sha(orphan)), orphan)
     await writeFile(join(dataDir, 'skills', 'tmp', 'half-written.1234'), 'partial')
 
-    const b = await startTestKernel({ plugins: [createSkillsPlugin()], env: { HOSTD_DATA_DIR: dataDir } })
+    const b = await startTestKernel({ overNetwork: true, plugins: [createSkillsPlugin()], env: { HOSTD_DATA_DIR: dataDir } })
     try {
       const token = b.kernel.services.sessions.create(alice.userId, '127.0.0.1')
       expect((await b.inject({ url: `/api/skills/${id}`, as: { token } })).json()).toEqual(detailA)
@@ -95,12 +95,12 @@ describe('skills: atomic publish and persistence', () => {
   it('sweeps drafts that expired while the daemon was down', async () => {
     const dataDir = await tempDir('skills-sweep-')
     let now = Date.UTC(2031, 5, 1)
-    const a = await startTestKernel({ plugins: [createSkillsPlugin({ hooks: { now: () => now } })], env: { HOSTD_DATA_DIR: dataDir } })
+    const a = await startTestKernel({ overNetwork: true, plugins: [createSkillsPlugin({ hooks: { now: () => now } })], env: { HOSTD_DATA_DIR: dataDir } })
     await a.inject({ method: 'POST', url: '/api/skills/drafts', as: 'admin', payload: { draftId: '1b5c8a9e-3f41-4e7a-9c1d-2a6b7c8d9e0f', name: 'Expiring', body: skillMd({ description: 'd' }) } })
     await a.inject({ method: 'PUT', url: '/api/skills/drafts/1b5c8a9e-3f41-4e7a-9c1d-2a6b7c8d9e0f/files', as: 'admin', payload: { path: 'big.bin', content: b64(randomBytes(10_000)) } })
     await a.close()
     now += 25 * 3600_000
-    const b = await startTestKernel({ plugins: [createSkillsPlugin({ hooks: { now: () => now } })], env: { HOSTD_DATA_DIR: dataDir } })
+    const b = await startTestKernel({ overNetwork: true, plugins: [createSkillsPlugin({ hooks: { now: () => now } })], env: { HOSTD_DATA_DIR: dataDir } })
     try {
       expect(b.kernel.db.native.prepare('select count(*) as n from skills_drafts').get()).toEqual({ n: 0 })
       expect((await blobRefs(b)).onDisk).toEqual([])

@@ -24,7 +24,7 @@ function centralDirectory(zip: Buffer): { name: string; crc: number; size: numbe
 describe('skills: local skills, revisions, export', () => {
   let t: TestKernel
   beforeAll(async () => {
-    t = await startTestKernel({ plugins: [skills] })
+    t = await startTestKernel({ overNetwork: true, plugins: [skills] })
   })
   afterAll(() => t.close())
 

@@ -15,7 +15,7 @@ describe('skills: the sync directory', () => {
   let dir: string
   let outside: string
   beforeAll(async () => {
-    t = await startTestKernel({ plugins: [skills] })
+    t = await startTestKernel({ overNetwork: true, plugins: [skills] })
     dir = join(t.kernel.config.dataDir, 'skills', 'sync')
     outside = await mkdtemp(join(tmpdir(), 'skills-outside-'))
   })
