@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { writeFileSync, mkdtempSync } from 'node:fs'
+import { writeFileSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { ConfigError, loadConfig } from './config.ts'
@@ -36,11 +36,15 @@ describe('loadConfig', () => {
 
   it('takes a JSON config file, with the environment winning', () => {
     const dir = mkdtempSync(join(tmpdir(), 'hostd-cfg-'))
-    const file = join(dir, 'hostd.json')
-    writeFileSync(file, JSON.stringify({ HOSTD_PORT: 9443, HOSTD_HOST: '::1' }))
-    expect(loadConfig({ HOSTD_CONFIG: file })).toMatchObject({ port: 9443, host: '::1' })
-    expect(loadConfig({ HOSTD_CONFIG: file, HOSTD_PORT: '7443' }).port).toBe(7443)
-    writeFileSync(file, JSON.stringify({ HOSTD_PROT: 1 }))
-    expect(() => loadConfig({ HOSTD_CONFIG: file })).toThrow(/unknown key "HOSTD_PROT"/)
+    try {
+      const file = join(dir, 'hostd.json')
+      writeFileSync(file, JSON.stringify({ HOSTD_PORT: 9443, HOSTD_HOST: '::1' }))
+      expect(loadConfig({ HOSTD_CONFIG: file })).toMatchObject({ port: 9443, host: '::1' })
+      expect(loadConfig({ HOSTD_CONFIG: file, HOSTD_PORT: '7443' }).port).toBe(7443)
+      writeFileSync(file, JSON.stringify({ HOSTD_PROT: 1 }))
+      expect(() => loadConfig({ HOSTD_CONFIG: file })).toThrow(/unknown key "HOSTD_PROT"/)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
   })
 })
