@@ -17,6 +17,8 @@ export interface HelperOptions {
   gid?: number
   /** Reuse this directory (and so the same socket path), e.g. to restart a helper the daemon already points at. */
   dir?: string
+  /** The helper's environment (default empty): settings it reads from there, e.g. the storage actions' paths. */
+  env?: Record<string, string>
 }
 
 export interface HelperAnswer {
@@ -71,7 +73,7 @@ export async function startHelper(options: HelperOptions = {}): Promise<RunningH
     '--uid', String(options.uid ?? process.getuid!()), '--gid', String(options.gid ?? process.getgid!())]
   if (options.dryRun) args.push('--dry-run')
   if (options.dbusSystemBus) args.push('--dbus-system-bus', options.dbusSystemBus)
-  const child = spawn('/usr/bin/python3', args, { stdio: ['ignore', 'pipe', 'pipe'], env: {} })
+  const child = spawn('/usr/bin/python3', args, { stdio: ['ignore', 'pipe', 'pipe'], env: options.env ?? {} })
   let stderr = ''
   child.stderr!.on('data', (d) => (stderr += String(d)))
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
