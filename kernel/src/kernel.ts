@@ -16,7 +16,7 @@ import { UserService } from './users/service.ts'
 import { KernelAudit } from './audit/service.ts'
 import { UnixHelperClient } from './helper-client.ts'
 import { createInstance, mountRoute } from './http/instance.ts'
-import { setSecurityHeaders } from './http/security-headers.ts'
+import { SecureResponse, setSecurityHeaders } from './http/security-headers.ts'
 import { collectRoutes } from './http/registrar.ts'
 import { authRoutes } from './auth/routes.ts'
 import { userRoutes } from './users/routes.ts'
@@ -119,10 +119,14 @@ export async function createKernel(config: KernelConfig, options: KernelOptions 
   let server!: Server | HttpsServer
   const app = createInstance(instanceDeps, (rootHandler) => {
     const handler = (req: IncomingMessage, res: ServerResponse) => {
-      setSecurityHeaders(res)
+      // Requests from the server get a SecureResponse; injected ones (tests) bring their own response class.
+      if (!(res instanceof SecureResponse)) setSecurityHeaders(res)
       registry!.dispatch(req, res, kernelApp.routing, rootHandler)
     }
-    server = tls ? createHttpsServer({ cert: tls.cert, key: tls.key, minVersion: 'TLSv1.2' }, handler) : createHttpServer(handler)
+    const serverOptions = { ServerResponse: SecureResponse }
+    server = tls
+      ? createHttpsServer({ ...serverOptions, cert: tls.cert, key: tls.key, minVersion: 'TLSv1.2' }, handler)
+      : createHttpServer(serverOptions, handler)
     server.keepAliveTimeout = 72_000 // Fastify's own default, which a custom server does not get
     return server
   })

@@ -428,8 +428,8 @@ describe('hot loading on a running daemon', () => {
     expect(await echo(echoSocket, 'ping')).toBe('>ping')
   })
 
-  // KERNEL BUG (see the report): @fastify/websocket routes 'upgrade' requests straight into Fastify, past the
-  // server handler in kernel/src/kernel.ts that calls setSecurityHeaders, so refused upgrades carry none of them.
+  // @fastify/websocket answers 'upgrade' requests with a plain ServerResponse of its own, past the server's
+  // SecureResponse; the socket hub sets the headers on those itself (kernel/src/plugins/socket-hub.ts).
   it('refused WebSocket upgrades (401, 403, 404) carry the security headers too', async () => {
     const refusals = [
       await refusedUpgradeResponse(wsUrl(d, '/api/hello/echo'), {}),

@@ -47,16 +47,15 @@ export function sameOrigin(req: FastifyRequest): boolean {
 }
 
 /**
- * The one place requests are authenticated and authorized. Runs first on every route of every instance:
- * the role and disabled flag come from the store each time; a route's role is in its config.
+ * The one place requests are authenticated and authorized. Runs first on every route of every instance (the onRoute
+ * hook in createInstance binds each route's role): the role and disabled flag come from the store each time.
  */
-export function authenticate(sessions: SessionStore, req: FastifyRequest): HostdError | null {
+export function authenticate(sessions: SessionStore, req: FastifyRequest, role: RouteRole | 'public'): HostdError | null {
   const found = extractToken(req.headers)
   if (found) {
     req.user = sessions.resolve(found.token)
     if (req.user) req.sessionToken = found.token
   }
-  const role = req.routeOptions.config.role ?? 'public'
   if (role !== 'public') {
     if (!req.user) return KernelErrors.unauthenticated()
     if (!roleSatisfies(req.user.role, role)) return KernelErrors.forbidden(`This needs the ${role} role; you are ${req.user.role}`)
@@ -109,9 +108,22 @@ export function createInstance(deps: InstanceDeps, serverFactory?: FastifyServer
   })
   app.decorateRequest('user', null)
   app.decorateRequest('sessionToken', null)
-  app.addHook('onRequest', (req, _reply, done) => done(authenticate(deps.sessions, req) ?? undefined))
+  // Every route, however it is added, gets the auth hook first, bound to the role in its config; a route without one
+  // is refused as it is added (deny by default). Binding the role here spares each request a routeOptions lookup.
+  app.addHook('onRoute', (route) => {
+    const role = route.config?.role
+    if (!role || !KNOWN_ROLES.includes(role)) throw new RouteDefinitionError(`route ${route.method} ${route.url} declares no valid role: refused`)
+    const hooks = route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest]
+    // Fastify adds a HEAD route for each GET with the GET's hooks, which already start with this one.
+    if (hooks.some((hook) => AUTH_HOOKS.has(hook))) return
+    const auth: onRequestHookHandler = (req, _reply, done) => done(authenticate(deps.sessions, req, role) ?? undefined)
+    AUTH_HOOKS.add(auth)
+    route.onRequest = [auth, ...hooks]
+  })
   return app
 }
+
+const AUTH_HOOKS = new WeakSet<object>()
 
 const KNOWN_ROLES: readonly string[] = [...ROLES, 'public']
 
@@ -149,11 +161,19 @@ export function mountRoute(app: FastifyInstance, deps: InstanceDeps, def: RouteD
     bodyLimit: def.options.bodyLimit,
     config: { role: def.options.role, owner, bodyLimitMessage: def.options.bodyLimitMessage, rawBody: def.options.rawBody === true },
     onRequest: [...gates, ...needGates(def, deps.helper)],
-    handler: async (req: FastifyRequest, reply: FastifyReply) => {
-      const out = await def.handler(req as never, reply)
-      if (reply.sent) return reply
-      if (out === undefined) return reply.code(204).send()
-      return out
+    // Not an async function: a handler that answers synchronously is spared a promise round trip per request.
+    handler: (req: FastifyRequest, reply: FastifyReply) => {
+      const out: unknown = def.handler(req as never, reply)
+      return isThenable(out) ? out.then((value) => finishReply(reply, value)) : finishReply(reply, out)
     },
   })
+}
+
+const isThenable = (value: unknown): value is PromiseLike<unknown> => typeof (value as PromiseLike<unknown> | null)?.then === 'function'
+
+/** What Fastify should send for a handler's result: nothing if the handler answered itself, 204 for no result. */
+function finishReply(reply: FastifyReply, out: unknown): unknown {
+  if (reply.sent) return undefined
+  if (out === undefined) reply.code(204).send()
+  return out
 }

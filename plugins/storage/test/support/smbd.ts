@@ -1,5 +1,5 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process'
-import { mkdir, writeFile } from 'node:fs/promises'
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
 import { createServer } from 'node:net'
 import { join } from 'node:path'
 
@@ -67,6 +67,23 @@ export async function startSmbd(dir: string): Promise<Smbd> {
         child.kill('SIGTERM')
         await exited
       }
+      // smbd starts samba-dcerpcd on demand (share listings), which detaches from it and outlives it.
+      for (const pid of await pidsRunningWith(conf)) {
+        try {
+          process.kill(pid, 'SIGTERM')
+        } catch { /* already gone */ }
+      }
     },
   }
+}
+
+/** Processes whose command line mentions `text` (here: this smbd's private configuration file). */
+async function pidsRunningWith(text: string): Promise<number[]> {
+  const pids: number[] = []
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue
+    const cmdline = await readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '')
+    if (cmdline.includes(text)) pids.push(Number(entry))
+  }
+  return pids
 }
