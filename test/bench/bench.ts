@@ -36,8 +36,10 @@ function envInt(name: string, fallback: number): number {
 const CFG = {
   connections: envInt('BENCH_CONNECTIONS', 32),
   warmupMs: envInt('BENCH_WARMUP_MS', 1000),
-  durationMs: envInt('BENCH_DURATION_MS', 5000),
-  rounds: envInt('BENCH_ROUNDS', 3),
+  durationMs: envInt('BENCH_DURATION_MS', 4000),
+  rounds: envInt('BENCH_ROUNDS', 5),
+  /** One unmeasured load run per server before the rounds: steady state (JIT) is what the rounds compare. */
+  preheatMs: envInt('BENCH_PREHEAT_MS', 4000),
   swapRepeats: envInt('BENCH_SWAP_REPEATS', 5),
   pollMs: 10,
   swapTimeoutMs: 10_000,
@@ -246,7 +248,7 @@ function median(values: number[]): number {
  * Warm-up (handshakes, JIT), then a measured window; every loop ends by itself at the deadline.
  * Only 2xx answers completed inside the window count; non-2xx and errors are counted over the whole run.
  */
-async function loadRun(undici: Undici, server: Server, target: 'bare' | 'hostd', round: number, token: string): Promise<LoadRun> {
+async function loadRun(undici: Undici, server: Server, target: 'bare' | 'hostd', round: number, token: string, durationMs = CFG.durationMs): Promise<LoadRun> {
   const pool = new undici.Pool(server.origin, {
     connections: CFG.connections,
     pipelining: 1,
@@ -259,7 +261,7 @@ async function loadRun(undici: Undici, server: Server, target: 'bare' | 'hostd',
   const headers = { authorization: `Bearer ${token}` }
   const t0 = performance.now()
   const measureStart = t0 + CFG.warmupMs
-  const end = measureStart + CFG.durationMs
+  const end = measureStart + durationMs
   let ok = 0
   let non2xx = 0
   let errors = 0
@@ -276,7 +278,7 @@ async function loadRun(undici: Undici, server: Server, target: 'bare' | 'hostd',
   const endTimer = setTimeout(() => {
     serverCpu1 = cpuSeconds(server.pid)
     clientCpu1 = process.cpuUsage(clientCpu0)
-  }, CFG.warmupMs + CFG.durationMs)
+  }, CFG.warmupMs + durationMs)
 
   const worker = async () => {
     for (;;) {
@@ -313,7 +315,7 @@ async function loadRun(undici: Undici, server: Server, target: 'bare' | 'hostd',
     await pool.close().catch(() => undefined)
   }
   if (serverCpu1 === 0) serverCpu1 = cpuSeconds(server.pid) // timer starved: read now
-  const seconds = CFG.durationMs / 1000
+  const seconds = durationMs / 1000
   const serverCpu = serverCpu1 - serverCpu0
   latencies.sort((a, b) => a - b)
   return {
@@ -536,7 +538,8 @@ async function main(): Promise<void> {
   try {
     console.log(
       `hostd bench: node ${process.version}, ${cpus().length} CPUs, ${CFG.connections} connections, ` +
-        `${CFG.warmupMs} ms warm-up + ${CFG.durationMs} ms measured per run, ${CFG.rounds} rounds per server\n`,
+        `${CFG.preheatMs} ms unmeasured preheat per server, then ${CFG.rounds} rounds per server of ` +
+        `${CFG.warmupMs} ms warm-up + ${CFG.durationMs} ms measured\n`,
     )
 
     // --- the daemon ---
@@ -577,10 +580,16 @@ async function main(): Promise<void> {
     await sleep(1000)
     const bareIdleKiB = await rssKiB(bare.pid)
 
-    // --- throughput, alternating bare / hostd ---
+    // --- throughput: a preheat per server, then rounds that alternate which server goes first ---
+    for (const [target, server] of [['bare', bare], ['hostd', hostd]] as const) {
+      await loadRun(undici, server, target, 0, token, CFG.preheatMs)
+      process.stdout.write(`  preheat ${target}\n`)
+    }
     const runs: LoadRun[] = []
     for (let r = 1; r <= CFG.rounds; r++) {
-      for (const [target, server] of [['bare', bare], ['hostd', hostd]] as const) {
+      const pair = [['bare', bare], ['hostd', hostd]] as const
+      // Odd rounds bare first, even rounds hostd first: a drift in machine load favours neither.
+      for (const [target, server] of r % 2 ? pair : [pair[1], pair[0]]) {
         const run = await loadRun(undici, server, target, r, token)
         runs.push(run)
         process.stdout.write(
@@ -597,8 +606,9 @@ async function main(): Promise<void> {
     const bareRps = median(runs.filter((r) => r.target === 'bare').map((r) => r.rps))
     const hostdRps = median(runs.filter((r) => r.target === 'hostd').map((r) => r.rps))
     const ratio = hostdRps / bareRps
-    // Each hostd run over the bare run just before it: drifting machine load cancels out within a pair.
-    const pairedRatios = Array.from({ length: CFG.rounds }, (_, i) => runs[2 * i + 1]!.rps / runs[2 * i]!.rps)
+    // Within each round, hostd over bare: drifting machine load cancels out within a pair.
+    const rpsOf = (target: string, round: number) => runs.find((run) => run.target === target && run.round === round)!.rps
+    const pairedRatios = Array.from({ length: CFG.rounds }, (_, i) => rpsOf('hostd', i + 1) / rpsOf('bare', i + 1))
     const pairedRatio = median(pairedRatios)
     const bareEff = median(runs.filter((r) => r.target === 'bare').map((r) => r.reqPerServerCpuSec))
     const hostdEff = median(runs.filter((r) => r.target === 'hostd').map((r) => r.reqPerServerCpuSec))
@@ -678,7 +688,7 @@ async function main(): Promise<void> {
     Object.assign(results, {
       node: process.version,
       cpus: cpus().length,
-      config: { connections: CFG.connections, pipelining: 1, warmupMs: CFG.warmupMs, durationMs: CFG.durationMs, rounds: CFG.rounds, swapRepeats: CFG.swapRepeats, pollMs: CFG.pollMs },
+      config: { connections: CFG.connections, pipelining: 1, preheatMs: CFG.preheatMs, warmupMs: CFG.warmupMs, durationMs: CFG.durationMs, rounds: CFG.rounds, swapRepeats: CFG.swapRepeats, pollMs: CFG.pollMs },
       hostdStartupMs: Math.round(startupMs),
       throughput: {
         bareMedianRps: Math.round(bareRps),
