@@ -112,6 +112,22 @@ describe('setup and sign-in', () => {
     expect((await t.inject({ url: '/api/auth/me', as: { token } })).statusCode).toBe(401)
   })
 
+  it('reads the session and its user from the store on every request, also for a token it has seen before', async () => {
+    const { token, userId } = await t.login('operator', 'raw-changes')
+    const me = () => t.inject({ url: '/api/auth/me', as: { token } })
+    for (let i = 0; i < 3; i++) expect((await me()).json().role).toBe('operator')
+    // Straight into the store, past every service: nothing in memory may keep the old answer.
+    const sql = t.kernel.db.native
+    sql.prepare('UPDATE users SET role = ? WHERE id = ?').run('viewer', userId)
+    expect((await me()).json().role).toBe('viewer')
+    sql.prepare('UPDATE users SET disabled = 1 WHERE id = ?').run(userId)
+    expect((await me()).statusCode).toBe(401)
+    sql.prepare('UPDATE users SET disabled = 0 WHERE id = ?').run(userId)
+    expect((await me()).statusCode).toBe(200)
+    sql.prepare('DELETE FROM sessions WHERE user_id = ?').run(userId)
+    expect((await me()).statusCode).toBe(401)
+  })
+
   it('refuses a disabled account with the same answer as a wrong password', async () => {
     const { userId, username } = await t.login('viewer', 'soon-disabled')
     await t.kernel.services.users.resetPassword(userId, PASSWORD)
