@@ -28,6 +28,7 @@ import { socketHub } from './plugins/socket-hub.ts'
 import { watchPlugins, type PluginWatcher } from './plugins/watcher.ts'
 import { readCommit, readVersion } from './system/version.ts'
 import { ensureTls } from './tls.ts'
+import { warmNextTick } from './warm-next-tick.ts'
 import type { KernelServices } from './services.ts'
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url))
@@ -39,6 +40,8 @@ export interface KernelOptions {
   insecureHttp?: boolean
   /** Watch the plugins dir for hot loading (default true). */
   watch?: boolean
+  /** Get process.nextTick optimized before the plugins start (the daemon does; see warm-next-tick.ts). */
+  warmNextTick?: boolean
   logger?: Logger
 }
 
@@ -133,6 +136,7 @@ export async function createKernel(config: KernelConfig, options: KernelOptions 
   await app.register(socketHub, { registry })
   await app.ready()
 
+  if (options.warmNextTick) await warmNextTick()
   await registry.init()
   for (const plugin of options.plugins ?? []) await registry.add(plugin)
   if (config.builtinPluginsDir) await registry.loadFolder(config.builtinPluginsDir, true)
