@@ -3,7 +3,7 @@
  * request. Left to itself, V8 optimizes it while the built-in plugins start, and code they run then (any
  * fs/promises call) leaves its type feedback such that the optimized nextTick creates each tick object through a
  * generic runtime call, for the life of the process. Optimized first, on clean feedback, it stays on the fast
- * path. Why and what it buys: docs/ARCHITECTURE.md, "Warming process.nextTick". Takes a few tens of milliseconds.
+ * path. Why and what it buys: docs/ARCHITECTURE.md, "Warming process.nextTick". Takes about 70 ms.
  */
 export async function warmNextTick(): Promise<void> {
   const noop = (..._args: unknown[]): void => {}
