@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { definePlugin } from '@hostd/sdk'
+import pino from 'pino'
+import { definePlugin, type HelperClient } from '@hostd/sdk'
 import { startTestKernel, type TestKernel } from '../src/testing.ts'
+import { createInstance } from '../src/http/instance.ts'
+import type { SessionStore } from '../src/auth/sessions.ts'
 
 const SECURITY_HEADERS = {
   'x-frame-options': 'DENY',
@@ -81,5 +84,14 @@ describe('answers over a real TLS socket', () => {
     const res = await t.inject({ url: '/api/answers/own-frame-policy', as: 'viewer' })
     // Node joins a repeated header with ", ": one value here means one header.
     expect(res.headers['x-frame-options']).toBe('SAMEORIGIN')
+  })
+})
+
+describe('route registration', () => {
+  it('refuses a route added to an instance without a valid role, however it is added', () => {
+    const app = createInstance({ logger: pino({ level: 'silent' }), sessions: {} as SessionStore, helper: {} as HelperClient })
+    expect(() => app.get('/api/no-role', () => ({}))).toThrow(/declares no valid role/)
+    expect(() => app.route({ method: 'GET', url: '/api/bad-role', config: { role: 'root' as never }, handler: () => ({}) })).toThrow(/declares no valid role/)
+    expect(() => app.route({ method: 'GET', url: '/api/ok', config: { role: 'viewer' }, handler: () => ({}) })).not.toThrow()
   })
 })
