@@ -57,9 +57,12 @@ export class DraftService {
     }
   }
 
-  /** The caller's live draft, or 404 (missing, expired, or someone else's: indistinguishable on purpose). */
-  async #own(draftId: string, actor: ActorLike): Promise<DraftRow> {
-    const row = await this.#skills.db.em().findOne(SkillDraftEntity, { id: draftId })
+  /**
+   * The caller's live draft, or 404 (missing, expired, or someone else's: indistinguishable on purpose). Pass the
+   * EntityManager you will flush when you change the row.
+   */
+  async #own(draftId: string, actor: ActorLike, em = this.#skills.db.em()): Promise<DraftRow> {
+    const row = await em.findOne(SkillDraftEntity, { id: draftId })
     if (!row || row.ownerId !== ownerOf(actor) || this.#expired(row)) throw SkillErrors.draftNotFound(`You have no draft ${draftId}`)
     return row
   }
@@ -134,7 +137,7 @@ export class DraftService {
   update(draftId: string, input: { name?: string; body?: string; targetSkillId?: string; baseRevision?: number }, actor: ActorLike): Promise<SkillDraft> {
     return this.#skills.lock.run(async () => {
       const em = this.#skills.db.em()
-      const row = await this.#own(draftId, actor)
+      const row = await this.#own(draftId, actor, em)
       this.#unpublished(row)
       if (input.targetSkillId !== undefined && input.targetSkillId !== (row.targetSkillId ?? '')) throw SkillErrors.draftFixed('A draft\'s targetSkillId cannot change: start a new draft')
       if (input.baseRevision !== undefined && input.baseRevision !== row.baseRevision) throw SkillErrors.draftFixed('A draft\'s baseRevision cannot change: start a new draft')
@@ -143,14 +146,13 @@ export class DraftService {
       const doc = parseSkillMarkdown(markdown, name)
       checkManifest(Buffer.byteLength(doc.markdown), row.files)
       const md = await this.#skills.blobs.put(Buffer.from(doc.markdown, 'utf8'))
-      const managed = await em.findOneOrFail(SkillDraftEntity, { id: row.id })
-      managed.markdownSha = md.sha256
-      managed.markdownSize = md.size
-      managed.requestName = name ?? null
+      row.markdownSha = md.sha256
+      row.markdownSize = md.size
+      row.requestName = name ?? null
       await em.flush()
       await this.#skills.gcLocked()
       await this.#skills.audit({ action: 'skill.draft.update', target: row.id, detail: { name: doc.meta.name } }, actor)
-      return this.toDraft(managed)
+      return this.toDraft(row)
     })
   }
 
@@ -161,8 +163,7 @@ export class DraftService {
     checkFileSize(path, size)
     return this.#skills.lock.run(async () => {
       const em = this.#skills.db.em()
-      const row = await em.findOne(SkillDraftEntity, { id: draftId })
-      if (!row || row.ownerId !== ownerOf(actor) || this.#expired(row)) throw SkillErrors.draftNotFound(`You have no draft ${draftId}`)
+      const row = await this.#own(draftId, actor, em)
       this.#unpublished(row)
       const others = row.files.filter((f) => pathKey(f.path) !== pathKey(path))
       checkManifest(row.markdownSize, [...others, { path, size }])
@@ -187,8 +188,7 @@ export class DraftService {
     const path = normalizePath(rawPath)
     return this.#skills.lock.run(async () => {
       const em = this.#skills.db.em()
-      const row = await em.findOne(SkillDraftEntity, { id: draftId })
-      if (!row || row.ownerId !== ownerOf(actor) || this.#expired(row)) throw SkillErrors.draftNotFound(`You have no draft ${draftId}`)
+      const row = await this.#own(draftId, actor, em)
       this.#unpublished(row)
       const kept = row.files.filter((f) => pathKey(f.path) !== pathKey(path))
       if (kept.length === row.files.length) throw SkillErrors.fileNotFound(`Draft ${draftId} has no file ${JSON.stringify(path)}`)
