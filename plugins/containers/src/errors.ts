@@ -8,6 +8,7 @@ export const ContainerErrors = {
   networkNotFound: defineError('HOSTD_CONTAINERS_NETWORK_NOT_FOUND', 404, 'No such network'),
   iconNotFound: defineError('HOSTD_CONTAINERS_ICON_NOT_FOUND', 404, 'This container has no icon'),
   invalidSpec: defineError('HOSTD_CONTAINERS_SPEC_INVALID', 400, 'Invalid run spec'),
+  invalidImageReference: defineError('HOSTD_CONTAINERS_IMAGE_REFERENCE_INVALID', 400, 'Not an image reference'),
   invalidIcon: defineError('HOSTD_CONTAINERS_ICON_INVALID', 400, 'Send a PNG, JPEG or SVG icon'),
   iconTooLarge: defineError('HOSTD_CONTAINERS_ICON_TOO_LARGE', 413, 'The icon is too large'),
   needsAdmin: defineError('HOSTD_CONTAINERS_SPEC_NEEDS_ADMIN', 403, 'This run spec reaches the host: it needs the admin role'),

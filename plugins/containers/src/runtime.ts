@@ -9,7 +9,8 @@ import { UpdateChecker } from './update-check.ts'
 import { ContainerService } from './containers.ts'
 import { IconStore } from './icons.ts'
 import { normalizeSpec, type RunSpec } from './runspec.ts'
-import { authorizeSpec } from './policy.ts'
+import { authorizeSpec, namedVolumeSources, type EngineTraits } from './policy.ts'
+import { inspectVolumes } from './volumes.ts'
 import { createAndStart, type CreateHooks } from './create.ts'
 
 export interface PluginDeps {
@@ -60,13 +61,19 @@ export class Runtime {
    */
   async runSpec(input: RunSpec, role: Role, actor: AuditActor, hooks: CreateHooks = {}): Promise<{ id: string; name: string }> {
     const spec = normalizeSpec(input)
-    // Role rules first, so a refused spec is refused whether or not an engine answers; the Docker Desktop rule
-    // needs to know the engine, so it is checked again once the engine is found.
+    // Role rules first, so a refused spec is refused whether or not an engine answers; the rules that need the
+    // engine (Docker Desktop, named volumes as the engine has them) are checked again once it is found.
     await authorizeSpec(spec, role)
     const found = await this.engine.info()
-    if (/docker desktop/i.test(found.operatingSystem)) await authorizeSpec(spec, role, { desktop: true })
+    const traits = async (): Promise<EngineTraits> => ({
+      desktop: /docker desktop/i.test(found.operatingSystem),
+      volumes: await inspectVolumes(found.docker, namedVolumeSources(spec)),
+    })
+    await authorizeSpec(spec, role, await traits())
     return this.audited('container.create', spec.name ?? spec.image, actor, async () => {
-      const { id, pulled } = await createAndStart(found.docker, spec, hooks)
+      // Checked once more on the created container, before it starts: it now holds its volumes (the engine
+      // refuses to remove a volume in use), so one created with host options after the first check is seen here.
+      const { id, pulled } = await createAndStart(found.docker, spec, hooks, async () => authorizeSpec(spec, role, await traits()))
       if (pulled) await this.audit.record({ action: 'image.pull', target: spec.image, result: 'success', detail: { for: 'container.create' } }, actor)
       const info = await this.containers.inspect(id)
       await this.containers.imagesChanged()

@@ -5,6 +5,7 @@
  * the list only reads the cache, so it never waits for a registry.
  */
 import type { Engine } from './engine.ts'
+import { fullName } from './image-reference.ts'
 
 const CONCURRENCY = 2
 
@@ -21,12 +22,6 @@ export function repositoryOf(ref: string): string {
   return colon > slash ? noDigest.slice(0, colon) : noDigest
 }
 
-function normalizeRepo(repo: string): string {
-  const first = repo.split('/')[0]!
-  const hasRegistry = repo.includes('/') && (first.includes('.') || first.includes(':') || first === 'localhost')
-  if (hasRegistry) return repo
-  return repo.includes('/') ? `docker.io/${repo}` : `docker.io/library/${repo}`
-}
 
 export class UpdateChecker {
   readonly #engine: Engine
@@ -58,8 +53,8 @@ export class UpdateChecker {
   available(ref: string, repoDigests: string[]): boolean {
     const digest = this.#cache.get(ref)?.digest
     if (!digest || repoDigests.length === 0) return false
-    const repo = normalizeRepo(repositoryOf(ref))
-    const local = repoDigests.filter((d) => normalizeRepo(d.split('@')[0]!) === repo).map((d) => d.split('@')[1])
+    const repo = fullName(repositoryOf(ref))
+    const local = repoDigests.filter((d) => fullName(d.split('@')[0]!) === repo).map((d) => d.split('@')[1])
     return local.length > 0 && !local.includes(digest)
   }
 
