@@ -31,7 +31,7 @@ const REFERENCE = new RegExp(`^(${name})(?::(${tag}))?(?:@(${digest}))?$`)
 export const NAME_MAX = 255
 /** Name, tag and the longest digest with their separators: 255 + 1 + 128 + 1 + 135. */
 export const REFERENCE_MAX = 520
-const DIGEST_HEX: Record<string, number> = { sha256: 64, sha384: 96, sha512: 128 }
+const DIGEST_HEX = new Map([['sha256', 64], ['sha384', 96], ['sha512', 128]])
 
 export const ImageReferenceSchema = Type.String({
   minLength: 1,
@@ -68,11 +68,19 @@ export function parseImageReference(value: string, field = 'image'): ImageRefere
   if (repo!.length > NAME_MAX) refuse(field, value, `the name is longer than ${NAME_MAX} characters`)
   if (digestPart) {
     const [algorithm, hex] = digestPart.split(':') as [string, string]
-    const want = DIGEST_HEX[algorithm]
+    const want = DIGEST_HEX.get(algorithm)
     if (!want) refuse(field, value, `the digest algorithm "${algorithm}" is not supported (sha256, sha384, sha512)`)
     if (hex.length !== want || !/^[a-f0-9]+$/.test(hex)) refuse(field, value, `a ${algorithm} digest is ${want} lowercase hex digits`)
   }
   return { name: repo!, tag: tagPart ?? null, digest: digestPart ?? null }
+}
+
+/** The repository part of a reference: `127.0.0.1:5000/test/app:1` -> `127.0.0.1:5000/test/app`. */
+export function repositoryOf(ref: string): string {
+  const noDigest = ref.split('@')[0]!
+  const slash = noDigest.lastIndexOf('/')
+  const colon = noDigest.lastIndexOf(':')
+  return colon > slash ? noDigest.slice(0, colon) : noDigest
 }
 
 /**

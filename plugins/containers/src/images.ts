@@ -6,7 +6,7 @@
 import type { Engine } from './engine.ts'
 import { ContainerErrors, engineError, engineMessage } from './errors.ts'
 import { pullImage, type PullProgress } from './create.ts'
-import { canonicalReference, parseImageReference } from './image-reference.ts'
+import { canonicalReference, parseImageReference, repositoryOf } from './image-reference.ts'
 
 export async function listImages(engine: Engine) {
   const status = await engine.status()
@@ -59,7 +59,6 @@ export function referencesLeft(reference: string, image: { RepoTags?: string[]; 
       return r
     }
   }
-  const repositoryOf = (r: string) => r.replace(/@.*$/, '').replace(/:[^:/]*$/, '')
   const tags = (image.RepoTags ?? []).filter((t) => t !== '<none>:<none>').map(canonical)
   const digests = (image.RepoDigests ?? []).filter((d) => d !== '<none>@<none>').map(canonical)
   const removed = canonicalReference(reference)

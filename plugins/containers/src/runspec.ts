@@ -244,10 +244,11 @@ function parseDevice(value: string): { host: string; container: string; permissi
 }
 
 /** --mount keys hostd translates exactly (lower case, as the docker CLI reads them); any other key is a 400. */
-const MOUNT_KEYS: Record<string, 'type' | 'source' | 'target' | 'readonly'> = {
-  type: 'type', source: 'source', src: 'source', target: 'target', destination: 'target', dst: 'target', readonly: 'readonly', ro: 'readonly',
-}
-const BOOLEAN: Record<string, boolean> = { '1': true, t: true, T: true, true: true, TRUE: true, True: true, '0': false, f: false, F: false, false: false, FALSE: false, False: false }
+const MOUNT_KEYS = new Map<string, 'type' | 'source' | 'target' | 'readonly'>([
+  ['type', 'type'], ['source', 'source'], ['src', 'source'], ['target', 'target'], ['destination', 'target'], ['dst', 'target'], ['readonly', 'readonly'], ['ro', 'readonly'],
+])
+/** The values Go's strconv.ParseBool takes, as docker reads `readonly=`. */
+const BOOLEAN = new Map<string, boolean>([...['1', 't', 'T', 'true', 'TRUE', 'True'].map((v) => [v, true] as const), ...['0', 'f', 'F', 'false', 'FALSE', 'False'].map((v) => [v, false] as const)])
 
 function parseMountFlag(value: string): MountBinding {
   if (value.includes('"')) throw ContainerErrors.invalidSpec(`--mount "${value}": quoted fields are not supported`)
@@ -255,7 +256,7 @@ function parseMountFlag(value: string): MountBinding {
   for (const part of value.split(',')) {
     const eq = part.indexOf('=')
     const given = eq < 0 ? part : part.slice(0, eq)
-    const key = MOUNT_KEYS[given.toLowerCase()]
+    const key = MOUNT_KEYS.get(given.toLowerCase())
     if (!key) {
       throw ContainerErrors.invalidSpec(`--mount "${value}": "${given}" is not supported (type, source, target, readonly); to mount a volume with driver options, create the volume first and mount it by name`)
     }
@@ -266,7 +267,7 @@ function parseMountFlag(value: string): MountBinding {
   const type = (fields.type ?? 'volume') as MountBinding['type']
   if (!['bind', 'volume', 'tmpfs'].includes(type)) throw ContainerErrors.invalidSpec(`mount type "${type}" is not supported`)
   if (!fields.target) throw ContainerErrors.invalidSpec(`mount "${value}" has no target`)
-  const readOnly = fields.readonly === undefined ? false : BOOLEAN[fields.readonly]
+  const readOnly = fields.readonly === undefined ? false : BOOLEAN.get(fields.readonly)
   if (readOnly === undefined) throw ContainerErrors.invalidSpec(`--mount "${value}": readonly is true or false, not "${fields.readonly}"`)
   return { type, source: fields.source ?? '', target: fields.target, readOnly }
 }

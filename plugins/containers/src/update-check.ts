@@ -5,7 +5,7 @@
  * the list only reads the cache, so it never waits for a registry.
  */
 import type { Engine } from './engine.ts'
-import { fullName } from './image-reference.ts'
+import { fullName, repositoryOf } from './image-reference.ts'
 
 const CONCURRENCY = 2
 
@@ -13,15 +13,6 @@ interface Entry {
   digest: string | null
   checkedAt: number
 }
-
-/** Repository part of a reference: `127.0.0.1:5000/test/app:1` -> `127.0.0.1:5000/test/app`. */
-export function repositoryOf(ref: string): string {
-  const noDigest = ref.split('@')[0]!
-  const slash = noDigest.lastIndexOf('/')
-  const colon = noDigest.lastIndexOf(':')
-  return colon > slash ? noDigest.slice(0, colon) : noDigest
-}
-
 
 export class UpdateChecker {
   readonly #engine: Engine

@@ -9,7 +9,7 @@ import type { ServerResponse } from 'node:http'
 import { Transform, type Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { StorageErrors } from './errors.ts'
-import { checkName, type Resolved } from './paths.ts'
+import { checkName, pathError, type Resolved } from './paths.ts'
 
 export const LIST_MAX_ENTRIES = 10_000
 
@@ -181,7 +181,7 @@ export async function upload(dir: Resolved, name: string, body: Readable, opts: 
   if (existing && !opts.overwrite) throw exists()
   if (existing?.isDirectory()) throw StorageErrors.fileExists(`${name} is a directory`)
   const temp = `${dir.proc}/.${name.slice(0, 200)}.upload-${randomBytes(6).toString('hex')}`
-  const handle = await open(temp, CREATE_NEW, 0o644)
+  const handle = await open(temp, CREATE_NEW, 0o644).catch((err: unknown) => Promise.reject(pathError(err, dir.relative)))
   let placed = false
   try {
     await handle.chmod(0o644) // independent of the daemon's umask

@@ -114,7 +114,7 @@ export async function pin(path: string, allowed: (real: string) => void | Promis
  * Opens `path` in `root` (symlinks followed) and checks the opened object: 403 if it is not the root's real path
  * or below it. Everything after works on the returned descriptor, never on the path again. The caller closes it.
  */
-export async function resolveInRoot(root: FileRoot, path: string): Promise<Resolved> {
+async function resolveInRoot(root: FileRoot, path: string): Promise<Resolved> {
   const segments = segmentsOf(path)
   let rootReal: string
   try {
