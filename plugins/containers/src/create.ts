@@ -125,7 +125,7 @@ export interface CreateHooks {
  * Pull if missing, create, `verify` (if given), start. Returns the new container's id. A container that fails the
  * check or fails to start is removed.
  */
-export async function createAndStart(docker: Docker, spec: NormalizedSpec, hooks: CreateHooks = {}, verify?: () => Promise<unknown>): Promise<{ id: string; pulled: boolean }> {
+export async function createAndStart(docker: Docker, spec: NormalizedSpec, hooks: CreateHooks = {}, verify?: (created: Docker.Container) => Promise<unknown>): Promise<{ id: string; pulled: boolean }> {
   let pulled = false
   if (!(await imageExists(docker, spec.image))) {
     hooks.onPullStart?.(spec.image)
@@ -140,7 +140,7 @@ export async function createAndStart(docker: Docker, spec: NormalizedSpec, hooks
   }
   if (verify) {
     try {
-      await verify()
+      await verify(container)
     } catch (err) {
       await container.remove({ force: true }).catch(() => undefined)
       throw err

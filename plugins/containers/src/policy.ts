@@ -4,7 +4,8 @@
  *   1. operator by default;
  *   2. admin when the spec reaches the host: a host path in volumes, a named volume whose driver or options reach
  *      the host (checked on the volume as the engine has it), any mounts, devices, extraArgs, an escalating
- *      capability, a host namespace (network, pid, ipc, uts, userns, cgroupns), privileged, security options;
+ *      capability, a host namespace (network, pid, ipc, uts, userns, cgroupns; also the network of a container
+ *      that uses the host's), privileged, security options;
  *   3. the host root mounted in any form (`/`, `//`, `/.`, `/etc/..`, a symlink resolving to `/`) refused for all;
  *   4. on Docker Desktop (whose "host" is its VM) sharing a host namespace is refused for all.
  */
@@ -63,6 +64,11 @@ export interface EngineTraits {
    * a plain local volume). Without this map named volumes are not judged yet.
    */
   volumes?: ReadonlyMap<string, EngineVolume | null>
+  /**
+   * For `network: container:<name>`: whether the container it joins (followed through its own `container:`
+   * network, as the engine has it) uses the host's network namespace; undefined when not looked at yet.
+   */
+  networkPeerUsesHost?: boolean
 }
 
 /** Mount options that keep a tmpfs volume a tmpfs: its size, mode and owner. */
@@ -125,6 +131,10 @@ export async function requiredRole(spec: NormalizedSpec, engine: EngineTraits = 
   ]
   const shared = namespaces.filter(([, mode]) => HOST_NS(mode)).map(([ns]) => ns)
   for (const ns of shared) reasons.push(`host ${ns} namespace`)
+  if (engine.networkPeerUsesHost) {
+    shared.push('network')
+    reasons.push(`network ${spec.network} joins a container that uses the host network namespace`)
+  }
   if (spec.privileged) reasons.push('privileged')
   if (spec.securityOpt.length > 0) reasons.push('security options')
 

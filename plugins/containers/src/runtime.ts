@@ -9,8 +9,8 @@ import { UpdateChecker } from './update-check.ts'
 import { ContainerService } from './containers.ts'
 import { IconStore } from './icons.ts'
 import { normalizeSpec, type RunSpec } from './runspec.ts'
-import { authorizeSpec, namedVolumeSources, type EngineTraits } from './policy.ts'
-import { inspectVolumes } from './volumes.ts'
+import { authorizeSpec } from './policy.ts'
+import { engineTraits } from './policy-facts.ts'
 import { createAndStart, type CreateHooks } from './create.ts'
 
 export interface PluginDeps {
@@ -62,18 +62,17 @@ export class Runtime {
   async runSpec(input: RunSpec, role: Role, actor: AuditActor, hooks: CreateHooks = {}): Promise<{ id: string; name: string }> {
     const spec = normalizeSpec(input)
     // Role rules first, so a refused spec is refused whether or not an engine answers; the rules that need the
-    // engine (Docker Desktop, named volumes as the engine has them) are checked again once it is found.
+    // engine (Docker Desktop, named volumes and a joined container's network as the engine has them) are checked
+    // again once it is found, before anything is pulled or created.
     await authorizeSpec(spec, role)
     const found = await this.engine.info()
-    const traits = async (): Promise<EngineTraits> => ({
-      desktop: /docker desktop/i.test(found.operatingSystem),
-      volumes: await inspectVolumes(found.docker, namedVolumeSources(spec)),
-    })
-    await authorizeSpec(spec, role, await traits())
+    await authorizeSpec(spec, role, await engineTraits(found.docker, found.operatingSystem, spec))
     return this.audited('container.create', spec.name ?? spec.image, actor, async () => {
       // Checked once more on the created container, before it starts: it now holds its volumes (the engine
-      // refuses to remove a volume in use), so one created with host options after the first check is seen here.
-      const { id, pulled } = await createAndStart(found.docker, spec, hooks, async () => authorizeSpec(spec, role, await traits()))
+      // refuses to remove a volume in use) and names the container it joins by id, so a volume or container
+      // replaced between the first check and the create is seen here.
+      const { id, pulled } = await createAndStart(found.docker, spec, hooks, async (created) =>
+        authorizeSpec(spec, role, await engineTraits(found.docker, found.operatingSystem, spec, await created.inspect())))
       if (pulled) await this.audit.record({ action: 'image.pull', target: spec.image, result: 'success', detail: { for: 'container.create' } }, actor)
       const info = await this.containers.inspect(id)
       await this.containers.imagesChanged()

@@ -2,11 +2,8 @@
  * The `containers.volumes` service other plugins read (the storage overview lists container volumes through it).
  * A plugin cannot import this file; it makes its own token with the same id.
  */
-import type Docker from 'dockerode'
 import { createServiceToken } from '@hostd/sdk'
 import type { Engine } from './engine.ts'
-import { engineError } from './errors.ts'
-import type { EngineVolume } from './policy.ts'
 
 export interface ContainerVolume {
   name: string
@@ -37,19 +34,4 @@ export async function listVolumes(engine: Engine): Promise<ContainerVolume[]> {
     }
   }
   return (volumes.Volumes ?? []).map((v) => ({ name: v.Name, driver: v.Driver, mountpoint: v.Mountpoint, usedBy: usedBy.get(v.Name) ?? [] }))
-}
-
-/** Named volumes as the engine has them now, for the role rules; null for a name the engine does not know. */
-export async function inspectVolumes(docker: Docker, names: string[]): Promise<Map<string, EngineVolume | null>> {
-  const out = new Map<string, EngineVolume | null>()
-  for (const name of names) {
-    try {
-      const v = await docker.getVolume(name).inspect()
-      out.set(name, { name: v.Name, driver: v.Driver, options: (v.Options as Record<string, string> | null) ?? {} })
-    } catch (err) {
-      if ((err as { statusCode?: number }).statusCode !== 404) throw engineError(err)
-      out.set(name, null)
-    }
-  }
-  return out
 }

@@ -110,6 +110,13 @@ describe('role rules', () => {
     expect(verdict).toEqual({ role: 'admin', reasons: ['volume v reaches the host (local driver with type=none, o=bind, device=/srv)'] })
   })
 
+  it('treats joining a container that uses the host network as the host network', async () => {
+    const spec = normalizeSpec({ image: 'x', network: 'container:vpn' })
+    expect((await requiredRole(spec, { desktop: false, networkPeerUsesHost: false })).role).toBe('operator')
+    expect(await requiredRole(spec, { desktop: false, networkPeerUsesHost: true })).toEqual({ role: 'admin', reasons: ['network container:vpn joins a container that uses the host network namespace'] })
+    await expect(requiredRole(spec, { desktop: true, networkPeerUsesHost: true })).rejects.toMatchObject({ code: 'HOSTD_CONTAINERS_HOST_NAMESPACE_REFUSED' })
+  })
+
   it('refuses host namespaces on Docker Desktop for every role', async () => {
     await expect(requiredRole(normalizeSpec({ image: 'x', network: 'host' }), { desktop: true })).rejects.toMatchObject({ code: 'HOSTD_CONTAINERS_HOST_NAMESPACE_REFUSED', statusCode: 403 })
     expect((await requiredRole(normalizeSpec({ image: 'x', network: 'host' }), { desktop: false })).role).toBe('admin')

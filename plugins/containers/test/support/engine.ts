@@ -222,18 +222,25 @@ export interface EngineProxy {
   stop(): Promise<void>
 }
 
+type ProxyHook = (method: string, path: string) => Promise<void>
+
 /**
  * A unix-socket proxy in front of a test engine that runs `before(method, path)` and waits for it before it
- * forwards each request. It places another local client's change (say, a volume created with host options) at
- * an exact point between two of hostd's engine calls, so a race window is tested every time, not by chance.
+ * forwards each request, and `after` once the engine answered, before the answer is passed on. It places another
+ * local client's change (say, a volume created with host options) at an exact point between two of hostd's engine
+ * calls, so a race window is tested every time, not by chance.
  */
-export async function startEngineProxy(engine: TestEngine, before: (method: string, path: string) => Promise<void>): Promise<EngineProxy> {
+export async function startEngineProxy(engine: TestEngine, before: ProxyHook, after: ProxyHook = async () => undefined): Promise<EngineProxy> {
   const socket = join(engine.dir, `proxy-${randomBytes(3).toString('hex')}.sock`)
   const server = createHttpServer((req, res) => {
-    void before(req.method ?? 'GET', req.url ?? '/').then(() => {
-      const upstream = request({ socketPath: engine.socket, method: req.method, path: req.url, headers: req.headers }, (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers)
-        answer.pipe(res)
+    const method = req.method ?? 'GET'
+    const path = req.url ?? '/'
+    void before(method, path).then(() => {
+      const upstream = request({ socketPath: engine.socket, method, path, headers: req.headers }, (answer) => {
+        void after(method, path).then(() => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers)
+          answer.pipe(res)
+        }, () => res.destroy())
       })
       upstream.on('error', () => res.destroy())
       req.pipe(upstream)

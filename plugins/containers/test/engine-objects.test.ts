@@ -1,9 +1,10 @@
 /**
- * What reaches the engine, against a real dockerd and over real HTTP: named volumes whose driver or options reach
- * the host need admin on every creating path (REST, install socket, the `hostd.containers` service), also when
- * such a volume appears between the check and the create; image references follow the reference grammar (400,
- * never an engine failure); other spec strings with a NUL or a lone surrogate are 400; deleting one of several
- * references of an image in use untags it, deleting its last reference or its id is 409.
+ * Objects the engine holds, against a real dockerd and over real HTTP: named volumes whose driver or options reach
+ * the host, and containers that use the host network, need admin when a spec uses them, on every creating path
+ * (REST, install socket, the `hostd.containers` service), also when such an object appears between the check and
+ * the create; image references follow the reference grammar (400, never an engine failure); other spec strings
+ * with a NUL or a lone surrogate are 400; deleting one of several references of an image in use untags it,
+ * deleting its last reference or its id is 409.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
@@ -33,7 +34,7 @@ const consumer = definePlugin({
   },
 })
 
-describe('named volumes, image references and image deletion against a real engine', () => {
+describe('named volumes, joined containers, image references and image deletion against a real engine', () => {
   let engine: TestEngine
   let t: TestKernel
   let operator: string
@@ -63,6 +64,30 @@ describe('named volumes, image references and image deletion against a real engi
     expect(res.status, res.body).toBe(201)
   }
   const bindOptions = () => ({ type: 'none', o: 'bind', device: hostDir })
+
+  /**
+   * POSTs `spec` as an operator to a kernel whose engine connection passes through a proxy that runs `race`
+   * right before it forwards the create of container `name` (and `raceBack` right after the engine created it):
+   * another client's change lands in the window between hostd's first check and its create, every time.
+   */
+  async function createWhileRacing(name: string, race: () => Promise<void>, spec: Record<string, unknown>, raceBack?: () => Promise<void>) {
+    let proxy: EngineProxy | null = null
+    let raced: TestKernel | null = null
+    const isCreate = (method: string, path: string) => method === 'POST' && path.includes('/containers/create') && path.includes(`name=${name}`)
+    try {
+      proxy = await startEngineProxy(engine, async (method, path) => {
+        if (isCreate(method, path)) await race()
+      }, async (method, path) => {
+        if (isCreate(method, path)) await raceBack?.()
+      })
+      raced = await kernelFor(proxy.host, {}, { overNetwork: true })
+      const token = (await raced.login('operator')).token
+      return await raced.inject({ method: 'POST', url: '/api/containers', as: { token }, payload: spec as never })
+    } finally {
+      await raced?.close()
+      await proxy?.stop()
+    }
+  }
 
   describe('a named volume that reaches the host needs admin', () => {
     it('refuses a volume bound to a host folder in every form, on every creating path, for an operator', async () => {
@@ -118,25 +143,15 @@ describe('named volumes, image references and image deletion against a real engi
     it('catches a host-reaching volume created between the check and the create, before the container starts', async () => {
       // Another local client of the engine creates the volume with bind options exactly when hostd creates the
       // container, after hostd's first look found no such volume.
-      let proxy: EngineProxy | null = null
-      let raced: TestKernel | null = null
       const racing = `window${Date.now()}`
-      try {
-        proxy = await startEngineProxy(engine, async (method, path) => {
-          if (method === 'POST' && path.includes('/containers/create') && path.includes(`name=${racing}`)) await createVolume(racing, bindOptions())
-        })
-        raced = await kernelFor(proxy.host, {}, { overNetwork: true })
-        const token = (await raced.login('operator')).token
-        const before = await names()
-        const res = await raced.inject({ method: 'POST', url: '/api/containers', as: { token }, payload: { image: IMAGE, name: racing, command: ['sh', '-c', 'echo raced > /h/raced; sleep 60'], volumes: [`${racing}:/h`] } })
-        expect(res.statusCode, res.body).toBe(403)
-        expect(res.json()).toMatchObject({ error: 'HOSTD_CONTAINERS_SPEC_NEEDS_ADMIN', message: expect.stringContaining(`volume ${racing} reaches the host`) })
-        expect(await names()).toEqual(before)
-        expect((await readdir(hostDir)).sort()).toEqual(['secret'])
-      } finally {
-        await raced?.close()
-        await proxy?.stop()
-      }
+      const before = await names()
+      const res = await createWhileRacing(racing, () => createVolume(racing, bindOptions()), {
+        image: IMAGE, name: racing, command: ['sh', '-c', 'echo raced > /h/raced; sleep 60'], volumes: [`${racing}:/h`],
+      })
+      expect(res.statusCode, res.body).toBe(403)
+      expect(res.json()).toMatchObject({ error: 'HOSTD_CONTAINERS_SPEC_NEEDS_ADMIN', message: expect.stringContaining(`volume ${racing} reaches the host`) })
+      expect(await names()).toEqual(before)
+      expect((await readdir(hostDir)).sort()).toEqual(['secret'])
     })
 
     it('relies on the engine keeping a volume while a created container holds it', async () => {
@@ -145,6 +160,62 @@ describe('named volumes, image references and image deletion against a real engi
       const removal = await engine.api('DELETE', '/volumes/held?force=1')
       expect(removal.status, removal.body).toBe(409)
       await engine.api('DELETE', '/containers/holder?force=1')
+    })
+  })
+
+  describe('joining a container that uses the host network needs admin', () => {
+    const runPeer = async (name: string, networkMode?: string) => {
+      const created = await engine.api('POST', `/containers/create?name=${name}`, { Image: IMAGE, Cmd: ['sleep', '300'], HostConfig: networkMode ? { NetworkMode: networkMode } : {} })
+      expect(created.status, created.body).toBe(201)
+      expect((await engine.api('POST', `/containers/${name}/start`)).status).toBe(204)
+    }
+
+    it('refuses network container:<a host-network container> to an operator, allows a plain one and allows an admin', async () => {
+      await runPeer('hostnet', 'host')
+      await runPeer('plainpeer')
+      const before = await names()
+      for (const url of ['/api/containers', '/api/volume-consumer/run']) {
+        const res = await post(url, { image: IMAGE, command: ['sleep', '60'], network: 'container:hostnet' }, operator)
+        expect(res.statusCode, res.body).toBe(403)
+        expect(res.json()).toMatchObject({ error: 'HOSTD_CONTAINERS_SPEC_NEEDS_ADMIN', message: expect.stringContaining('joins a container that uses the host network') })
+      }
+      const socket = openSocket(t, '/api/containers/install', operator, { image: IMAGE, command: ['sleep', '60'], network: 'container:hostnet' })
+      expect((await socket.closed).code).toBe(4403)
+      expect(await names()).toEqual(before)
+      const plain = await post('/api/containers', { image: IMAGE, name: 'joins-plain', command: ['sleep', '60'], network: 'container:plainpeer' }, operator)
+      expect(plain.statusCode, plain.body).toBe(201)
+      const byAdmin = await post('/api/containers', { image: IMAGE, name: 'joins-host', command: ['sleep', '60'], network: 'container:hostnet' }, admin)
+      expect(byAdmin.statusCode, byAdmin.body).toBe(201)
+      for (const name of ['joins-plain', 'joins-host', 'plainpeer']) await engine.api('DELETE', `/containers/${name}?force=1`)
+    })
+
+    it('catches the joined container replaced by a host-network one between the check and the create', async () => {
+      await runPeer('peerswap')
+      const racing = `joiner${Date.now()}`
+      const res = await createWhileRacing(racing, async () => {
+        await engine.api('DELETE', '/containers/peerswap?force=1')
+        await runPeer('peerswap', 'host')
+      }, { image: IMAGE, name: racing, command: ['sleep', '60'], network: 'container:peerswap' })
+      expect(res.statusCode, res.body).toBe(403)
+      expect(res.json().message).toContain('joins a container that uses the host network')
+      expect(await names()).not.toContain(racing)
+      await engine.api('DELETE', '/containers/peerswap?force=1')
+    })
+
+    it('judges the container the engine joined, not whatever holds the name after the create', async () => {
+      // The name points at a host-network container while the engine resolves it, and back at a plain one after.
+      await runPeer('peername')
+      const racing = `joiner2${Date.now()}`
+      const res = await createWhileRacing(racing, async () => {
+        expect((await engine.api('POST', '/containers/peername/rename?name=peername-plain')).status).toBe(204)
+        await runPeer('peername', 'host')
+      }, { image: IMAGE, name: racing, command: ['sleep', '60'], network: 'container:peername' }, async () => {
+        expect((await engine.api('POST', '/containers/peername/rename?name=peername-host')).status).toBe(204)
+        expect((await engine.api('POST', '/containers/peername-plain/rename?name=peername')).status).toBe(204)
+      })
+      expect(res.statusCode, res.body).toBe(403)
+      expect(await names()).not.toContain(racing)
+      for (const name of ['peername', 'peername-host', 'hostnet']) await engine.api('DELETE', `/containers/${name}?force=1`)
     })
   })
 
