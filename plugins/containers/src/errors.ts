@@ -1,4 +1,5 @@
-import { defineError, HostdError } from '@hostd/sdk'
+import { defineError, HostdError, type TSchema } from '@hostd/sdk'
+import { Value } from '@sinclair/typebox/value'
 
 /** Every error code this plugin answers with (listed in the README). */
 export const ContainerErrors = {
@@ -49,4 +50,13 @@ export function engineMessage(err: unknown): string {
 export function isConnectionError(err: unknown): boolean {
   const code = (err as { code?: string })?.code
   return code === 'ECONNREFUSED' || code === 'ENOENT' || code === 'ECONNRESET' || code === 'EPIPE' || code === 'ETIMEDOUT'
+}
+
+/** `value` checked against `schema` where no route schema did it (socket messages, service calls): 400 otherwise. */
+export function checkedBySchema<T>(schema: TSchema, value: unknown): T {
+  if (!Value.Check(schema, value)) {
+    const first = [...Value.Errors(schema, value)][0]
+    throw ContainerErrors.invalidSpec(`${first?.path || '/'} ${first?.message ?? 'is invalid'}`.trim())
+  }
+  return value as T
 }

@@ -313,6 +313,13 @@ describe('named volumes, joined containers, image references and image deletion 
       }
     })
 
+    it('checks a spec from another plugin against the RunSpec schema too (400, never a 500)', async () => {
+      for (const spec of [{ image: 42 }, { image: IMAGE, volumes: 'data:/d' }, { image: IMAGE, bogus: 1 }, null]) {
+        const res = await post('/api/volume-consumer/run', spec, operator)
+        expect(res.statusCode, `${JSON.stringify(spec)}: ${res.body}`).toBe(400)
+      }
+    })
+
     it('refuses a NUL or a lone surrogate in any other spec string with a 400 naming the field', async () => {
       const before = await names()
       const bad: [Record<string, unknown>, string][] = [
