@@ -40,7 +40,7 @@ export function createOptions(spec: NormalizedSpec): ContainerCreateOptions {
     HostConfig: {
       ...(spec.cgroupnsMode ? { CgroupnsMode: spec.cgroupnsMode } : {}),
       PortBindings: bindings,
-      Binds: spec.volumes.map((v) => `${v.source}:${v.target}${v.readOnly ? ':ro' : ''}`),
+      Binds: spec.volumes.map((v) => [v.source, v.target, ...(v.options.length ? [v.options.join(',')] : [])].join(':')),
       Mounts: spec.mounts.map((m) => ({ Type: m.type, Source: m.source || undefined, Target: m.target, ReadOnly: m.readOnly })) as never,
       Tmpfs: spec.tmpfs,
       Devices: spec.devices.map((d) => ({ PathOnHost: d.host, PathInContainer: d.container, CgroupPermissions: d.permissions })),
@@ -121,8 +121,11 @@ export interface CreateHooks {
   onCreated?: (id: string) => void
 }
 
-/** Pull if missing, create, start. Returns the new container's id. A container that fails to start is removed. */
-export async function createAndStart(docker: Docker, spec: NormalizedSpec, hooks: CreateHooks = {}): Promise<{ id: string; pulled: boolean }> {
+/**
+ * Pull if missing, create, `verify` (if given), start. Returns the new container's id. A container that fails the
+ * check or fails to start is removed.
+ */
+export async function createAndStart(docker: Docker, spec: NormalizedSpec, hooks: CreateHooks = {}, verify?: (created: Docker.Container) => Promise<unknown>): Promise<{ id: string; pulled: boolean }> {
   let pulled = false
   if (!(await imageExists(docker, spec.image))) {
     hooks.onPullStart?.(spec.image)
@@ -134,6 +137,14 @@ export async function createAndStart(docker: Docker, spec: NormalizedSpec, hooks
     container = await docker.createContainer(createOptions(spec))
   } catch (err) {
     throw engineError(err, ContainerErrors.imageNotFound)
+  }
+  if (verify) {
+    try {
+      await verify(container)
+    } catch (err) {
+      await container.remove({ force: true }).catch(() => undefined)
+      throw err
+    }
   }
   hooks.onCreated?.(container.id)
   try {

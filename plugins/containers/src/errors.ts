@@ -1,4 +1,5 @@
-import { defineError, HostdError } from '@hostd/sdk'
+import { defineError, HostdError, type TSchema } from '@hostd/sdk'
+import { Value } from '@sinclair/typebox/value'
 
 /** Every error code this plugin answers with (listed in the README). */
 export const ContainerErrors = {
@@ -8,6 +9,7 @@ export const ContainerErrors = {
   networkNotFound: defineError('HOSTD_CONTAINERS_NETWORK_NOT_FOUND', 404, 'No such network'),
   iconNotFound: defineError('HOSTD_CONTAINERS_ICON_NOT_FOUND', 404, 'This container has no icon'),
   invalidSpec: defineError('HOSTD_CONTAINERS_SPEC_INVALID', 400, 'Invalid run spec'),
+  invalidImageReference: defineError('HOSTD_CONTAINERS_IMAGE_REFERENCE_INVALID', 400, 'Not an image reference'),
   invalidIcon: defineError('HOSTD_CONTAINERS_ICON_INVALID', 400, 'Send a PNG, JPEG or SVG icon'),
   iconTooLarge: defineError('HOSTD_CONTAINERS_ICON_TOO_LARGE', 413, 'The icon is too large'),
   needsAdmin: defineError('HOSTD_CONTAINERS_SPEC_NEEDS_ADMIN', 403, 'This run spec reaches the host: it needs the admin role'),
@@ -48,4 +50,13 @@ export function engineMessage(err: unknown): string {
 export function isConnectionError(err: unknown): boolean {
   const code = (err as { code?: string })?.code
   return code === 'ECONNREFUSED' || code === 'ENOENT' || code === 'ECONNRESET' || code === 'EPIPE' || code === 'ETIMEDOUT'
+}
+
+/** `value` checked against `schema` where no route schema did it (socket messages, service calls): 400 otherwise. */
+export function checkedBySchema<T>(schema: TSchema, value: unknown): T {
+  if (!Value.Check(schema, value)) {
+    const first = [...Value.Errors(schema, value)][0]
+    throw ContainerErrors.invalidSpec(`${first?.path || '/'} ${first?.message ?? 'is invalid'}`.trim())
+  }
+  return value as T
 }

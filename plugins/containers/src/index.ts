@@ -4,6 +4,8 @@
  */
 import { bind, definePlugin, tokens } from '@hostd/sdk'
 import { containersService } from './service-token.ts'
+import { checkedBySchema } from './errors.ts'
+import { RunSpecSchema, type RunSpec } from './runspec.ts'
 import { containerVolumesService, listVolumes } from './volumes.ts'
 import { Runtime, type PluginDeps } from './runtime.ts'
 import { containerRoutes } from './routes.ts'
@@ -27,7 +29,8 @@ export default definePlugin({
   // The catalog (and any plugin that depends on this one) creates containers through the same validated path.
   provides: (deps) => [
     bind(containersService, {
-      run: (spec, role, actor, hooks) => runtime(deps).runSpec(spec, role, actor, hooks),
+      // A calling plugin's spec has passed no route schema: checked here, as the REST route checks its body.
+      run: async (spec, role, actor, hooks) => runtime(deps).runSpec(checkedBySchema<RunSpec>(RunSpecSchema, spec), role, actor, hooks),
       engineStatus: () => runtime(deps).engine.status(),
     }),
     bind(containerVolumesService, { listVolumes: () => listVolumes(runtime(deps).engine) }),

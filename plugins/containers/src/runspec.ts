@@ -4,8 +4,10 @@
  * into Engine API options (create.ts). `extraArgs` are docker-run flags parsed by an allowlist into that same
  * spec: never handed to a shell or to the docker CLI.
  */
+import { isIP } from 'node:net'
 import { Type, type Static } from '@hostd/sdk'
 import { ContainerErrors } from './errors.ts'
+import { ImageReferenceSchema, parseImageReference } from './image-reference.ts'
 
 const Str = (max = 4096) => Type.String({ maxLength: max })
 const StrList = (max = 256) => Type.Array(Str(), { maxItems: max })
@@ -21,7 +23,7 @@ export const PortSpecSchema = Type.Union([
 ])
 
 export const VolumeSpecSchema = Type.Union([
-  Type.String({ maxLength: 4096, description: 'source:target[:ro|rw], like docker run -v; a source starting with / or . is a host path' }),
+  Type.String({ maxLength: 4096, description: 'source:target[:options], like docker run -v (options: ro, rw, z, Z, nocopy, a propagation or consistency mode, comma-separated); a source starting with / is a host path' }),
   Type.Object({
     source: Str(),
     target: Str(),
@@ -37,7 +39,7 @@ export const MountSpecSchema = Type.Object({
 }, { additionalProperties: false })
 
 export const RunSpecSchema = Type.Object({
-  image: Type.String({ minLength: 1, maxLength: 512 }),
+  image: ImageReferenceSchema,
   name: Type.Optional(Type.String({ pattern: '^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,127}$' })),
   command: Type.Optional(Type.Union([Str(16384), StrList(1024)], { description: 'a string split into words like a shell would (quotes, backslashes; no expansion), or an array' })),
   ports: Type.Optional(Type.Array(PortSpecSchema, { maxItems: 256 })),
@@ -68,7 +70,8 @@ export interface PortBinding {
 export interface VolumeBinding {
   source: string
   target: string
-  readOnly: boolean
+  /** The -v options exactly as given (ro, rw, z, Z, nocopy, propagation, consistency), passed on as they are. */
+  options: string[]
   /** A host path (starts with / or .) rather than a named volume. */
   hostPath: boolean
 }
@@ -187,53 +190,95 @@ export function parsePort(value: string | { hostAddress?: string; hostPort?: num
 
 const VOLUME_NAME = /^[a-zA-Z0-9][a-zA-Z0-9_.-]*$/
 
+/** The engine's -v options (volume/mounts_linux.go): access, SELinux label, copy, propagation and consistency modes. */
+const VOLUME_OPTIONS = new Set(['ro', 'rw', 'z', 'Z', 'nocopy', 'shared', 'rshared', 'slave', 'rslave', 'private', 'rprivate', 'consistent', 'cached', 'delegated'])
+
 export function parseVolume(value: string | { source: string; target: string; readOnly?: boolean }): VolumeBinding {
   let source: string
   let target: string
-  let readOnly = false
+  let options: string[] = []
   if (typeof value === 'string') {
     const parts = value.split(':')
-    if (parts.length < 2 || parts.length > 3) throw ContainerErrors.invalidSpec(`volume "${value}" is not source:target[:ro]`)
+    if (parts.length < 2 || parts.length > 3) throw ContainerErrors.invalidSpec(`volume "${value}" is not source:target[:options]`)
     source = parts[0]!
     target = parts[1]!
     if (parts[2] !== undefined) {
-      const opts = parts[2].split(',')
-      for (const opt of opts) {
-        if (opt === 'ro') readOnly = true
-        else if (!['rw', 'z', 'Z', 'rprivate', 'private', 'rslave', 'slave', 'nocopy'].includes(opt)) throw ContainerErrors.invalidSpec(`volume option "${opt}" is not supported`)
-      }
+      options = parts[2].split(',')
+      for (const opt of options) if (!VOLUME_OPTIONS.has(opt)) throw ContainerErrors.invalidSpec(`volume option "${opt}" is not supported (${[...VOLUME_OPTIONS].join(', ')})`)
     }
   } else {
     source = value.source
     target = value.target
-    readOnly = value.readOnly ?? false
+    if (value.readOnly) options = ['ro']
+    // The engine reads a bind as source:target[:options]: a colon in either would change its meaning.
+    if (source.includes(':') || target.includes(':')) throw ContainerErrors.invalidSpec(`volume ${source} -> ${target}: a source or target may not hold ":"`)
   }
   if (!target.startsWith('/')) throw ContainerErrors.invalidSpec(`volume target "${target}" must be an absolute path`)
   const hostPath = source.startsWith('/') || source.startsWith('.') || source.startsWith('~')
   if (!hostPath && !VOLUME_NAME.test(source)) throw ContainerErrors.invalidSpec(`volume source "${source}" is neither a volume name nor a host path`)
   if (source.startsWith('.') || source.startsWith('~')) throw ContainerErrors.invalidSpec(`volume source "${source}": give host paths as absolute paths`)
-  return { source, target, readOnly, hostPath }
+  return { source, target, options, hostPath }
 }
 
+/** r, w and m, each at most once (the engine's device cgroup permissions). */
+const isDeviceMode = (mode: string) => /^[rwm]{1,3}$/.test(mode) && new Set(mode).size === mode.length
+
+/** host[:container][:permissions], read like docker run --device (a second part that is a mode is the mode). */
 function parseDevice(value: string): { host: string; container: string; permissions: string } {
-  const [host, container, permissions] = value.split(':')
-  if (!host?.startsWith('/')) throw ContainerErrors.invalidSpec(`device "${value}" must start with an absolute host path`)
-  return { host, container: container || host, permissions: permissions || 'rwm' }
+  const parts = value.split(':')
+  if (parts.length > 3) throw ContainerErrors.invalidSpec(`device "${value}" is not host[:container][:permissions]`)
+  const [host, second, third] = parts as [string, string | undefined, string | undefined]
+  if (!host.startsWith('/')) throw ContainerErrors.invalidSpec(`device "${value}" must start with an absolute host path`)
+  let container = host
+  let permissions = 'rwm'
+  if (third !== undefined) {
+    container = second!
+    permissions = third
+  } else if (second !== undefined) {
+    if (isDeviceMode(second)) permissions = second
+    else container = second
+  }
+  if (!container.startsWith('/')) throw ContainerErrors.invalidSpec(`device "${value}": the container path must be absolute`)
+  if (!isDeviceMode(permissions)) throw ContainerErrors.invalidSpec(`device "${value}": permissions are r, w and m (e.g. rwm)`)
+  return { host, container, permissions }
 }
+
+/** --mount keys hostd translates exactly (lower case, as the docker CLI reads them); any other key is a 400. */
+const MOUNT_KEYS = new Map<string, 'type' | 'source' | 'target' | 'readonly'>([
+  ['type', 'type'], ['source', 'source'], ['src', 'source'], ['target', 'target'], ['destination', 'target'], ['dst', 'target'], ['readonly', 'readonly'], ['ro', 'readonly'],
+])
+/** The values Go's strconv.ParseBool takes, as docker reads `readonly=`. */
+const BOOLEAN = new Map<string, boolean>([...['1', 't', 'T', 'true', 'TRUE', 'True'].map((v) => [v, true] as const), ...['0', 'f', 'F', 'false', 'FALSE', 'False'].map((v) => [v, false] as const)])
 
 function parseMountFlag(value: string): MountBinding {
-  const fields = new Map<string, string>()
+  if (value.includes('"')) throw ContainerErrors.invalidSpec(`--mount "${value}": quoted fields are not supported`)
+  const fields: Partial<Record<'type' | 'source' | 'target' | 'readonly', string>> = {}
   for (const part of value.split(',')) {
-    const [k, v] = part.split('=', 2)
-    fields.set(k!.trim(), v ?? 'true')
+    const eq = part.indexOf('=')
+    const given = eq < 0 ? part : part.slice(0, eq)
+    const key = MOUNT_KEYS.get(given.toLowerCase())
+    if (!key) {
+      throw ContainerErrors.invalidSpec(`--mount "${value}": "${given}" is not supported (type, source, target, readonly); to mount a volume with driver options, create the volume first and mount it by name`)
+    }
+    if (fields[key] !== undefined) throw ContainerErrors.invalidSpec(`--mount "${value}": ${key} is given twice`)
+    if (eq < 0 && key !== 'readonly') throw ContainerErrors.invalidSpec(`--mount "${value}": ${given} needs a value`)
+    fields[key] = eq < 0 ? 'true' : part.slice(eq + 1)
   }
-  const type = (fields.get('type') ?? 'volume') as MountBinding['type']
+  const type = (fields.type ?? 'volume') as MountBinding['type']
   if (!['bind', 'volume', 'tmpfs'].includes(type)) throw ContainerErrors.invalidSpec(`mount type "${type}" is not supported`)
-  const target = fields.get('target') ?? fields.get('destination') ?? fields.get('dst')
-  if (!target) throw ContainerErrors.invalidSpec(`mount "${value}" has no target`)
-  const source = fields.get('source') ?? fields.get('src') ?? ''
-  const ro = fields.get('readonly') ?? fields.get('ro')
-  return { type, source, target, readOnly: ro !== undefined && ro !== 'false' && ro !== '0' }
+  if (!fields.target) throw ContainerErrors.invalidSpec(`mount "${value}" has no target`)
+  const readOnly = fields.readonly === undefined ? false : BOOLEAN.get(fields.readonly)
+  if (readOnly === undefined) throw ContainerErrors.invalidSpec(`--mount "${value}": readonly is true or false, not "${fields.readonly}"`)
+  return { type, source: fields.source ?? '', target: fields.target, readOnly }
+}
+
+/** host:ip (or host-gateway), as docker run --add-host reads it. */
+function parseExtraHost(value: string): string {
+  const colon = value.indexOf(':')
+  const host = value.slice(0, colon)
+  const ip = value.slice(colon + 1)
+  if (colon < 1 || /\s/.test(host) || (ip !== 'host-gateway' && isIP(ip) === 0)) throw ContainerErrors.invalidSpec(`--add-host "${value}" is not host:ip`)
+  return value
 }
 
 export function parseTmpfs(list: string[] | undefined): Record<string, string> {
@@ -248,7 +293,14 @@ export function parseTmpfs(list: string[] | undefined): Record<string, string> {
 
 /** docker run flags hostd understands in extraArgs, with whether each takes a value. */
 const FLAGS: Record<string, { value: boolean; apply: (spec: NormalizedSpec, v: string) => void }> = {
-  '--env': { value: true, apply: (s, v) => s.env.push(v) },
+  '--env': {
+    value: true,
+    apply: (s, v) => {
+      // docker run -e NAME copies NAME from the client's environment; hostd has none to copy from.
+      if (!/^[^=]+=/.test(v)) throw ContainerErrors.invalidSpec(`extraArgs: --env "${v}" must be NAME=value`)
+      s.env.push(v)
+    },
+  },
   '--publish': { value: true, apply: (s, v) => s.ports.push(parsePort(v)) },
   '--volume': { value: true, apply: (s, v) => s.volumes.push(parseVolume(v)) },
   '--mount': { value: true, apply: (s, v) => s.mounts.push(parseMountFlag(v)) },
@@ -263,13 +315,27 @@ const FLAGS: Record<string, { value: boolean; apply: (spec: NormalizedSpec, v: s
   '--network': { value: true, apply: (s, v) => (s.network = v) },
   '--net': { value: true, apply: (s, v) => (s.network = v) },
   '--restart': { value: true, apply: (s, v) => (s.restartPolicy = v) },
-  '--label': { value: true, apply: (s, v) => { const [k, val] = v.split(/=(.*)/s); s.labels[k!] = val ?? '' } },
+  '--label': {
+    value: true,
+    apply: (s, v) => {
+      const [k, val] = v.split(/=(.*)/s)
+      if (!k) throw ContainerErrors.invalidSpec(`extraArgs: --label "${v}" has no name`)
+      s.labels[k] = val ?? ''
+    },
+  },
   '--hostname': { value: true, apply: (s, v) => (s.hostname = v) },
-  '--add-host': { value: true, apply: (s, v) => s.extraHosts.push(v) },
-  '--cpus': { value: true, apply: (s, v) => (s.cpus = Number(v)) },
+  '--add-host': { value: true, apply: (s, v) => s.extraHosts.push(parseExtraHost(v)) },
+  '--cpus': {
+    value: true,
+    apply: (s, v) => {
+      if (!/^[0-9]+(\.[0-9]+)?$/.test(v)) throw ContainerErrors.invalidSpec(`extraArgs: --cpus "${v}" is not a number such as 1.5`)
+      s.cpus = Number(v)
+    },
+  },
   '--memory': { value: true, apply: (s, v) => (s.memory = parseSize(v)) },
   '--shm-size': { value: true, apply: (s, v) => (s.shmSize = parseSize(v)) },
-  '--entrypoint': { value: true, apply: (s, v) => (s.entrypoint = shellSplit(v)) },
+  // docker run --entrypoint takes one word (the program), not a command line.
+  '--entrypoint': { value: true, apply: (s, v) => (s.entrypoint = [v]) },
   '--pid': { value: true, apply: (s, v) => (s.pidMode = v) },
   '--ipc': { value: true, apply: (s, v) => (s.ipcMode = v) },
   '--uts': { value: true, apply: (s, v) => (s.utsMode = v) },
@@ -301,12 +367,32 @@ export function applyExtraArgs(spec: NormalizedSpec, args: string[]): void {
   }
 }
 
+/**
+ * Every string of the spec (values and keys) must reach the engine as it was sent: a NUL would end it early (the
+ * engine and the kernel take C strings) and a lone surrogate cannot be encoded as UTF-8 (it would arrive as U+FFFD).
+ */
+function checkText(value: unknown, path: string): void {
+  if (typeof value === 'string') {
+    if (value.includes('\0')) throw ContainerErrors.invalidSpec(`${path} holds a NUL character`)
+    if (!value.isWellFormed()) throw ContainerErrors.invalidSpec(`${path} holds a lone UTF-16 surrogate (not valid Unicode)`)
+  } else if (Array.isArray(value)) {
+    value.forEach((item, i) => checkText(item, `${path}[${i}]`))
+  } else if (value !== null && typeof value === 'object') {
+    for (const [key, item] of Object.entries(value)) {
+      checkText(key, `${path} key`)
+      checkText(item, `${path}.${key}`)
+    }
+  }
+}
+
 /** RunSpec (already schema-valid) -> the flat spec. Throws 400 on values the schema cannot check. */
 export function normalizeSpec(input: RunSpec): NormalizedSpec {
+  for (const [field, value] of Object.entries(input)) if (field !== 'image') checkText(value, field)
+  parseImageReference(input.image, 'image')
   const env = input.env === undefined ? [] : Array.isArray(input.env) ? [...input.env] : Object.entries(input.env).map(([k, v]) => `${k}=${v}`)
   for (const e of env) if (!/^[^=\0]+=/.test(e) && !/^[^=\0]+$/.test(e)) throw ContainerErrors.invalidSpec(`env entry "${e.slice(0, 40)}" is not NAME=value`)
   const spec: NormalizedSpec = {
-    image: input.image.trim(),
+    image: input.image,
     name: input.name,
     command: words(input.command),
     entrypoint: words(input.entrypoint),
@@ -338,11 +424,11 @@ export function normalizeSpec(input: RunSpec): NormalizedSpec {
     spec.hadExtraArgs = true
     applyExtraArgs(spec, extra)
   }
-  if (!/^[^\s]+$/.test(spec.image)) throw ContainerErrors.invalidSpec('image must be one reference without spaces')
   if (spec.workdir !== undefined && !spec.workdir.startsWith('/')) throw ContainerErrors.invalidSpec('workdir must be an absolute path')
   if (spec.cpus !== undefined && !(spec.cpus > 0 && spec.cpus <= 1024)) throw ContainerErrors.invalidSpec('cpus must be a number above 0')
   if (spec.name !== undefined && !/^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,127}$/.test(spec.name)) throw ContainerErrors.invalidSpec('name may hold letters, digits, _ . -')
   if (spec.restartPolicy !== undefined && !/^(no|always|unless-stopped|on-failure(:[0-9]+)?)$/.test(spec.restartPolicy)) throw ContainerErrors.invalidSpec(`restart policy "${spec.restartPolicy}" is not known`)
   for (const m of spec.mounts) if (!m.target.startsWith('/')) throw ContainerErrors.invalidSpec(`mount target "${m.target}" must be absolute`)
+  for (const server of spec.dns) if (isIP(server) === 0) throw ContainerErrors.invalidSpec(`dns "${server}" is not an IP address`)
   return spec
 }

@@ -10,6 +10,7 @@ import { ContainerService } from './containers.ts'
 import { IconStore } from './icons.ts'
 import { normalizeSpec, type RunSpec } from './runspec.ts'
 import { authorizeSpec } from './policy.ts'
+import { engineTraits } from './policy-facts.ts'
 import { createAndStart, type CreateHooks } from './create.ts'
 
 export interface PluginDeps {
@@ -60,13 +61,18 @@ export class Runtime {
    */
   async runSpec(input: RunSpec, role: Role, actor: AuditActor, hooks: CreateHooks = {}): Promise<{ id: string; name: string }> {
     const spec = normalizeSpec(input)
-    // Role rules first, so a refused spec is refused whether or not an engine answers; the Docker Desktop rule
-    // needs to know the engine, so it is checked again once the engine is found.
+    // Role rules first, so a refused spec is refused whether or not an engine answers; the rules that need the
+    // engine (Docker Desktop, named volumes and a joined container's network as the engine has them) are checked
+    // again once it is found, before anything is pulled or created.
     await authorizeSpec(spec, role)
     const found = await this.engine.info()
-    if (/docker desktop/i.test(found.operatingSystem)) await authorizeSpec(spec, role, { desktop: true })
+    await authorizeSpec(spec, role, await engineTraits(found.docker, found.operatingSystem, spec))
     return this.audited('container.create', spec.name ?? spec.image, actor, async () => {
-      const { id, pulled } = await createAndStart(found.docker, spec, hooks)
+      // Checked once more on the created container, before it starts: it now holds its volumes (the engine
+      // refuses to remove a volume in use) and names the container it joins by id, so a volume or container
+      // replaced between the first check and the create is seen here.
+      const { id, pulled } = await createAndStart(found.docker, spec, hooks, async (created) =>
+        authorizeSpec(spec, role, await engineTraits(found.docker, found.operatingSystem, spec, await created.inspect())))
       if (pulled) await this.audit.record({ action: 'image.pull', target: spec.image, result: 'success', detail: { for: 'container.create' } }, actor)
       const info = await this.containers.inspect(id)
       await this.containers.imagesChanged()

@@ -1,5 +1,6 @@
 /** TypeBox shapes, one per shape: validation, serialization, types and the OpenAPI document. */
 import { Type, type Static } from '@hostd/sdk'
+import { ImageReferenceSchema } from './image-reference.ts'
 
 export const EngineStatusSchema = Type.Object({
   available: Type.Boolean(),
@@ -80,9 +81,9 @@ export const ImageSchema = Type.Object({
   containers: Type.Integer(),
 })
 export const ImageListSchema = Type.Object({ engine: EngineStatusSchema, items: Type.Array(ImageSchema) })
-export const ImageRefBody = Type.Object({ reference: Type.String({ minLength: 1, maxLength: 512, pattern: '^[^\\s]+$' }) }, { additionalProperties: false })
+export const ImageRefBody = Type.Object({ reference: ImageReferenceSchema }, { additionalProperties: false })
 export const ImageDeleteBody = Type.Object({
-  reference: Type.String({ minLength: 1, maxLength: 512, pattern: '^[^\\s]+$' }),
+  reference: ImageReferenceSchema,
   force: Type.Optional(Type.Boolean()),
 }, { additionalProperties: false })
 export const PullResultSchema = Type.Object({ reference: Type.String(), id: Type.String(), digest: Type.String() })

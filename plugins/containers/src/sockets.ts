@@ -4,12 +4,11 @@
  * hub has already checked sign-in, role and same origin before these run.
  */
 import type { SocketRegistrar } from '@hostd/sdk'
-import { findDuplicateKey, HostdError, Type } from '@hostd/sdk'
-import { Value } from '@sinclair/typebox/value'
+import { findDuplicateKey, HostdError, Type, type TSchema } from '@hostd/sdk'
 import type { WebSocket } from 'ws'
 import type { Runtime } from './runtime.ts'
 import { RunSpecSchema, type RunSpec } from './runspec.ts'
-import { ContainerErrors, engineError } from './errors.ts'
+import { checkedBySchema, ContainerErrors, engineError } from './errors.ts'
 import { HIGH_WATER, LogPump, openLogStream } from './logs.ts'
 import { updateContainer, type UpdateOutcome } from './update.ts'
 
@@ -39,7 +38,7 @@ function closeWithError(socket: WebSocket, err: unknown): void {
 }
 
 /** The first client message, parsed strictly: valid JSON, no duplicate keys, matching `schema`. */
-function firstMessage<T>(socket: WebSocket, schema: Parameters<typeof Value.Check>[0], signal: AbortSignal): Promise<T> {
+function firstMessage<T>(socket: WebSocket, schema: TSchema, signal: AbortSignal): Promise<T> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(ContainerErrors.invalidSpec('No request within 30 s')), FIRST_MESSAGE_TIMEOUT_MS)
     signal.addEventListener('abort', () => {
@@ -57,11 +56,11 @@ function firstMessage<T>(socket: WebSocket, schema: Parameters<typeof Value.Chec
       }
       const dup = findDuplicateKey(text)
       if (dup !== null) return reject(ContainerErrors.invalidSpec(`Duplicate key "${dup}"`))
-      if (!Value.Check(schema, value)) {
-        const first = [...Value.Errors(schema, value)][0]
-        return reject(ContainerErrors.invalidSpec(`${first?.path || '/'} ${first?.message ?? 'is invalid'}`.trim()))
+      try {
+        resolve(checkedBySchema<T>(schema, value))
+      } catch (err) {
+        reject(err)
       }
-      resolve(value as T)
     })
   })
 }

@@ -5,27 +5,13 @@
  * the list only reads the cache, so it never waits for a registry.
  */
 import type { Engine } from './engine.ts'
+import { fullName, repositoryOf } from './image-reference.ts'
 
 const CONCURRENCY = 2
 
 interface Entry {
   digest: string | null
   checkedAt: number
-}
-
-/** Repository part of a reference: `127.0.0.1:5000/test/app:1` -> `127.0.0.1:5000/test/app`. */
-export function repositoryOf(ref: string): string {
-  const noDigest = ref.split('@')[0]!
-  const slash = noDigest.lastIndexOf('/')
-  const colon = noDigest.lastIndexOf(':')
-  return colon > slash ? noDigest.slice(0, colon) : noDigest
-}
-
-function normalizeRepo(repo: string): string {
-  const first = repo.split('/')[0]!
-  const hasRegistry = repo.includes('/') && (first.includes('.') || first.includes(':') || first === 'localhost')
-  if (hasRegistry) return repo
-  return repo.includes('/') ? `docker.io/${repo}` : `docker.io/library/${repo}`
 }
 
 export class UpdateChecker {
@@ -58,8 +44,8 @@ export class UpdateChecker {
   available(ref: string, repoDigests: string[]): boolean {
     const digest = this.#cache.get(ref)?.digest
     if (!digest || repoDigests.length === 0) return false
-    const repo = normalizeRepo(repositoryOf(ref))
-    const local = repoDigests.filter((d) => normalizeRepo(d.split('@')[0]!) === repo).map((d) => d.split('@')[1])
+    const repo = fullName(repositoryOf(ref))
+    const local = repoDigests.filter((d) => fullName(d.split('@')[0]!) === repo).map((d) => d.split('@')[1])
     return local.length > 0 && !local.includes(digest)
   }
 

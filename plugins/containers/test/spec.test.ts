@@ -4,7 +4,9 @@ import { mkdtemp, rm, symlink } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { normalizeSpec, parsePort, shellSplit } from '../src/runspec.ts'
-import { requiredRole, resolveHostPath } from '../src/policy.ts'
+import { requiredRole, resolveHostPath, volumeReachesHost } from '../src/policy.ts'
+import { canonicalReference, parseImageReference } from '../src/image-reference.ts'
+import { referencesLeft } from '../src/images.ts'
 import { createOptions } from '../src/create.ts'
 import { findDuplicateKey } from '@hostd/sdk'
 import { HIGH_WATER, LogDemuxer, LogPump, MAX_CHUNK, type LogSink } from '../src/logs.ts'
@@ -38,6 +40,25 @@ describe('RunSpec parsing', () => {
     }
   })
 
+  it('translates every extraArgs flag exactly as docker run reads it, or refuses it', () => {
+    const spec = normalizeSpec({ image: 'x', extraArgs: ['--entrypoint', '/bin/my tool', '--device', '/dev/fuse:rw', '--device=/dev/null:/dev/nil:r', '--add-host', 'db:10.0.0.2', '--add-host=gw:host-gateway', '--cpus', '0.5', '--mount', 'type=bind,src=/srv,dst=/srv,ro', '-v', 'data:/d:ro,z'] })
+    expect(spec.entrypoint).toEqual(['/bin/my tool'])
+    expect(spec.devices).toEqual([{ host: '/dev/fuse', container: '/dev/fuse', permissions: 'rw' }, { host: '/dev/null', container: '/dev/nil', permissions: 'r' }])
+    expect(spec.extraHosts).toEqual(['db:10.0.0.2', 'gw:host-gateway'])
+    expect(spec.mounts).toEqual([{ type: 'bind', source: '/srv', target: '/srv', readOnly: true }])
+    expect(createOptions(spec).HostConfig?.Binds).toEqual(['data:/d:ro,z'])
+    for (const bad of [
+      ['--mount', 'type=volume,src=v,dst=/v,volume-opt=o=bind'], ['--mount', 'type=volume,src=v,dst=/v,volume-nocopy'], ['--mount', 'type=bind,src=/a,dst=/b,readonly=yes'],
+      ['--mount', 'type=bind,src=/a,src=/c,dst=/b'], ['--mount', 'type=bind,source,dst=/b'], ['--mount', ' type=bind,src=/a,dst=/b'],
+      ['--device', '/dev/a:/dev/b:rwm:x'], ['--device', '/dev/a:rwx'], ['--device', '/dev/a:relative'], ['-e', 'FROM_CLIENT'], ['--label', '=v'],
+      ['--add-host', 'db'], ['--add-host', 'db:not-an-ip'], ['--cpus', '0x10'], ['--cpus', '1e3'], ['-v', 'data:/d:rw,exec'],
+    ]) {
+      expect(() => normalizeSpec({ image: 'x', extraArgs: bad }), bad.join(' ')).toThrow()
+    }
+    expect(() => normalizeSpec({ image: 'x', volumes: [{ source: 'data', target: '/d:ro' }] })).toThrow(/":"/)
+    expect(() => normalizeSpec({ image: 'x', dns: ['one.one.one.one'] })).toThrow(/IP address/)
+  })
+
   it('maps to Engine API options', () => {
     const opts = createOptions(normalizeSpec({ image: 'img', name: 'n', command: ['a', 'b'], cpus: 1.5, memory: 1048576 * 8, ports: [{ containerPort: 80, hostPort: 8080, hostAddress: '127.0.0.1' }], volumes: ['v:/data:ro'], network: 'mynet', dns: ['9.9.9.9'] }))
     expect(opts).toMatchObject({
@@ -69,9 +90,71 @@ describe('role rules', () => {
     await rm(dir, { recursive: true })
   })
 
+  it('judges a named volume by its driver and options as the engine has them', async () => {
+    const v = (driver: string, options: Record<string, string> = {}) => volumeReachesHost({ name: 'v', driver, options })
+    expect(v('local')).toBeNull()
+    expect(v('local', { size: '10G' })).toBeNull()
+    expect(v('local', { type: 'tmpfs', device: 'tmpfs', o: 'size=64m,mode=1777,uid=1000' })).toBeNull()
+    for (const [driver, options] of [
+      ['local', { type: 'none', o: 'bind', device: '/srv' }], ['local', { o: 'bind', device: '/srv' }], ['local', { device: '/dev/sdb1', type: 'ext4' }],
+      ['local', { type: 'nfs', o: 'addr=10.0.0.1,rw', device: ':/export' }], ['local', { type: 'cifs', o: 'addr=nas,username=u', device: '//nas/share' }],
+      ['local', { type: 'tmpfs', device: 'tmpfs', o: 'size=1m,bind' }], ['local', { type: 'tmpfs', device: '/srv', o: 'rbind' }], ['local', { unknown: 'x' }],
+      ['rexray/ebs', {}], ['vieux/sshfs', { sshcmd: 'u@h:/' }],
+    ] as const) {
+      expect(v(driver, options), `${driver} ${JSON.stringify(options)}`).toMatch(/^volume v (reaches the host|uses the)/)
+    }
+    const spec = normalizeSpec({ image: 'x', volumes: ['v:/data', 'other:/o'] })
+    expect((await requiredRole(spec)).role).toBe('operator')
+    expect((await requiredRole(spec, { desktop: false, volumes: new Map([['v', { name: 'v', driver: 'local', options: {} }], ['other', null]]) })).role).toBe('operator')
+    const verdict = await requiredRole(spec, { desktop: false, volumes: new Map([['v', { name: 'v', driver: 'local', options: { type: 'none', o: 'bind', device: '/srv' } }]]) })
+    expect(verdict).toEqual({ role: 'admin', reasons: ['volume v reaches the host (local driver with type=none, o=bind, device=/srv)'] })
+  })
+
+  it('treats joining a container that uses the host network as the host network', async () => {
+    const spec = normalizeSpec({ image: 'x', network: 'container:vpn' })
+    expect((await requiredRole(spec, { desktop: false, networkPeerUsesHost: false })).role).toBe('operator')
+    expect(await requiredRole(spec, { desktop: false, networkPeerUsesHost: true })).toEqual({ role: 'admin', reasons: ['network container:vpn joins a container that uses the host network namespace'] })
+    await expect(requiredRole(spec, { desktop: true, networkPeerUsesHost: true })).rejects.toMatchObject({ code: 'HOSTD_CONTAINERS_HOST_NAMESPACE_REFUSED' })
+  })
+
   it('refuses host namespaces on Docker Desktop for every role', async () => {
     await expect(requiredRole(normalizeSpec({ image: 'x', network: 'host' }), { desktop: true })).rejects.toMatchObject({ code: 'HOSTD_CONTAINERS_HOST_NAMESPACE_REFUSED', statusCode: 403 })
     expect((await requiredRole(normalizeSpec({ image: 'x', network: 'host' }), { desktop: false })).role).toBe('admin')
+  })
+})
+
+describe('image references', () => {
+  it('follows the distribution reference grammar', () => {
+    for (const ok of [
+      'nginx', 'nginx:1.27', 'library/nginx:latest', 'docker.io/library/nginx', 'ghcr.io/org/app:v1.2.3-rc.1', 'localhost:5000/a/b/c:tag_1',
+      '127.0.0.1:5000/test/app-3aa260:1', '[::1]:5000/x', 'my-registry.example.com/a__b/c--d.e:T', `nginx@sha256:${'a'.repeat(64)}`,
+      `nginx:1@sha512:${'0'.repeat(128)}`, `sha256:${'f'.repeat(64)}`, 'f'.repeat(64), 'Registry.Example.com/app',
+    ]) {
+      expect(() => parseImageReference(ok), ok).not.toThrow()
+    }
+    for (const [bad, why] of [
+      ['', /empty/], ['a\u0000b', /NUL/], ['a\ud800', /surrogate/], ['caf\u00e9', /ASCII/], ['a b', /ASCII/], ['Nginx', /lowercase/], ['app:', /grammar/],
+      [':1', /grammar/], ['a//b', /grammar/], ['a/', /grammar/], ['-a', /grammar/], ['a_-b', /grammar/], ['a:-tag', /grammar/], [`a:${'t'.repeat(129)}`, /grammar/],
+      [`${'a'.repeat(256)}`, /longer than 255/], [`a@sha256:${'A'.repeat(64)}`, /64 lowercase hex/], [`a@sha1:${'a'.repeat(40)}`, /not supported/],
+      ['host:port/x', /grammar/], [`${'a'.repeat(600)}`, /longer than 520/],
+    ] as const) {
+      expect(() => parseImageReference(bad), JSON.stringify(bad)).toThrow(why)
+    }
+    expect(parseImageReference('reg:5000/a/b:1')).toEqual({ name: 'reg:5000/a/b', tag: '1', digest: null })
+  })
+
+  it('reads references the way the engine stores them, and knows which removal leaves the image without one', () => {
+    expect(canonicalReference('nginx')).toBe('docker.io/library/nginx:latest')
+    expect(canonicalReference('me/app:1')).toBe('docker.io/me/app:1')
+    expect(canonicalReference('index.docker.io/nginx:1')).toBe('docker.io/library/nginx:1')
+    expect(canonicalReference('localhost/app')).toBe('localhost/app:latest')
+    const digest = `sha256:${'c'.repeat(64)}`
+    const image = { RepoTags: ['app:1', 'app:2'], RepoDigests: [`app@${digest}`] }
+    expect(referencesLeft('app:1', image)).toEqual(['docker.io/library/app:2', `docker.io/library/app@${digest}`])
+    expect(referencesLeft('app:2', { RepoTags: ['app:2'], RepoDigests: [`app@${digest}`] })).toEqual([])
+    expect(referencesLeft('app:2', { RepoTags: ['app:2'], RepoDigests: [`other@${digest}`] })).toEqual([`docker.io/library/other@${digest}`])
+    expect(referencesLeft('docker.io/library/app:2', { RepoTags: ['app:2', 'b:1'] })).toEqual(['docker.io/library/b:1'])
+    expect(referencesLeft(`sha256:${'d'.repeat(64)}`, image)).toBeNull()
   })
 })
 

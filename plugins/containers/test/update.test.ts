@@ -194,14 +194,19 @@ describe('engine recovery, registry pulls and updates', () => {
     expect((await api('POST', '/api/containers/app/autostart', { enabled: 'yes' })).statusCode).toBe(400)
   })
 
-  it('lists, pulls and deletes images: 409 while in use unless forced', async () => {
+  it('lists, pulls and deletes images: the last reference or the id of an image in use is 409 unless forced', async () => {
     const list = (await api('GET', '/api/images', undefined, 'viewer')).json()
     const used = list.items.find((i: { id: string }) => i.id === ids.v2)
     expect(used).toMatchObject({ containers: 1, repoTags: expect.arrayContaining(['hostd-test/app:v2']) })
 
-    const inUse = await api('POST', '/api/images/delete', { reference: 'hostd-test/app:v2' })
-    expect(inUse.statusCode).toBe(409)
-    expect(inUse.json().error).toBe('HOSTD_CONTAINERS_IN_USE')
+    const byId = await api('POST', '/api/images/delete', { reference: ids.v2 })
+    expect(byId.statusCode).toBe(409)
+    expect(byId.json()).toMatchObject({ error: 'HOSTD_CONTAINERS_IN_USE', message: expect.stringContaining('app') })
+    // One of two tags: untagged, as docker rmi does; the image and its container stay.
+    await engine.docker('tag', ids.v2!, 'hostd-test/app:v2-alias')
+    const oneTag = await api('POST', '/api/images/delete', { reference: 'hostd-test/app:v2-alias' })
+    expect(oneTag.statusCode, oneTag.body).toBe(200)
+    expect(oneTag.json()).toEqual({ deleted: [], untagged: ['hostd-test/app:v2-alias'] })
     expect(await imageId('hostd-test/app:v2')).toBe(ids.v2)
 
     const unused = await api('POST', '/api/images/delete', { reference: 'hostd-test/app:broken' })

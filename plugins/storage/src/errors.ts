@@ -5,6 +5,7 @@ export const StorageErrors = {
   rootNotFound: defineError('HOSTD_STORAGE_ROOT_NOT_FOUND', 404, 'No file root by that name'),
   pathForbidden: defineError('HOSTD_STORAGE_PATH_FORBIDDEN', 403, 'The path leaves its root'),
   pathInvalid: defineError('HOSTD_STORAGE_PATH_INVALID', 400, 'The path is not valid'),
+  accessDenied: defineError('HOSTD_STORAGE_ACCESS_DENIED', 403, 'The daemon may not open this path'),
   notFound: defineError('HOSTD_STORAGE_NOT_FOUND', 404, 'No such file or directory'),
   notADirectory: defineError('HOSTD_STORAGE_NOT_A_DIRECTORY', 400, 'Not a directory'),
   notAFile: defineError('HOSTD_STORAGE_NOT_A_FILE', 400, 'Not a regular file'),

@@ -1,12 +1,15 @@
+/**
+ * The file browser's operations, each on an object opened and checked once (paths.ts): entries, reads and new
+ * files are reached through the opened directory's `/proc/self/fd/<n>` name, never through the path again.
+ */
 import { randomBytes } from 'node:crypto'
+import { constants, type Stats } from 'node:fs'
 import { lstat, link, open, readdir, readlink, rename, unlink, type FileHandle } from 'node:fs/promises'
-import type { Stats } from 'node:fs'
 import type { ServerResponse } from 'node:http'
-import { join } from 'node:path'
 import { Transform, type Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { StorageErrors } from './errors.ts'
-import { checkName, inside, type Resolved } from './paths.ts'
+import { checkName, pathError, type Resolved } from './paths.ts'
 
 export const LIST_MAX_ENTRIES = 10_000
 
@@ -28,15 +31,17 @@ function typeOf(st: Stats): Entry['type'] {
 
 const octal = (mode: number) => (mode & 0o7777).toString(8).padStart(4, '0')
 
-/** A directory's entries (lstat: a symlink is shown as one, with its target), directories first, at most 10 000. */
+/**
+ * The opened directory's entries (lstat: a symlink is shown as one, with its target), directories first, at most
+ * 10 000.
+ */
 export async function listDirectory(target: Resolved): Promise<{ entries: Entry[]; truncated: boolean }> {
-  const st = await lstat(target.real)
-  if (!st.isDirectory()) throw StorageErrors.notADirectory(`${target.relative || '/'} is not a directory`)
-  const names = (await readdir(target.real)).sort()
+  if (!target.stat.isDirectory()) throw StorageErrors.notADirectory(`${target.relative || '/'} is not a directory`)
+  const names = (await readdir(target.proc)).sort()
   const truncated = names.length > LIST_MAX_ENTRIES
   const entries: Entry[] = []
   for (const name of names.slice(0, LIST_MAX_ENTRIES)) {
-    const path = join(target.real, name)
+    const path = `${target.proc}/${name}`
     const est = await lstat(path).catch(() => null)
     if (!est) continue // removed meanwhile
     entries.push({
@@ -53,16 +58,16 @@ export async function listDirectory(target: Resolved): Promise<{ entries: Entry[
 }
 
 /**
- * Opens the resolved file and checks, on the open descriptor, that it is still inside the root: a symlink
- * swapped in between the check and the open cannot redirect the read.
+ * Opens the checked object for reading: only a regular file (known from the O_PATH descriptor's stat, so a FIFO
+ * or a device is never opened), reopened through its descriptor, so it is the same file.
  */
-export async function openInRoot(target: Resolved): Promise<{ handle: FileHandle; stat: Stats }> {
-  const handle = await open(target.real, 'r')
+export async function openForRead(target: Resolved): Promise<{ handle: FileHandle; stat: Stats }> {
+  if (!target.stat.isFile()) throw StorageErrors.notAFile(`${target.relative || '/'} is not a regular file`)
+  // The name is the descriptor's magic link, which must be followed (to the opened inode, not by path).
+  const handle = await open(target.proc, constants.O_RDONLY)
   try {
-    const opened = await readlink(`/proc/self/fd/${handle.fd}`)
-    if (!inside(target.rootReal, opened)) throw StorageErrors.pathForbidden('The path leads outside its root (through a symlink)')
     const stat = await handle.stat()
-    if (!stat.isFile()) throw StorageErrors.notAFile(`${target.relative || '/'} is not a regular file`)
+    if (stat.ino !== target.stat.ino || stat.dev !== target.stat.dev) throw StorageErrors.pathForbidden('The file changed while it was opened')
     return { handle, stat }
   } catch (err) {
     await handle.close()
@@ -86,7 +91,7 @@ export function looksLikeText(bytes: Buffer, cut: boolean): boolean {
 }
 
 export async function preview(target: Resolved, cap: number) {
-  const { handle, stat } = await openInRoot(target)
+  const { handle, stat } = await openForRead(target)
   try {
     const buffer = Buffer.alloc(Math.min(cap, stat.size))
     const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0)
@@ -143,56 +148,68 @@ export function contentDisposition(name: string): string {
   return `attachment; filename="${fallback}"; filename*=UTF-8''${encoded}`
 }
 
-function sizeLimit(max: number): Transform {
-  let seen = 0
-  return new Transform({
+/** Passes at most `max` bytes and counts them (`seen`). */
+function sizeLimit(max: number): Transform & { seen: number } {
+  const limit = Object.assign(new Transform({
     transform(chunk: Buffer, _enc, done) {
-      seen += chunk.length
-      if (seen > max) done(StorageErrors.uploadTooLarge(`The upload is larger than the limit of ${max} bytes`))
+      limit.seen += chunk.length
+      if (limit.seen > max) done(StorageErrors.uploadTooLarge(`The upload is larger than the limit of ${max} bytes`))
       else done(null, chunk)
     },
-  })
+  }), { seen: 0 })
+  return limit
 }
 
 function errno(err: unknown): string | undefined {
   return (err as NodeJS.ErrnoException)?.code
 }
 
+/** Creates a new file only: never follows a symlink, never opens an existing name. */
+const CREATE_NEW = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW
+
 /**
- * Streams `body` to a temporary file in the target directory, then puts it in place: link() when it must not
- * replace anything (atomic "create if absent"), rename() when overwrite is asked. Files are created 0644.
+ * Streams `body` to a temporary file in the opened directory, then puts it in place in that same directory:
+ * link() when it must not replace anything (atomic "create if absent"), rename() when overwrite is asked (a
+ * symlink at the name is replaced, not followed). Files are created 0644.
  */
 export async function upload(dir: Resolved, name: string, body: Readable, opts: { overwrite: boolean; max: number }) {
   checkName(name)
-  const dirStat = await lstat(dir.real)
-  if (!dirStat.isDirectory()) throw StorageErrors.notADirectory(`${dir.relative || '/'} is not a directory`)
-  const dest = join(dir.real, name)
+  if (!dir.stat.isDirectory()) throw StorageErrors.notADirectory(`${dir.relative || '/'} is not a directory`)
+  const dest = `${dir.proc}/${name}`
+  const exists = () => StorageErrors.fileExists(`${name} exists; send overwrite=1 to replace it`)
   const existing = await lstat(dest).catch(() => null)
-  if (existing && !opts.overwrite) throw StorageErrors.fileExists(`${name} exists; send overwrite=1 to replace it`)
+  if (existing && !opts.overwrite) throw exists()
   if (existing?.isDirectory()) throw StorageErrors.fileExists(`${name} is a directory`)
-  const temp = join(dir.real, `.${name.slice(0, 200)}.upload-${randomBytes(6).toString('hex')}`)
-  const handle = await open(temp, 'wx', 0o644)
+  const temp = `${dir.proc}/.${name.slice(0, 200)}.upload-${randomBytes(6).toString('hex')}`
+  const handle = await open(temp, CREATE_NEW, 0o644).catch((err: unknown) => Promise.reject(pathError(err, dir.relative)))
   let placed = false
   try {
     await handle.chmod(0o644) // independent of the daemon's umask
-    await pipeline(body, sizeLimit(opts.max), handle.createWriteStream({ highWaterMark: 1024 * 1024 }))
-    if (opts.overwrite) {
-      await rename(temp, dest)
-    } else {
-      try {
-        await link(temp, dest)
-      } catch (err) {
-        if (errno(err) === 'EEXIST') throw StorageErrors.fileExists(`${name} exists; send overwrite=1 to replace it`)
-        if (errno(err) !== 'EPERM' && errno(err) !== 'ENOTSUP') throw err
-        // A filesystem without hard links: check, then rename (not atomic there).
-        if (await lstat(dest).catch(() => null)) throw StorageErrors.fileExists(`${name} exists; send overwrite=1 to replace it`)
+    const limit = sizeLimit(opts.max)
+    await pipeline(body, limit, handle.createWriteStream({ highWaterMark: 1024 * 1024 }))
+    const size = limit.seen
+    try {
+      if (opts.overwrite) {
         await rename(temp, dest)
-        placed = true
+      } else {
+        try {
+          await link(temp, dest)
+        } catch (err) {
+          if (errno(err) === 'EEXIST') throw exists()
+          if (errno(err) !== 'EPERM' && errno(err) !== 'ENOTSUP') throw err
+          // A filesystem without hard links: check, then rename (not atomic there).
+          if (await lstat(dest).catch(() => null)) throw exists()
+          await rename(temp, dest)
+          placed = true
+        }
       }
+    } catch (err) {
+      // A directory appeared at the name meanwhile.
+      if (errno(err) === 'EISDIR' || errno(err) === 'ENOTEMPTY' || errno(err) === 'EEXIST') throw StorageErrors.fileExists(`${name} is a directory`)
+      throw err
     }
     placed = placed || opts.overwrite
-    const st = await lstat(dest)
-    return { size: st.size, replaced: Boolean(existing) }
+    return { size, replaced: Boolean(existing) }
   } finally {
     await handle.close().catch(() => undefined)
     if (!placed) await unlink(temp).catch(() => undefined)

@@ -3,9 +3,9 @@ import { basename } from 'node:path'
 import { createServiceToken, type AuditService, type HelperClient, type Logger, type OptionalServices, type RouteNeed, type RouteRegistrar } from '@hostd/sdk'
 import type { StorageConfig } from './config.ts'
 import { StorageErrors } from './errors.ts'
-import { contentDisposition, etagOf, ifRangeHolds, listDirectory, openInRoot, parseRange, preview, sendFileRange, upload } from './files.ts'
+import { contentDisposition, etagOf, ifRangeHolds, listDirectory, openForRead, parseRange, preview, sendFileRange, upload } from './files.ts'
 import { listDisks, mountedVolumes } from './host.ts'
-import { findRoot, resolveInRoot } from './paths.ts'
+import { findRoot, withResolved } from './paths.ts'
 import {
   EjectBody, ExportBody, ExportList, ExportSchema, FsQuery, ListSchema, MountAnswer, MountBody, NameBody, OverviewSchema, PreviewSchema, SmartParams,
   SmartSchema, UploadAnswer, UploadQuery,
@@ -81,25 +81,24 @@ export function storageRoutes(r: RouteRegistrar, d: StorageRouteDeps): void {
 
   r.post(`${BASE}/exports/remove`, { role: 'admin', needs: helperNeeded, schema: { body: NameBody } }, (req) => d.exports.remove(req.body.name, req as never))
 
-  r.get(`${BASE}/fs/list`, { role: 'operator', schema: { querystring: FsQuery, response: { 200: ListSchema } } }, async (req) => {
-    const target = await resolveInRoot(findRoot(d.config().roots, req.query.root), req.query.path)
-    return { root: target.root.name, path: target.relative, ...(await listDirectory(target)) }
-  })
+  // Each file route opens its path once (withResolved) and works on what it opened: see paths.ts.
+  r.get(`${BASE}/fs/list`, { role: 'operator', schema: { querystring: FsQuery, response: { 200: ListSchema } } }, (req) =>
+    withResolved(findRoot(d.config().roots, req.query.root), req.query.path, async (target) =>
+      ({ root: target.root.name, path: target.relative, ...(await listDirectory(target)) })))
 
-  r.get(`${BASE}/fs/read`, { role: 'operator', schema: { querystring: FsQuery, response: { 200: PreviewSchema } } }, async (req) => {
-    const target = await resolveInRoot(findRoot(d.config().roots, req.query.root), req.query.path)
-    return { root: target.root.name, path: target.relative, ...(await preview(target, d.config().previewBytes)) }
-  })
+  r.get(`${BASE}/fs/read`, { role: 'operator', schema: { querystring: FsQuery, response: { 200: PreviewSchema } } }, (req) =>
+    withResolved(findRoot(d.config().roots, req.query.root), req.query.path, async (target) =>
+      ({ root: target.root.name, path: target.relative, ...(await preview(target, d.config().previewBytes)) })))
 
   r.get(`${BASE}/fs/download`, { role: 'operator', schema: { querystring: FsQuery } }, async (req, reply) => {
-    const target = await resolveInRoot(findRoot(d.config().roots, req.query.root), req.query.path)
-    const { handle, stat } = await openInRoot(target)
+    const { handle, stat, real } = await withResolved(findRoot(d.config().roots, req.query.root), req.query.path, async (target) =>
+      ({ ...(await openForRead(target)), real: target.real }))
     const etag = etagOf(stat)
     const rangeHeader = ifRangeHolds(req.headers['if-range'] as string | undefined, etag, stat) ? req.headers.range : undefined
     const range = parseRange(rangeHeader, stat.size)
     const headers: Record<string, string> = {
       'accept-ranges': 'bytes', etag, 'last-modified': stat.mtime.toUTCString(),
-      'content-disposition': contentDisposition(basename(target.real)), 'cache-control': 'private, no-cache',
+      'content-disposition': contentDisposition(basename(real)), 'cache-control': 'private, no-cache',
     }
     if (range === 'unsatisfiable') {
       await handle.close()
@@ -134,10 +133,11 @@ export function storageRoutes(r: RouteRegistrar, d: StorageRouteDeps): void {
     const max = d.config().uploadMaxBytes
     const declared = Number(req.headers['content-length'])
     if (Number.isFinite(declared) && declared > max) throw StorageErrors.uploadTooLarge(`The upload is larger than the limit of ${max} bytes`)
-    const dir = await resolveInRoot(findRoot(d.config().roots, req.query.root), req.query.path)
-    const done = await upload(dir, req.query.name, body, { overwrite: req.query.overwrite === '1', max })
-    const answer = { root: dir.root.name, path: dir.relative, name: req.query.name, size: done.size, replaced: done.replaced }
-    await d.audit.record({ action: 'storage.upload', target: `${dir.root.name}:${[dir.relative, req.query.name].filter(Boolean).join('/')}`, detail: { size: done.size, replaced: done.replaced } }, req as never)
+    const root = findRoot(d.config().roots, req.query.root)
+    const done = await withResolved(root, req.query.path, async (dir) =>
+      ({ ...(await upload(dir, req.query.name, body, { overwrite: req.query.overwrite === '1', max })), path: dir.relative }))
+    const answer = { root: root.name, path: done.path, name: req.query.name, size: done.size, replaced: done.replaced }
+    await d.audit.record({ action: 'storage.upload', target: `${root.name}:${[done.path, req.query.name].filter(Boolean).join('/')}`, detail: { size: done.size, replaced: done.replaced } }, req as never)
     return reply.code(201).send(answer)
   })
 }

@@ -1,10 +1,10 @@
-import { realpath, stat } from 'node:fs/promises'
+import { realpath } from 'node:fs/promises'
 import { join } from 'node:path'
 import { HostdError, type AuditService, type HelperClient, type Settings } from '@hostd/sdk'
 import type { StorageConfig } from './config.ts'
 import { StorageErrors } from './errors.ts'
 import { readMounts } from './host.ts'
-import { inside } from './paths.ts'
+import { inside, pin } from './paths.ts'
 import { HOST_PATTERN, REMOTE_SHARE_PATTERN } from './schemas.ts'
 
 type Actor = Parameters<AuditService['record']>[1]
@@ -47,20 +47,23 @@ export class Exports {
     return (await this.deps.settings.get<ExportRecord[]>('exports')) ?? []
   }
 
-  /** The folder's real path, which must be a directory inside one of the file roots (symlinks resolved). */
+  /**
+   * The folder's real path, which must be a directory inside one of the file roots: the folder is opened once and
+   * its place, type and name are read from that one descriptor (paths.ts, pin).
+   */
   async #confine(path: string): Promise<string> {
     if (!path.startsWith('/')) throw StorageErrors.shareInvalid('path must be absolute')
-    let real: string
-    try {
-      real = await realpath(path)
-    } catch {
-      throw StorageErrors.notFound(`${path} does not exist`)
-    }
     const roots = await Promise.all(this.deps.config().roots.map((r) => realpath(r.path).catch(() => null)))
-    if (!roots.some((r) => r !== null && inside(r, real))) throw StorageErrors.exportOutsideRoots()
-    if (!(await stat(real)).isDirectory()) throw StorageErrors.notADirectory(`${path} is not a directory`)
-    if (/[%\\]/.test(real)) throw StorageErrors.shareInvalid('A shared path may not hold "%" or "\\" (Samba would read them as substitutions)')
-    return real
+    const folder = await pin(path, (real) => {
+      if (!roots.some((r) => r !== null && inside(r, real))) throw StorageErrors.exportOutsideRoots()
+    })
+    try {
+      if (!folder.stat.isDirectory()) throw StorageErrors.notADirectory(`${path} is not a directory`)
+      if (/[%\\]/.test(folder.real)) throw StorageErrors.shareInvalid('A shared path may not hold "%" or "\\" (Samba would read them as substitutions)')
+      return folder.real
+    } finally {
+      await folder.close()
+    }
   }
 
   async #write(next: ExportRecord[], previous: ExportRecord[]): Promise<void> {

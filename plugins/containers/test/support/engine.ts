@@ -8,7 +8,7 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { mkdir, mkdtemp, rm, symlink, writeFile, copyFile } from 'node:fs/promises'
-import { request } from 'node:http'
+import { createServer as createHttpServer, request } from 'node:http'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -215,3 +215,43 @@ export async function pushToRegistry(engine: TestEngine, local: string, remote: 
   await engine.docker('push', remote)
 }
 
+
+export interface EngineProxy {
+  /** unix://<socket>, for DOCKER_HOST. */
+  host: string
+  stop(): Promise<void>
+}
+
+type ProxyHook = (method: string, path: string) => Promise<void>
+
+/**
+ * A unix-socket proxy in front of a test engine that runs `before(method, path)` and waits for it before it
+ * forwards each request, and `after` once the engine answered, before the answer is passed on. It places another
+ * local client's change (say, a volume created with host options) at an exact point between two of hostd's engine
+ * calls, so a race window is tested every time, not by chance.
+ */
+export async function startEngineProxy(engine: TestEngine, before: ProxyHook, after: ProxyHook = async () => undefined): Promise<EngineProxy> {
+  const socket = join(engine.dir, `proxy-${randomBytes(3).toString('hex')}.sock`)
+  const server = createHttpServer((req, res) => {
+    const method = req.method ?? 'GET'
+    const path = req.url ?? '/'
+    void before(method, path).then(() => {
+      const upstream = request({ socketPath: engine.socket, method, path, headers: req.headers }, (answer) => {
+        void after(method, path).then(() => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers)
+          answer.pipe(res)
+        }, () => res.destroy())
+      })
+      upstream.on('error', () => res.destroy())
+      req.pipe(upstream)
+    }, () => res.destroy())
+  })
+  await new Promise<void>((resolve) => server.listen(socket, resolve))
+  return {
+    host: `unix://${socket}`,
+    stop: () => new Promise<void>((resolve) => {
+      server.closeAllConnections()
+      server.close(() => resolve())
+    }),
+  }
+}

@@ -1,10 +1,12 @@
 /** A test kernel with the containers plugin pointed at a test engine, and small helpers for the tests. */
+import type { HostdPlugin } from '@hostd/sdk'
 import { startTestKernel, type TestKernel } from '@hostd/sdk/testing'
 import WebSocket from 'ws'
 import containers from '../../src/index.ts'
 
-export async function kernelFor(dockerHost: string, env: Record<string, string> = {}): Promise<TestKernel> {
-  return startTestKernel({ plugins: [containers], listen: true, env: { DOCKER_HOST: dockerHost, ...env } })
+/** `overNetwork`: every `inject` goes over a real HTTP connection; `plugins`: more plugins next to this one. */
+export async function kernelFor(dockerHost: string, env: Record<string, string> = {}, options: { overNetwork?: boolean; plugins?: HostdPlugin[] } = {}): Promise<TestKernel> {
+  return startTestKernel({ plugins: [containers, ...(options.plugins ?? [])], listen: true, overNetwork: options.overNetwork, env: { DOCKER_HOST: dockerHost, ...env } })
 }
 
 export interface SocketSession {
