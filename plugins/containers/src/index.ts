@@ -27,8 +27,10 @@ export default definePlugin({
   // The catalog (and any plugin that depends on this one) creates containers through the same validated path.
   provides: (deps) => [
     bind(containersService, {
-      run: (spec, role, actor, hooks) => runtime(deps).runSpec(spec, role, actor, hooks),
+      run: (spec, role, actor, hooks, options) => runtime(deps).runSpec(spec, role, actor, hooks, options),
       engineStatus: () => runtime(deps).engine.status(),
+      listLabelled: (key) => runtime(deps).containers.listLabelled(key),
+      remove: (idOrName, actor, options) => runtime(deps).removeWithVolumes(idOrName, actor, options?.volumes ?? false),
     }),
     bind(containerVolumesService, { listVolumes: () => listVolumes(runtime(deps).engine) }),
   ],
@@ -45,4 +47,4 @@ export default definePlugin({
 export { normalizeSpec, RunSpecSchema, shellSplit } from './runspec.ts'
 export { authorizeSpec, requiredRole } from './policy.ts'
 export { containersService } from './service-token.ts'
-export type { ContainersService } from './service-token.ts'
+export type { ContainersService, LabelledContainer, RemovedContainer, RunOptions } from './service-token.ts'
