@@ -1,7 +1,8 @@
 /**
  * The branding store: three text fields in the plugin's settings, and one background image on disk under
  * `<data dir>/branding/` (written to a temporary name, fsynced, renamed), described by its type and SHA-256 in
- * the settings. The image is kept in memory once read (at most 4 MiB), so the public route reads no disk.
+ * the settings. This store is the only writer of those settings, so it keeps them in memory once read, and the
+ * image too (at most 4 MiB): the public routes read neither the database nor the disk after the first request.
  */
 import { createHash, randomBytes } from 'node:crypto'
 import { mkdir, open, readFile, rename, rm } from 'node:fs/promises'
@@ -44,15 +45,28 @@ export class BrandingStore {
   readonly #settings: Settings
   readonly #dir: string
   #cached: { meta: BackgroundMeta; data: Buffer } | null = null
+  #text: StoredText | null = null
+  /** undefined: not read yet; null: none set. */
+  #meta: BackgroundMeta | null | undefined = undefined
 
   constructor(settings: Settings, dataDir: string) {
     this.#settings = settings
     this.#dir = join(dataDir, 'branding')
   }
 
+  async #readText(): Promise<StoredText> {
+    this.#text ??= (await this.#settings.get<StoredText>('text')) ?? {}
+    return this.#text
+  }
+
+  async #readMeta(): Promise<BackgroundMeta | null> {
+    if (this.#meta === undefined) this.#meta = (await this.#settings.get<BackgroundMeta>('background')) ?? null
+    return this.#meta
+  }
+
   async get(): Promise<Branding> {
-    const text = (await this.#settings.get<StoredText>('text')) ?? {}
-    const meta = await this.#settings.get<BackgroundMeta>('background')
+    const text = this.#text ?? (await this.#readText())
+    const meta = this.#meta === undefined ? await this.#readMeta() : this.#meta
     return {
       serverName: text.serverName || hostname(),
       headline: text.headline ?? '',
@@ -64,9 +78,11 @@ export class BrandingStore {
   /** Sets the fields given; answers which changed. */
   async update(update: BrandingUpdate): Promise<string[]> {
     checkText(update)
-    const text = (await this.#settings.get<StoredText>('text')) ?? {}
+    const text = await this.#readText()
     const changed = (Object.keys(update) as (keyof BrandingUpdate)[]).filter((k) => (text[k] ?? '') !== update[k])
-    await this.#settings.set('text', { ...text, ...update })
+    const next = { ...text, ...update }
+    await this.#settings.set('text', next)
+    this.#text = next
     return changed
   }
 
@@ -97,21 +113,23 @@ export class BrandingStore {
     }
     await rename(temp, join(this.#dir, 'background'))
     await this.#settings.set('background', meta)
+    this.#meta = meta
     this.#cached = { meta, data }
     return meta
   }
 
   /** Removes the background; answers whether there was one. */
   async removeBackground(): Promise<boolean> {
-    const meta = await this.#settings.get<BackgroundMeta>('background')
+    const meta = await this.#readMeta()
     await this.#settings.delete('background')
+    this.#meta = null
     this.#cached = null
     await rm(join(this.#dir, 'background'), { force: true })
     return Boolean(meta)
   }
 
   async background(): Promise<{ meta: BackgroundMeta; data: Buffer }> {
-    const meta = await this.#settings.get<BackgroundMeta>('background')
+    const meta = await this.#readMeta()
     if (!meta) throw BrandingErrors.noBackground()
     if (this.#cached?.meta.sha256 !== meta.sha256) {
       const data = await readFile(join(this.#dir, 'background')).catch(() => null)

@@ -57,6 +57,8 @@ export class WidgetService {
   /** Writes to the widget list, one at a time. */
   #writes: Promise<unknown> = Promise.resolve()
   #account: Promise<AccountCheck> | null = null
+  #widgets: StoredWidget[] | null = null
+  readonly #outputs = new Map<string, Output | null>()
 
   constructor(deps: { settings: Settings; audit: AuditService; log: Logger }, config: WidgetsConfig) {
     this.#settings = deps.settings
@@ -96,11 +98,25 @@ export class WidgetService {
     return check.ok ? { available: true, reason: '' } : { available: false, reason: check.reason }
   }
 
+  // This service is the only writer of its settings, so definitions and outputs are read from the database once
+  // and kept in memory; every write goes to both. GET then costs no database read.
   async #list(): Promise<StoredWidget[]> {
-    return (await this.#settings.get<StoredWidget[]>('widgets')) ?? []
+    this.#widgets ??= (await this.#settings.get<StoredWidget[]>('widgets')) ?? []
+    return this.#widgets
+  }
+  async #saveList(widgets: StoredWidget[]): Promise<void> {
+    await this.#settings.set('widgets', widgets)
+    this.#widgets = widgets
   }
   async #output(id: string): Promise<Output | null> {
-    return (await this.#settings.get<Output>(`output:${id}`)) ?? null
+    if (!this.#outputs.has(id)) this.#outputs.set(id, (await this.#settings.get<Output>(`output:${id}`)) ?? null)
+    return this.#outputs.get(id)!
+  }
+  async #saveOutput(id: string, output: Output | null): Promise<void> {
+    if (output) await this.#settings.set(`output:${id}`, output)
+    else await this.#settings.delete(`output:${id}`)
+    if (output) this.#outputs.set(id, output)
+    else this.#outputs.delete(id)
   }
   async #find(id: string): Promise<StoredWidget> {
     const found = (await this.#list()).find((w) => w.id === id)
@@ -147,7 +163,7 @@ export class WidgetService {
         timeoutSeconds: body.timeoutSeconds ?? LIMITS.timeoutSeconds.default,
         layout: body.layout ?? null,
       }
-      await this.#settings.set('widgets', [...widgets, w])
+      await this.#saveList([...widgets, w])
       return w
     })
     await this.#audit.record({ action: 'widget.create', target: widget.id, detail: this.#auditDetail(widget) }, actor)
@@ -162,8 +178,7 @@ export class WidgetService {
       if (index < 0) throw WidgetErrors.notFound(`No widget ${id}`)
       const before = widgets[index]!
       const after: StoredWidget = { ...before, ...body, layout: body.layout === undefined ? before.layout : body.layout }
-      widgets[index] = after
-      await this.#settings.set('widgets', widgets)
+      await this.#saveList(widgets.map((w, i) => (i === index ? after : w)))
       return { before, after }
     })
     const changed = (Object.keys(body) as (keyof WidgetUpdate)[]).filter((k) => JSON.stringify(before[k]) !== JSON.stringify(after[k]))
@@ -178,8 +193,8 @@ export class WidgetService {
       const widgets = await this.#list()
       const found = widgets.find((w) => w.id === id)
       if (!found) throw WidgetErrors.notFound(`No widget ${id}`)
-      await this.#settings.set('widgets', widgets.filter((w) => w.id !== id))
-      await this.#settings.delete(`output:${id}`)
+      await this.#saveList(widgets.filter((w) => w.id !== id))
+      await this.#saveOutput(id, null)
       return found
     })
     clearTimeout(this.#timers.get(id))
@@ -225,7 +240,7 @@ export class WidgetService {
     const previous = await this.#output(id)
     // A widget deleted while it ran keeps no output.
     if (!(await this.#list()).some((w) => w.id === id)) return output
-    await this.#settings.set(`output:${id}`, output)
+    await this.#saveOutput(id, output)
     const failed = (o: Output | null) => Boolean(o && (o.exitCode !== 0 || o.timedOut || o.truncated || o.error))
     // Manual runs are always audited; scheduled ones when they fail or recover, so a 10 s widget does not flood the log.
     if (trigger === 'manual' || failed(output) || failed(previous)) {
