@@ -86,7 +86,7 @@ export class Runtime {
   async removeWithVolumes(idOrName: string, actor: AuditActor, volumes: boolean): Promise<RemovedContainer> {
     const info = await this.containers.inspect(idOrName)
     const named: string[] = (info.Mounts ?? []).filter((m: { Type?: string; Name?: string }) => m.Type === 'volume' && m.Name).map((m: { Name: string }) => m.Name)
-    return this.audited('container.remove', String(info.Name).replace(/^\//, ''), actor, async () => {
+    const out = await this.audited('container.remove', String(info.Name).replace(/^\//, ''), actor, async () => {
       const out = await this.containers.remove(info.Id, true)
       const removedVolumes: string[] = []
       const keptVolumes: { name: string; reason: string }[] = []
@@ -104,7 +104,7 @@ export class Runtime {
       }
       return { id: out.id, name: out.name, before: out.before, after: out.state, removedVolumes, keptVolumes }
     }, (o) => ({ id: o.id, name: o.name, force: true, before: o.before, after: o.after, removedVolumes: o.removedVolumes, keptVolumes: o.keptVolumes.map((v) => v.name) }))
-      .then(({ id, name, removedVolumes, keptVolumes }) => ({ id, name, removedVolumes, keptVolumes }))
+    return { id: out.id, name: out.name, removedVolumes: out.removedVolumes, keptVolumes: out.keptVolumes }
   }
 
   /** Starts every container marked for auto-start that is not running. */
