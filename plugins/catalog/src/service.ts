@@ -146,12 +146,14 @@ export class CatalogService {
   }
 
   async list(): Promise<{ apps: CatalogApp[]; categories: string[]; sources: SourceStatus[]; engine: { available: boolean; message: string } }> {
+    // The list works whatever the engine does: a failed look-up of installed apps shows none and says why.
     const [engine, installed] = await Promise.all([
       this.#containers.engineStatus().then((e) => ({ available: e.available, message: e.message })),
-      this.#containers.listLabelled(LABELS.app),
+      this.#containers.listLabelled(LABELS.app).then((list) => ({ list, error: null }), (err: Error) => ({ list: [] as LabelledContainer[], error: err.message })),
     ])
+    if (installed.error) engine.message = `Installed apps could not be read: ${installed.error}`
     const bySourceApp = new Map<string, LabelledContainer[]>()
-    for (const c of installed) {
+    for (const c of installed.list) {
       const key = `${c.labels[LABELS.source] ?? ''}\u0000${c.labels[LABELS.app] ?? ''}`
       bySourceApp.set(key, [...(bySourceApp.get(key) ?? []), c])
     }
