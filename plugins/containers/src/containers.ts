@@ -10,6 +10,7 @@ import type { Engine } from './engine.ts'
 import type { AutoStart } from './autostart.ts'
 import type { UpdateChecker } from './update-check.ts'
 import { readBoundedLogs } from './logs.ts'
+import type { LabelledContainer } from './service-token.ts'
 
 interface Details {
   at: number
@@ -91,6 +92,31 @@ export class ContainerService {
     this.updates.observe(raw.map((c) => c.Image))
     if (this.#details.size > raw.length * 2 + 64) this.#pruneDetails(new Set(raw.map((c) => c.Id)))
     return { engine, items }
+  }
+
+  /** Containers carrying the label `key` (one filtered list call; the update flag from the same caches as the list). */
+  async listLabelled(key: string): Promise<LabelledContainer[]> {
+    const found = await this.engine.find()
+    if (!found) return []
+    let raw: ContainerInfo[]
+    try {
+      raw = await found.docker.listContainers({ all: true, filters: { label: [key] } })
+    } catch (err) {
+      const mapped = engineError(err, ContainerErrors.notFound, () => this.engine.lost())
+      if (mapped.statusCode === 503) return []
+      throw mapped
+    }
+    this.#refreshImageFacts(found.docker)
+    this.updates.observe(raw.map((c) => c.Image))
+    return raw.map((c) => ({
+      id: c.Id,
+      name: (c.Names?.[0] ?? '').replace(/^\//, ''),
+      image: c.Image,
+      state: c.State,
+      createdAt: new Date(c.Created * 1000).toISOString(),
+      labels: c.Labels ?? {},
+      updateAvailable: this.updates.available(c.Image, this.#imageFacts.get(c.ImageID)?.repoDigests ?? []),
+    }))
   }
 
   #toContainer(c: ContainerInfo, details: Details | undefined): Container {

@@ -30,8 +30,10 @@ export default definePlugin({
   provides: (deps) => [
     bind(containersService, {
       // A calling plugin's spec has passed no route schema: checked here, as the REST route checks its body.
-      run: async (spec, role, actor, hooks) => runtime(deps).runSpec(checkedBySchema<RunSpec>(RunSpecSchema, spec), role, actor, hooks),
+      run: async (spec, role, actor, hooks, options) => runtime(deps).runSpec(checkedBySchema<RunSpec>(RunSpecSchema, spec), role, actor, hooks, options),
       engineStatus: () => runtime(deps).engine.status(),
+      listLabelled: (key) => runtime(deps).containers.listLabelled(key),
+      remove: (idOrName, actor, options) => runtime(deps).removeWithVolumes(idOrName, actor, options?.volumes ?? false),
     }),
     bind(containerVolumesService, { listVolumes: () => listVolumes(runtime(deps).engine) }),
   ],
@@ -48,4 +50,4 @@ export default definePlugin({
 export { normalizeSpec, RunSpecSchema, shellSplit } from './runspec.ts'
 export { authorizeSpec, requiredRole } from './policy.ts'
 export { containersService } from './service-token.ts'
-export type { ContainersService } from './service-token.ts'
+export type { ContainersService, LabelledContainer, RemovedContainer, RunOptions } from './service-token.ts'

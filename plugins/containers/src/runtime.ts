@@ -12,6 +12,8 @@ import { normalizeSpec, type RunSpec } from './runspec.ts'
 import { authorizeSpec } from './policy.ts'
 import { engineTraits } from './policy-facts.ts'
 import { createAndStart, type CreateHooks } from './create.ts'
+import { ContainerErrors } from './errors.ts'
+import { RESERVED_LABEL_PREFIX, type RemovedContainer, type RunOptions } from './service-token.ts'
 
 export interface PluginDeps {
   audit: AuditService
@@ -59,8 +61,14 @@ export class Runtime {
    * The one creating path (REST, install socket, catalog): schema-valid RunSpec -> normalized -> role rules ->
    * pull if missing -> create -> start. Audited as container.create.
    */
-  async runSpec(input: RunSpec, role: Role, actor: AuditActor, hooks: CreateHooks = {}): Promise<{ id: string; name: string }> {
+  async runSpec(input: RunSpec, role: Role, actor: AuditActor, hooks: CreateHooks = {}, options: RunOptions = {}): Promise<{ id: string; name: string }> {
     const spec = normalizeSpec(input)
+    const forged = Object.keys(spec.labels).filter((key) => key.startsWith(RESERVED_LABEL_PREFIX))
+    if (forged.length > 0) throw ContainerErrors.invalidSpec(`Labels under "${RESERVED_LABEL_PREFIX}" are set by hostd only: ${forged.join(', ')}`)
+    for (const [key, value] of Object.entries(options.labels ?? {})) {
+      if (!key.startsWith(RESERVED_LABEL_PREFIX)) throw new TypeError(`provenance label ${key} must start with ${RESERVED_LABEL_PREFIX}`)
+      spec.labels[key] = value
+    }
     // Role rules first, so a refused spec is refused whether or not an engine answers; the rules that need the
     // engine (Docker Desktop, named volumes and a joined container's network as the engine has them) are checked
     // again once it is found, before anything is pulled or created.
@@ -78,6 +86,31 @@ export class Runtime {
       await this.containers.imagesChanged()
       return { id, name: String(info.Name).replace(/^\//, ''), image: spec.image }
     }, (out) => ({ id: out.id, image: out.image, name: out.name }))
+  }
+
+  /** Forced removal, then (when asked) the named volumes the container mounted; audited as container.remove. */
+  async removeWithVolumes(idOrName: string, actor: AuditActor, volumes: boolean): Promise<RemovedContainer> {
+    const info = await this.containers.inspect(idOrName)
+    const named: string[] = (info.Mounts ?? []).filter((m: { Type?: string; Name?: string }) => m.Type === 'volume' && m.Name).map((m: { Name: string }) => m.Name)
+    const out = await this.audited('container.remove', String(info.Name).replace(/^\//, ''), actor, async () => {
+      const out = await this.containers.remove(info.Id, true)
+      const removedVolumes: string[] = []
+      const keptVolumes: { name: string; reason: string }[] = []
+      for (const name of named) {
+        if (!volumes) {
+          keptVolumes.push({ name, reason: 'not asked to remove volumes' })
+          continue
+        }
+        try {
+          await this.containers.call((d) => d.getVolume(name).remove())
+          removedVolumes.push(name)
+        } catch (err) {
+          keptVolumes.push({ name, reason: (err as Error).message })
+        }
+      }
+      return { id: out.id, name: out.name, before: out.before, after: out.state, removedVolumes, keptVolumes }
+    }, (o) => ({ id: o.id, name: o.name, force: true, before: o.before, after: o.after, removedVolumes: o.removedVolumes, keptVolumes: o.keptVolumes.map((v) => v.name) }))
+    return { id: out.id, name: out.name, removedVolumes: out.removedVolumes, keptVolumes: out.keptVolumes }
   }
 
   /** Starts every container marked for auto-start that is not running. */

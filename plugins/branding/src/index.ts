@@ -1,0 +1,17 @@
+/**
+ * The branding plugin: what the sign-in page shows (server name, headline, description, background image).
+ * A plugin rather than the kernel: the kernel knows no feature, and branding needs only the sdk (settings, data
+ * dir, audit, a public route). See README.md.
+ */
+import { definePlugin, tokens } from '@hostd/sdk'
+import { brandingRoutes } from './routes.ts'
+import { BrandingStore } from './service.ts'
+
+export default definePlugin({
+  id: 'branding',
+  version: '1.0.0',
+  kernel: '^1.0.0',
+  description: 'Sign-in page branding: server name, headline, description and background image.',
+  deps: { settings: tokens.settings, audit: tokens.audit, kernel: tokens.kernel },
+  routes: (r, { settings, audit, kernel }) => brandingRoutes(r, new BrandingStore(settings, kernel.dataDir), audit),
+})
