@@ -30,10 +30,19 @@ describe('system plugin: host facts', () => {
   })
 
   it('reports interfaces, addresses, MACs, link state and the default route as `ip` does', async () => {
-    const res = await t.inject({ url: '/api/system/network', as: 'viewer' })
-    expect(res.statusCode, res.body).toBe(200)
-    const net = res.json()
-    const ip = JSON.parse(sh('ip', '-j', 'addr')) as { ifname: string; address: string; operstate: string; addr_info: { family: string; local: string; prefixlen: number }[] }[]
+    // Other test files add and remove bridges while this runs: compare a snapshot taken between two identical
+    // readings of `ip`, retried until the host held still.
+    let net: any
+    let ipText = ''
+    for (let attempt = 0; attempt < 20; attempt++) {
+      const before = sh('ip', '-j', 'addr')
+      const res = await t.inject({ url: '/api/system/network', as: 'viewer' })
+      expect(res.statusCode, res.body).toBe(200)
+      net = res.json()
+      ipText = sh('ip', '-j', 'addr')
+      if (before === ipText) break
+    }
+    const ip = JSON.parse(ipText) as { ifname: string; address: string; operstate: string; addr_info: { family: string; local: string; prefixlen: number }[] }[]
     expect(net.interfaces.map((i: { name: string }) => i.name).sort()).toEqual(ip.map((i) => i.ifname).sort())
     for (const link of ip) {
       const mine = net.interfaces.find((i: { name: string }) => i.name === link.ifname)

@@ -113,6 +113,11 @@ export async function startEngine(existingDir?: string): Promise<TestEngine> {
       // Remove containers first: dockerd would otherwise wait out each one's stop timeout on shutdown.
       const list = await api('GET', '/containers/json?all=1').then((r) => (r.status === 200 ? (r.json() as { Id: string }[]) : []), () => [])
       await Promise.all(list.map((c) => api('DELETE', `/containers/${c.Id}?force=1&v=1`).catch(() => undefined)))
+      // User-defined networks are bridges in the host's namespace (br-<id>) that outlive dockerd: remove them too.
+      const networks = await api('GET', '/networks').then((r) => (r.status === 200 ? (r.json() as { Id: string; Name: string }[]) : []), () => [])
+      const custom = networks.filter((n) => !['bridge', 'host', 'none'].includes(n.Name))
+      await Promise.all(custom.map((n) => api('DELETE', `/networks/${n.Id}`).catch(() => undefined)))
+      for (const n of custom) await run('ip', ['link', 'del', `br-${n.Id.slice(0, 12)}`]).catch(() => undefined)
       if (alive(pid)) {
         process.kill(pid, 'SIGTERM')
         for (let i = 0; i < 150 && alive(pid); i++) await sleep(100)
