@@ -4,7 +4,8 @@
 It runs as root and listens on a Unix socket only the daemon may use: the socket file is mode 0660, owned by the
 daemon's uid/gid, and each connection's peer uid (SO_PEERCRED) must be the daemon's. A request is ONE JSON line
 {"action": name, "args": {...}}; the answer is ONE JSON line {"ok": true, "result": ...} or
-{"ok": false, "error": code, "message": text, "status": http-status}. The action must be in ACTIONS (below); every
+{"ok": false, "error": code, "message": text, "status": http-status}; a streamed action (a package job) first sends
+{"event": ...} lines, one per line of its output (see run_streaming). The action must be in ACTIONS (below); every
 argument is checked by its validator before anything runs; the action runs a fixed program with an argument vector
 (never a shell), a clean environment, a timeout and an output cap. Every request except the daemon's pings is
 appended to the helper's own JSON-lines log. With --dry-run, actions that change the host answer the argument vector

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { HostdError, type AuditService, type HelperClient, type Logger } from '@hostd/sdk'
+import { errors, HostdError, type AuditService, type HelperClient, type Logger } from '@hostd/sdk'
 import { splitRecord, type AptCatalog } from './apt.ts'
 import type { DpkgDatabase, InstalledPackage } from './dpkg.ts'
 import { PackageErrors } from './errors.ts'
@@ -113,6 +113,8 @@ export class Packages {
   async run(request: ExecRequest, actor: Actor & { username?: string | null }, onStart: (job: Job) => void, onEvent: (event: JobEvent) => void): Promise<JobOutcome> {
     const packages = this.check(request)
     if (this.#job) throw busy(this.#job)
+    if (!(await this.#helper.available())) throw errors.privilegesMissing()
+    if (this.#job) throw busy(this.#job) // another socket started one meanwhile
     const job: Job = { id: randomUUID(), action: request.action, packages, startedAt: new Date().toISOString(), username: actor?.username ?? null }
     this.#job = job
     const target = packages.join(' ') || (request.action === 'refresh' ? 'package lists' : 'all upgradable packages')

@@ -208,6 +208,18 @@ describe('packages plugin (real apt and dpkg on an isolated root, real helper)',
     await until('the job to be over', list, (l) => l.job === null)
   })
 
+  it('answers 423 on the socket without the root helper, and runs nothing', async () => {
+    const alone = await startTestKernel({ plugins: [createPackagesPlugin({ admindir: apt.admindir, aptConfig: apt.aptConfig })], listen: true })
+    try {
+      const { token } = await alone.login('admin')
+      const session = openSocket(alone, '/api/packages/exec', token, { action: 'install', packages: ['hostd-demo'] })
+      expect((await session.closed).code).toBe(4423)
+      expect(session.messages).toEqual([expect.objectContaining({ type: 'result', ok: false, error: 'HOSTD_HELPER_UNAVAILABLE' })])
+    } finally {
+      await alone.close()
+    }
+  })
+
   it("left the machine's own dpkg database untouched", () => {
     expect(machineStatus()).toBe(statusBefore)
   })

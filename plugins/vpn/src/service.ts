@@ -95,9 +95,9 @@ export class Vpn {
         }),
       ])
     } catch (err) {
-      if (err instanceof HostdError && (err.code === VpnErrors.notInstalled.code || err.code === VpnErrors.notRunning.code)) {
-        return absent(err.code === VpnErrors.notInstalled.code, err.message)
-      }
+      // Reading is always allowed to whoever opens the socket, so a refusal here is the socket itself (EACCES).
+      const unreachable = [VpnErrors.notInstalled.code, VpnErrors.notRunning.code, VpnErrors.notPermitted.code]
+      if (err instanceof HostdError && unreachable.includes(err.code)) return absent(err.code === VpnErrors.notInstalled.code, err.message)
       throw asHostdError(err)
     }
     return describe(status ?? {}, prefs ?? {}, serve, showAuthUrl)
