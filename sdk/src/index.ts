@@ -24,3 +24,4 @@ export type {
 } from './plugin.ts'
 export * as conditions from './conditions.ts'
 export { findDuplicateKey } from './json.ts'
+export { sendJson, closeWithError, receiveFirstMessage } from './sockets.ts'
