@@ -289,7 +289,6 @@ def cifs_unmount_argv(a):
     return ['umount', os.path.join(STORAGE['mount_root'], a['name'])]
 
 
-
 # packages: apt-get with an argument vector. A name is checked against Debian's package-name rules (policy 5.6.1)
 # plus an optional ":arch", and refused when apt would read it as something else: a leading "-" (an option, e.g.
 # -oAPT::Update::Pre-Invoke::=/bin/sh), a trailing "+" or "-" (install foo- REMOVES foo), "?" or "~" (an apt
@@ -421,7 +420,6 @@ def run(argv, timeout, cap, env):
     for reader in readers:
         reader.join()
     return code, stdout[0].decode('utf-8', 'replace'), stderr[0].decode('utf-8', 'replace')
-
 
 
 def high_fd(fd):

@@ -1,8 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createHash } from 'node:crypto'
-import { readFileSync } from 'node:fs'
 import { connect } from 'node:net'
-import { createAptRoot, type AptRoot } from '../../test/support/apt-root.ts'
+import { createAptRoot, machineDpkgStatusHash as machineStatus, type AptRoot } from '../../test/support/apt-root.ts'
 import { startHelper, type RunningHelper } from './start-helper.ts'
 
 /**
@@ -11,7 +9,6 @@ import { startHelper, type RunningHelper } from './start-helper.ts'
  * HOSTD_HELPER_APT_CONFIG setting. Checks the name rules against every apt injection form, the argument vectors,
  * the streamed protocol, one job at a time, and that a job outlives the connection that asked for it.
  */
-const machineStatus = () => createHash('sha256').update(readFileSync('/var/lib/dpkg/status')).digest('hex')
 
 /** One request; collects the event lines and the final answer line. `hangUpAfter` closes after that many events. */
 function stream(socket: string, body: unknown, hangUpAfter?: number): Promise<{ events: any[]; answer: any }> {

@@ -6,12 +6,19 @@
  * Needs dpkg-dev (dpkg-deb) and apt-utils (apt-ftparchive).
  */
 import { execFile } from 'node:child_process'
+import { createHash } from 'node:crypto'
+import { readFileSync } from 'node:fs'
 import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 
 const run = promisify(execFile)
+
+/** SHA-256 of the machine's own dpkg database: the same before and after a test that used an isolated root. */
+export function machineDpkgStatusHash(): string {
+  return createHash('sha256').update(readFileSync('/var/lib/dpkg/status')).digest('hex')
+}
 
 export interface DemoPackage {
   name: string

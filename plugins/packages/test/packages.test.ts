@@ -1,9 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createHash } from 'node:crypto'
-import { readFileSync } from 'node:fs'
 import { startTestKernel, type TestKernel } from '@hostd/sdk/testing'
 import { startHelper, type RunningHelper } from '../../../helper/test/start-helper.ts'
-import { createAptRoot, type AptRoot } from '../../../test/support/apt-root.ts'
+import { createAptRoot, machineDpkgStatusHash as machineStatus, type AptRoot } from '../../../test/support/apt-root.ts'
 import { openSocket } from '../../../test/support/ws-session.ts'
 import { createPackagesPlugin } from '../src/index.ts'
 
@@ -13,7 +11,6 @@ import { createPackagesPlugin } from '../src/index.ts'
  * plugin's own reads through its admindir and APT_CONFIG options. Every check of the package state reads
  * dpkg-query directly; the machine's own dpkg database is checksummed before and after.
  */
-const machineStatus = () => createHash('sha256').update(readFileSync('/var/lib/dpkg/status')).digest('hex')
 
 async function until<T>(what: string, probe: () => Promise<T>, ok: (value: T) => boolean): Promise<T> {
   for (let attempt = 0; ; attempt++) {
