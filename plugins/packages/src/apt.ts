@@ -131,7 +131,8 @@ export class AptCatalog {
       .then((out) => /^LISTS='(.*)'$/m.exec(out)?.[1] ?? null, () => null)
     const lists = await this.#listsDir
     const listsTime = lists ? await stat(lists).then((s) => s.mtimeMs, () => 0) : 0
-    return `${listsTime}|${await this.#dpkg.signature()}`
+    // An unreadable database reads as a change: the rebuild then reports what is wrong.
+    return `${listsTime}|${await this.#dpkg.signature().catch(() => 'unreadable')}`
   }
 
   /** One build at a time; a build asked for during another waits for it, unless that one already does the job. */

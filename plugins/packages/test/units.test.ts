@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest'
+import { startTestKernel } from '@hostd/sdk/testing'
+import { createPackagesPlugin } from '../src/index.ts'
 import { DumpavailParser } from '../src/apt.ts'
 import { parseDpkgQuery } from '../src/dpkg.ts'
 import { packageNameProblem } from '../src/names.ts'
@@ -71,5 +73,19 @@ describe('package names', () => {
     ['Foo', /not a Debian/], ['a', /not a Debian/], ['foo\nbar', /foo\\nbar/], ['x'.repeat(129), /at most 128/], ['', /non-empty/],
   ])('refuses %j', (name, why) => {
     expect(packageNameProblem(name)).toMatch(why)
+  })
+})
+
+describe('a host whose dpkg database cannot be read', () => {
+  it('answers 502 with a code, never 500, for the list and the search', async () => {
+    const t = await startTestKernel({ plugins: [createPackagesPlugin({ admindir: '/nonexistent/dpkg' })] })
+    try {
+      for (const url of ['/api/packages', '/api/packages/search?q=bash']) {
+        const res = await t.inject({ url, as: 'viewer' })
+        expect([res.statusCode, res.json().error], url).toEqual([502, 'HOSTD_PACKAGES_QUERY_FAILED'])
+      }
+    } finally {
+      await t.close()
+    }
   })
 })
