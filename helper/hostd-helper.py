@@ -4,7 +4,8 @@
 It runs as root and listens on a Unix socket only the daemon may use: the socket file is mode 0660, owned by the
 daemon's uid/gid, and each connection's peer uid (SO_PEERCRED) must be the daemon's. A request is ONE JSON line
 {"action": name, "args": {...}}; the answer is ONE JSON line {"ok": true, "result": ...} or
-{"ok": false, "error": code, "message": text, "status": http-status}. The action must be in ACTIONS (below); every
+{"ok": false, "error": code, "message": text, "status": http-status}; a streamed action (a package job) first sends
+{"event": ...} lines, one per line of its output (see run_streaming). The action must be in ACTIONS (below); every
 argument is checked by its validator before anything runs; the action runs a fixed program with an argument vector
 (never a shell), a clean environment, a timeout and an output cap. Every request except the daemon's pings is
 appended to the helper's own JSON-lines log. With --dry-run, actions that change the host answer the argument vector
@@ -13,7 +14,7 @@ they would run instead of running it (reads still run: they change nothing).
 Why Python and not Node: the peer check needs getsockopt(SO_PEERCRED), which Node has no API for (it would take a
 native addon, compiled and loaded as root). Python's standard library has it, so the helper loads no third-party code.
 """
-import argparse, json, os, pwd, re, shutil, socket, socketserver, struct, subprocess, sys, threading, time
+import argparse, fcntl, json, os, pwd, re, shutil, socket, socketserver, struct, subprocess, sys, threading, time
 
 MAX_REQUEST_BYTES = 64 * 1024
 OUTPUT_CAP_BYTES = 1024 * 1024
@@ -106,9 +107,11 @@ display = text(r':[0-9]{1,3}')
 # ---- The allowlist: ONE table. Adding an action is one entry here. ----
 
 class Action:
-    def __init__(self, args, argv, timeout=30, reads=False, cap=OUTPUT_CAP_BYTES, any_exit=False):
+    def __init__(self, args, argv, timeout=30, reads=False, cap=OUTPUT_CAP_BYTES, any_exit=False, stream=False, env=None):
         self.args, self.argv, self.reads, self.cap = args, argv, reads, cap
         self.any_exit = any_exit  # answer {stdout, exitCode} whatever the exit code (a bit-mask status, e.g. smartctl)
+        # A long job: its output lines go out as events while it runs, one such job at a time (see run_streaming).
+        self.stream, self.env = stream, env or {}
         self.timeout = timeout if callable(timeout) else (lambda a, t=timeout: t)
 
 
@@ -286,6 +289,36 @@ def cifs_unmount_argv(a):
     return ['umount', os.path.join(STORAGE['mount_root'], a['name'])]
 
 
+# packages: apt-get with an argument vector. A name is checked against Debian's package-name rules (policy 5.6.1)
+# plus an optional ":arch", and refused when apt would read it as something else: a leading "-" (an option, e.g.
+# -oAPT::Update::Pre-Invoke::=/bin/sh), a trailing "+" or "-" (install foo- REMOVES foo), "?" or "~" (an apt
+# pattern: ?essential), "=" or "/" (a version or release pick), "*" (a glob), a path (./x.deb). The names always
+# follow "--", and APT::Cmd::Pattern-Only=1 stops apt-get from trying a name that matches no package as a POSIX
+# regex ("fo.o" would otherwise pick every package matching it).
+package_name_text = text(r'[a-z0-9][a-z0-9+.-]+(:[a-z0-9]+(-[a-z0-9]+)*)?', 128)
+
+
+def package_name(value, field):
+    if isinstance(value, str) and value.split(':')[0].endswith(('+', '-')):
+        raise Refused(f'{field} must not end with "+" or "-" (apt would read it as install or remove)')
+    return package_name_text(value, field)
+
+
+package_name.kind = 'string'
+
+
+def apt_get(verb, *flags):
+    """The one apt-get command line: non-interactive (DEBIAN_FRONTEND in the action's env), machine-readable progress
+    on fd 3, a bounded wait for dpkg's lock, the existing configuration files kept, names after "--"."""
+    return lambda a: ['apt-get', '-y', '-q', '-o', 'APT::Status-Fd=3', '-o', 'APT::Cmd::Pattern-Only=1',
+                      '-o', 'DPkg::Lock::Timeout=60', '-o', 'Dpkg::Options::=--force-confdef',
+                      '-o', 'Dpkg::Options::=--force-confold', verb, *flags, '--', *a.get('packages', [])]
+
+
+# Two hours: apt downloads and maintainer scripts may be slow; killing dpkg midway is what breaks a system.
+PACKAGE_JOB = {'timeout': 7200, 'stream': True, 'env': {'DEBIAN_FRONTEND': 'noninteractive'}}
+package_names = list_of(package_name, 1, 50)
+
 ACTIONS = {
     # NetworkManager (network plugin). A connection is always named with the `id` keyword, so a name can never be
     # read as another nmcli keyword.
@@ -330,6 +363,14 @@ ACTIONS = {
                             cifs_mount_argv, timeout=60),
     'storage.unmount': Action({'name': mount_name}, cifs_unmount_argv, timeout=60),
     'storage.exports.write': Action({'shares': share_list}, smb_exports_argv),
+    # Packages (packages plugin): long jobs, streamed (see run_streaming), one at a time. upgrade without names
+    # upgrades every package that can be upgraded without removing or adding any.
+    'pkg.refresh': Action({}, apt_get('update'), **PACKAGE_JOB),
+    'pkg.install': Action({'packages': package_names}, apt_get('install'), **PACKAGE_JOB),
+    'pkg.upgrade': Action({'packages': optional(package_names)},
+                          lambda a: apt_get('install', '--only-upgrade')(a) if a.get('packages') else apt_get('upgrade')(a), **PACKAGE_JOB),
+    'pkg.remove': Action({'packages': package_names}, apt_get('remove'), **PACKAGE_JOB),
+    'pkg.purge': Action({'packages': package_names}, apt_get('purge'), **PACKAGE_JOB),
 }
 
 
@@ -381,6 +422,66 @@ def run(argv, timeout, cap, env):
     return code, stdout[0].decode('utf-8', 'replace'), stderr[0].decode('utf-8', 'replace')
 
 
+def high_fd(fd):
+    """The same pipe end on a descriptor above 9, so the child's dup2 onto 0-3 never meets one of its sources."""
+    moved = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10)
+    os.close(fd)
+    return moved
+
+
+def run_streaming(argv, timeout, cap, env, emit):
+    """Runs a long job (apt-get) and hands each line to emit as it comes: {"stream": "stdout" | "stderr" | "status",
+    "text": line}, where "status" is the program's fd 3 (apt's APT::Status-Fd=3). Lines past `cap` bytes are read
+    and dropped. Returns the exit code, or None when the timeout killed the job's process group.
+    posix_spawn, not subprocess: fd 3 must be the status pipe exactly, which subprocess cannot arrange."""
+    program = shutil.which(argv[0], path=SAFE_PATH)
+    if not program:
+        raise Refused(f'{argv[0]} is not installed on this host', 501, 'HOSTD_HELPER_PROGRAM_MISSING')
+    pipes = {name: tuple(high_fd(fd) for fd in os.pipe()) for name in ('stdout', 'stderr', 'status')}
+    null = high_fd(os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC))
+    wiring = [(os.POSIX_SPAWN_DUP2, null, 0)] + [(os.POSIX_SPAWN_DUP2, pipes[name][1], fd)
+                                                 for name, fd in (('stdout', 1), ('stderr', 2), ('status', 3))]
+    try:
+        pid = os.posix_spawn(program, [program, *argv[1:]], env, file_actions=wiring, setsid=True)
+    except BaseException:
+        for r, _ in pipes.values():
+            os.close(r)
+        raise
+    finally:
+        for _, w in pipes.values():
+            os.close(w)
+        os.close(null)
+    budget = [cap]
+
+    def pump(name, fd):
+        with open(fd, 'rb') as pipe:
+            for raw in iter(lambda: pipe.readline(8192), b''):
+                budget[0] -= len(raw)
+                if budget[0] >= 0:
+                    emit({'stream': name, 'text': raw.decode('utf-8', 'replace').rstrip('\r\n')})
+
+    readers = [threading.Thread(target=pump, args=(name, r)) for name, (r, _) in pipes.items()]
+    timed_out = threading.Event()
+
+    def kill_group():
+        timed_out.set()
+        try:
+            os.killpg(pid, 9)
+        except ProcessLookupError:
+            pass
+
+    timer = threading.Timer(timeout, kill_group)
+    for thread in [*readers, timer]:
+        thread.start()
+    os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)  # exited but not reaped: the timer cannot signal a reused pid
+    timer.cancel()
+    timer.join()
+    _, status = os.waitpid(pid, 0)
+    for reader in readers:
+        reader.join()
+    return None if timed_out.is_set() else os.waitstatus_to_exitcode(status)
+
+
 # ---- The server. ----
 
 class Helper(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
@@ -388,9 +489,12 @@ class Helper(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
 
     def __init__(self, opts):
         self.opts, self.log_lock = opts, threading.Lock()
+        self.job_lock = threading.Lock()  # held while a streamed job runs: one at a time (dpkg has one database)
         self.env = {'PATH': SAFE_PATH, 'LC_ALL': 'C', 'LANG': 'C'}
         if opts.dbus_system_bus:  # a helper setting, never a request argument
             self.env['DBUS_SYSTEM_BUS_ADDRESS'] = opts.dbus_system_bus
+        if opts.apt_config:  # likewise: the tests' isolated apt and dpkg root
+            self.env['APT_CONFIG'] = opts.apt_config
         if os.path.exists(opts.socket) and not os.path.isfile(opts.socket):
             os.unlink(opts.socket)  # a stale socket from a previous run
         old = os.umask(0o177)  # nobody but root can connect between bind and chmod/chown
@@ -407,7 +511,7 @@ class Helper(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
         with self.log_lock, open(os.open(self.opts.log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600), 'a', encoding='utf-8') as f:
             f.write(line)
 
-    def handle_request_line(self, request, entry):
+    def handle_request_line(self, request, entry, emit):
         name, args = request.get('action'), request.get('args', {})
         entry['action'] = name
         if name == 'ping':
@@ -423,6 +527,8 @@ class Helper(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
         if self.opts.dry_run and not action.reads:
             entry['outcome'] = 'dry-run'
             return {'dryRun': True, 'argv': argv}
+        if action.stream:
+            return self.run_job(action, checked, argv, entry, emit)
         code, stdout, stderr = run(argv, action.timeout(checked), action.cap, self.env)
         entry['exitCode'] = code
         if code is None:
@@ -434,9 +540,40 @@ class Helper(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
             raise Refused(f'{argv[0]} failed (exit {code}): {detail[0][:300]}', 500, 'HOSTD_HELPER_ACTION_FAILED')
         return {'stdout': stdout}
 
+    def run_job(self, action, checked, argv, entry, emit):
+        """A streamed job: events while it runs, then {"exitCode": n} whatever n is (the caller reports a failed
+        apt-get with its output). It runs to its end even when the daemon goes away."""
+        if not self.job_lock.acquire(blocking=False):
+            raise Refused('another package job is running; try again when it has finished', 409, 'HOSTD_HELPER_BUSY')
+        try:
+            code = run_streaming(argv, action.timeout(checked), action.cap, {**self.env, **action.env}, emit)
+        finally:
+            self.job_lock.release()
+        entry['exitCode'] = code
+        if code is None:
+            raise Refused(f'{argv[0]} did not finish in time', 504, 'HOSTD_HELPER_TIMEOUT')
+        if code != 0:
+            entry['outcome'] = 'failed'
+        return {'exitCode': code}
+
 
 class Connection(socketserver.StreamRequestHandler):
+    gone = False  # the daemon stopped reading: later events are dropped, the job goes on
+    write_lock = None
+
+    def emit(self, event):
+        """One {"event": ...} line before the answer (streamed jobs only). Never blocks the job for more than the
+        socket's 10 s timeout: a daemon that stops reading just stops getting events."""
+        if self.gone:
+            return
+        with self.write_lock:
+            try:
+                self.wfile.write((json.dumps({'event': event}) + '\n').encode())
+            except OSError:
+                self.gone = True
+
     def handle(self):
+        self.write_lock = threading.Lock()
         started = time.monotonic()
         pid, uid, gid = struct.unpack('3i', self.request.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize('3i')))
         entry = {'peer': {'pid': pid, 'uid': uid, 'gid': gid}}
@@ -453,7 +590,7 @@ class Connection(socketserver.StreamRequestHandler):
                 raise Refused('the request is not JSON')
             if not isinstance(request, dict):
                 raise Refused('the request must be a JSON object')
-            answer = {'ok': True, 'result': self.server.handle_request_line(request, entry)}
+            answer = {'ok': True, 'result': self.server.handle_request_line(request, entry, self.emit)}
             entry.setdefault('outcome', 'ok')
         except Refused as err:
             answer = {'ok': False, 'error': err.code, 'message': str(err), 'status': err.status}
@@ -479,6 +616,7 @@ def main(argv=None):
     p.add_argument('--gid', type=int, default=env('HOSTD_HELPER_GID'), help="the daemon's gid: group of the socket")
     p.add_argument('--log', default=env('HOSTD_HELPER_LOG', '/var/log/hostd/helper.log'))
     p.add_argument('--dbus-system-bus', default=env('HOSTD_HELPER_DBUS_SYSTEM_BUS'), help='D-Bus system bus address for nmcli/gdbus')
+    p.add_argument('--apt-config', default=env('HOSTD_HELPER_APT_CONFIG'), help='APT_CONFIG for apt-get (tests: an isolated root)')
     p.add_argument('--dry-run', action='store_true', default=env('HOSTD_HELPER_DRY_RUN') == '1')
     p.add_argument('--describe', action='store_true', help='print the allowlist as JSON and exit')
     opts = p.parse_args(argv)

@@ -13,7 +13,7 @@ export { ROLES, roleSatisfies, isRole } from './roles.ts'
 export type { Role, RouteRole } from './roles.ts'
 export { tokens, createServiceToken } from './tokens.ts'
 export type {
-  ServiceToken, Logger, AuditService, AuditEvent, AuditEntry, Actor, Database, Settings, HelperClient, KernelInfo, SessionUser,
+  ServiceToken, Logger, AuditService, AuditEvent, AuditEntry, Actor, Database, Settings, HelperClient, HelperCallOptions, KernelInfo, SessionUser,
   OptionalServices,
 } from './tokens.ts'
 export { definePlugin, isHostdPlugin, bind, PLUGIN_BRAND } from './plugin.ts'
@@ -24,3 +24,4 @@ export type {
 } from './plugin.ts'
 export * as conditions from './conditions.ts'
 export { findDuplicateKey } from './json.ts'
+export { sendJson, closeWithError, receiveFirstMessage } from './sockets.ts'

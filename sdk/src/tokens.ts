@@ -74,7 +74,14 @@ export interface HelperClient {
   /** True when the helper answers on HOSTD_HELPER_SOCKET right now. */
   available(): Promise<boolean>
   /** Run one allowlisted action; throws HOSTD_HELPER_UNAVAILABLE (423) without a helper. */
-  call<T = unknown>(action: string, args?: Record<string, unknown>): Promise<T>
+  call<T = unknown>(action: string, args?: Record<string, unknown>, options?: HelperCallOptions): Promise<T>
+}
+
+export interface HelperCallOptions {
+  /** A streamed action's events (one per line of its output), in order, before the call resolves. */
+  onEvent?: (event: unknown) => void
+  /** How long to wait for the answer (default 30 s); a streamed job needs longer. */
+  timeoutMs?: number
 }
 
 export interface KernelInfo {

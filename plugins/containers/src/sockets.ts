@@ -3,12 +3,12 @@
  * logs (followed live, bounded buffers, backpressure). Message shapes are in the README. The kernel's socket
  * hub has already checked sign-in, role and same origin before these run.
  */
-import type { SocketRegistrar } from '@hostd/sdk'
-import { findDuplicateKey, HostdError, Type, type TSchema } from '@hostd/sdk'
+import type { SocketRegistrar, TSchema } from '@hostd/sdk'
+import { closeWithError as closeSocketWithError, receiveFirstMessage, sendJson, Type } from '@hostd/sdk'
 import type { WebSocket } from 'ws'
 import type { Runtime } from './runtime.ts'
-import { RunSpecSchema, type RunSpec } from './runspec.ts'
-import { checkedBySchema, ContainerErrors, engineError } from './errors.ts'
+import { RunSpecSchema } from './runspec.ts'
+import { ContainerErrors, engineError } from './errors.ts'
 import { HIGH_WATER, LogPump, openLogStream } from './logs.ts'
 import { updateContainer, type UpdateOutcome } from './update.ts'
 
@@ -25,51 +25,16 @@ export const LogsSocketQuery = Type.Object({
   tail: Type.Optional(Type.Integer({ minimum: 0, maximum: 10000, default: 100 })),
 })
 
-function send(socket: WebSocket, message: unknown): void {
-  if (socket.readyState === socket.OPEN) socket.send(JSON.stringify(message))
-}
-
-/** Close code for a failure: 4000 + its HTTP status (4400, 4403, 4404, 4409, 4502, 4503), 4500 otherwise. */
-function closeWithError(socket: WebSocket, err: unknown): void {
-  const e = err instanceof HostdError ? err : null
-  const status = e?.statusCode ?? 500
-  send(socket, { type: 'result', ok: false, error: e?.code ?? 'HOSTD_CONTAINERS_INTERNAL', message: e?.message ?? 'Internal error' })
-  if (socket.readyState === socket.OPEN) socket.close(4000 + status, (e?.code ?? 'error').slice(0, 100))
-}
-
-/** The first client message, parsed strictly: valid JSON, no duplicate keys, matching `schema`. */
-function firstMessage<T>(socket: WebSocket, schema: TSchema, signal: AbortSignal): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(ContainerErrors.invalidSpec('No request within 30 s')), FIRST_MESSAGE_TIMEOUT_MS)
-    signal.addEventListener('abort', () => {
-      clearTimeout(timer)
-      reject(ContainerErrors.invalidSpec('The socket closed before the request'))
-    }, { once: true })
-    socket.once('message', (data: Buffer) => {
-      clearTimeout(timer)
-      const text = data.toString('utf8')
-      let value: unknown
-      try {
-        value = JSON.parse(text)
-      } catch {
-        return reject(ContainerErrors.invalidSpec('The first message must be a JSON object'))
-      }
-      const dup = findDuplicateKey(text)
-      if (dup !== null) return reject(ContainerErrors.invalidSpec(`Duplicate key "${dup}"`))
-      try {
-        resolve(checkedBySchema<T>(schema, value))
-      } catch (err) {
-        reject(err)
-      }
-    })
-  })
-}
+const send = sendJson
+const closeWithError = (socket: WebSocket, err: unknown) => closeSocketWithError(socket, err, 'HOSTD_CONTAINERS_INTERNAL')
+const firstMessage = <S extends TSchema>(socket: WebSocket, schema: S, signal: AbortSignal) =>
+  receiveFirstMessage(socket, schema, signal, ContainerErrors.invalidSpec, FIRST_MESSAGE_TIMEOUT_MS)
 
 export function containerSockets(s: SocketRegistrar, rt: Runtime): void {
   s.ws('/api/containers/install', { role: 'operator' }, async (socket, ctx) => {
     const actor = { user: ctx.user, ip: ctx.request.ip }
     try {
-      const spec = await firstMessage<RunSpec>(socket, RunSpecSchema, ctx.signal)
+      const spec = await firstMessage(socket, RunSpecSchema, ctx.signal)
       send(socket, { type: 'accepted', image: spec.image })
       const out = await rt.runSpec(spec, ctx.user.role, actor, {
         onPullStart: (image) => send(socket, { type: 'pull-start', image }),
@@ -89,7 +54,7 @@ export function containerSockets(s: SocketRegistrar, rt: Runtime): void {
   s.ws('/api/containers/update', { role: 'operator' }, async (socket, ctx) => {
     const actor = { user: ctx.user, ip: ctx.request.ip }
     try {
-      const request = await firstMessage<{ containers: string[]; stopTimeout?: number }>(socket, UpdateRequestSchema, ctx.signal)
+      const request = await firstMessage(socket, UpdateRequestSchema, ctx.signal)
       const docker = await rt.engine.require()
       const results: UpdateOutcome[] = []
       for (const target of request.containers) {

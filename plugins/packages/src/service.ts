@@ -1,0 +1,169 @@
+import { randomUUID } from 'node:crypto'
+import { errors, HostdError, type AuditService, type HelperClient, type Logger } from '@hostd/sdk'
+import { splitRecord, type AptCatalog } from './apt.ts'
+import type { DpkgDatabase, InstalledPackage } from './dpkg.ts'
+import { PackageErrors } from './errors.ts'
+import { checkPackageNames } from './names.ts'
+import type { ExecRequest, InstalledPackageItem, Job, SearchItem } from './schemas.ts'
+import { parseStatusLine, type Progress } from './status-fd.ts'
+
+export const SEARCH_LIMIT = 100
+/** The helper kills a job after two hours; the daemon waits a little longer for its answer. */
+const JOB_TIMEOUT_MS = 7200_000 + 60_000
+/** Lines of output kept for the audit entry of a failed job. */
+const TAIL_LINES = 20
+
+type Actor = Parameters<AuditService['record']>[1]
+
+/** What a job sends while it runs: apt's progress, parsed, and each line of its output. */
+export type JobEvent = Progress | { type: 'line'; stream: 'stdout' | 'stderr' | 'status'; text: string }
+
+export interface JobOutcome {
+  ok: boolean
+  exitCode: number
+  action: ExecRequest['action']
+  packages: string[]
+  jobId: string
+}
+
+/** The package list, search, and the one-at-a-time jobs; no HTTP. */
+export class Packages {
+  readonly #dpkg: DpkgDatabase
+  readonly #apt: AptCatalog
+  readonly #helper: HelperClient
+  readonly #audit: AuditService
+  readonly #log: Logger
+  #job: Job | null = null
+
+  constructor(dpkg: DpkgDatabase, apt: AptCatalog, helper: HelperClient, audit: AuditService, log: Logger) {
+    this.#dpkg = dpkg
+    this.#apt = apt
+    this.#helper = helper
+    this.#audit = audit
+    this.#log = log
+  }
+
+  get job(): Job | null {
+    return this.#job
+  }
+
+  async list() {
+    const [installed, candidates] = await Promise.all([this.#dpkg.list(), this.#apt.candidates()])
+    const items: InstalledPackageItem[] = installed.map((p) => {
+      const candidate = candidates?.map.get(`${p.name}:${p.architecture}`)
+      const upgradable = candidate !== undefined && candidate !== p.version
+      return { ...p, upgradable, candidateVersion: upgradable ? candidate : null }
+    })
+    return {
+      items,
+      total: items.length,
+      upgradableCount: items.reduce((n, p) => n + (p.upgradable ? 1 : 0), 0),
+      upgradesCheckedAt: candidates?.checkedAt.toISOString() ?? null,
+      job: this.#job,
+    }
+  }
+
+  /** `query` is text: lowercased and compared with String#includes, never compiled into a pattern. */
+  async search(query: string) {
+    const text = query.trim().toLowerCase()
+    if (!text) throw PackageErrors.invalidRequest('q must hold some text')
+    const [index, installed, candidates] = await Promise.all([this.#apt.index(), this.#dpkg.list(), this.#apt.candidates()])
+    const byKey = new Map<string, InstalledPackage>(installed.map((p) => [`${p.name}:${p.architecture}`, p]))
+    const rank = (name: string, lowerSummary: string) =>
+      name === text ? 0 : name.startsWith(text) ? 1 : name.includes(text) ? 2 : lowerSummary.includes(text) ? 3 : -1
+    const hits: { rank: number; item: SearchItem }[] = []
+    const hit = (r: number, name: string, architecture: string, version: string, summary: string) => {
+      const mine = byKey.get(`${name}:${architecture}`)
+      hits.push({
+        rank: r,
+        item: { name, architecture, version, summary, installed: !!mine, installedVersion: mine?.version ?? null, upgradable: !!mine && mine.version !== version },
+      })
+    }
+    for (const record of index) {
+      if (!record.toLowerCase().includes(text)) continue // most records: one cheap test
+      const { name, architecture, version, summary } = splitRecord(record)
+      const r = rank(name, summary.toLowerCase())
+      if (r >= 0) hit(r, name, architecture, version, summary)
+    }
+    // Installed packages no list offers (a local .deb, a removed suite) are not in apt's index: search them too.
+    for (const p of installed) {
+      if (candidates?.map.has(`${p.name}:${p.architecture}`)) continue
+      const r = rank(p.name, p.summary.toLowerCase())
+      if (r >= 0) hit(r, p.name, p.architecture, p.version, p.summary)
+    }
+    hits.sort((a, b) => a.rank - b.rank || (a.item.name < b.item.name ? -1 : a.item.name > b.item.name ? 1 : a.item.architecture < b.item.architecture ? -1 : 1))
+    return { query, total: hits.length, truncated: hits.length > SEARCH_LIMIT, items: hits.slice(0, SEARCH_LIMIT).map((h) => h.item) }
+  }
+
+  /** Checks a job request: the names (Debian's rules), and how many each action takes. */
+  check(request: ExecRequest): string[] {
+    const packages = checkPackageNames(request.packages ?? [])
+    if (request.action === 'refresh' && packages.length) throw PackageErrors.invalidRequest('refresh takes no package names')
+    if (['install', 'remove', 'purge'].includes(request.action) && !packages.length) {
+      throw PackageErrors.invalidRequest(`${request.action} needs at least one package name`)
+    }
+    return packages
+  }
+
+  /**
+   * Runs one job through the root helper to its end, whoever listens: `onStart` and `onEvent` feed a socket that
+   * may have closed meanwhile (the job goes on; dpkg is never interrupted). The outcome is audited, then apt's
+   * candidates are read again so the list shows what changed. A second job while one runs is refused (409).
+   */
+  async run(request: ExecRequest, actor: Actor & { username?: string | null }, onStart: (job: Job) => void, onEvent: (event: JobEvent) => void): Promise<JobOutcome> {
+    const packages = this.check(request)
+    if (this.#job) throw busy(this.#job)
+    if (!(await this.#helper.available())) throw errors.privilegesMissing()
+    if (this.#job) throw busy(this.#job) // another socket started one meanwhile
+    const job: Job = { id: randomUUID(), action: request.action, packages, startedAt: new Date().toISOString(), username: actor?.username ?? null }
+    this.#job = job
+    const target = packages.join(' ') || (request.action === 'refresh' ? 'package lists' : 'all upgradable packages')
+    const tail: string[] = []
+    try {
+      onStart(job)
+      let exitCode: number
+      try {
+        ({ exitCode } = await this.#helper.call<{ exitCode: number }>(`pkg.${request.action}`, packages.length ? { packages } : {}, {
+          timeoutMs: JOB_TIMEOUT_MS,
+          onEvent: (raw) => {
+            const event = toJobEvent(raw)
+            if (!event) return
+            if (event.type === 'line' && event.stream !== 'status') {
+              tail.push(event.text)
+              if (tail.length > TAIL_LINES) tail.shift()
+            }
+            onEvent(event)
+          },
+        }))
+      } catch (err) {
+        await this.#audit.record({ action: `packages.${request.action}`, target, result: 'failure', detail: { jobId: job.id, packages, error: (err as Error).message } }, actor)
+        throw err instanceof HostdError && err.code === 'HOSTD_HELPER_BUSY' ? busy(null) : err
+      }
+      await this.#audit.record({
+        action: `packages.${request.action}`,
+        target,
+        result: exitCode === 0 ? 'success' : 'failure',
+        detail: { jobId: job.id, packages, exitCode, ...(exitCode === 0 ? {} : { output: tail }) },
+      }, actor)
+      await this.#apt.refresh().catch((err: unknown) => this.#log.warn({ err }, 'reading apt candidates after a package job failed'))
+      return { ok: exitCode === 0, exitCode, action: request.action, packages, jobId: job.id }
+    } finally {
+      this.#job = null
+    }
+  }
+}
+
+function busy(job: Job | null) {
+  if (!job) return PackageErrors.busy('Another package job is running on this host; try again when it has finished')
+  const what = [job.action, ...job.packages].join(' ')
+  return PackageErrors.busy(`Another package job is running: ${what} (started ${job.startedAt}${job.username ? ` by ${job.username}` : ''})`)
+}
+
+/** A helper event ({stream, text}) as the socket's message: status lines parsed into progress. */
+function toJobEvent(raw: unknown): JobEvent | null {
+  const { stream, text } = (raw ?? {}) as { stream?: unknown; text?: unknown }
+  if (typeof text !== 'string' || (stream !== 'stdout' && stream !== 'stderr' && stream !== 'status')) return null
+  if (stream === 'status') return parseStatusLine(text) ?? { type: 'line', stream, text }
+  // apt redraws "(Reading database ... 45%" with carriage returns: keep what the terminal would show last.
+  return { type: 'line', stream, text: text.slice(text.lastIndexOf('\r') + 1) }
+}

@@ -1,0 +1,111 @@
+/**
+ * Packages benchmark (`npm run bench`, or `node plugins/packages/test/bench.ts`): GET /api/packages from a spawned
+ * daemon (HTTPS, kept-alive connection, body read) next to `dpkg-query -W` with the plugin's own format (process
+ * start to exit) on the same dpkg database, alternating, in the same run. Goal: median ratio at most 1.5.
+ *   warm: dpkg's database unchanged since the last call (the usual case: the list is served from memory)
+ *   cold: dpkg's database touched before each call (the list is read again with dpkg-query; apt's candidates are
+ *         re-read in the background), informational
+ * The database is a copy of this machine's /var/lib/dpkg/status in a temporary admindir, so touching it is safe;
+ * apt's lists are the machine's. Also prints the first and a repeated search (informational). Final line:
+ * `BENCH_JSON {...}`.
+ */
+import { execFile } from 'node:child_process'
+import { copyFile, cp, mkdir, mkdtemp, rm, utimes } from 'node:fs/promises'
+import { join } from 'node:path'
+import { performance } from 'node:perf_hooks'
+import { REPO_ROOT, startDaemon } from '../../../test/support/daemon.ts'
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 40)
+const COLD_ROUNDS = Math.max(5, Math.round(ROUNDS / 4))
+const GOAL = 1.5
+const PASSWORD = 'correct horse battery'
+const FORMAT = '${Package}\\t${Architecture}\\t${Version}\\t${db:Status-Status}\\t${Installed-Size}\\t${binary:Summary}\\n'
+
+const median = (v: number[]) => {
+  const s = [...v].sort((a, b) => a - b)
+  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2
+}
+const round2 = (x: number) => Math.round(x * 100) / 100
+
+function dpkgQuery(admindir: string): Promise<number> {
+  const t0 = performance.now()
+  return new Promise((resolve, reject) => {
+    execFile('dpkg-query', [`--admindir=${admindir}`, '-W', `-f=${FORMAT}`], { maxBuffer: 64 * 1024 * 1024 }, (err, stdout) => {
+      if (err) return reject(err)
+      if (!stdout.includes('\t')) return reject(new Error('dpkg-query printed nothing'))
+      resolve(performance.now() - t0)
+    })
+  })
+}
+
+// Inside the repository, so the copied plugin resolves @hostd/sdk and its own dependencies through the workspace.
+await mkdir(join(REPO_ROOT, '.hostd-test'), { recursive: true })
+const work = await mkdtemp(join(REPO_ROOT, '.hostd-test', 'bench-packages-'))
+const admindir = join(work, 'dpkg')
+await mkdir(join(admindir, 'updates'), { recursive: true })
+await copyFile('/var/lib/dpkg/status', join(admindir, 'status'))
+const pluginDir = join(REPO_ROOT, 'plugins', 'packages')
+await cp(join(pluginDir, 'src'), join(work, 'plugins', 'packages', 'src'), { recursive: true })
+await cp(join(pluginDir, 'package.json'), join(work, 'plugins', 'packages', 'package.json'))
+
+const daemon = await startDaemon({ env: { HOSTD_PLUGINS_DIR: join(work, 'plugins'), HOSTD_PACKAGES_DPKG_ADMINDIR: admindir } })
+try {
+  await daemon.fetch('/api/setup', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'bench', password: PASSWORD }) })
+  const login = await daemon.fetch('/api/auth/login', {
+    method: 'POST', headers: { 'content-type': 'application/json', 'x-svc-client': 'bench' }, body: JSON.stringify({ username: 'bench', password: PASSWORD }),
+  })
+  const { token } = (await login.json()) as { token: string }
+  const headers = { authorization: `Bearer ${token}` }
+  let total = 0
+  const get = async (path: string): Promise<number> => {
+    const t0 = performance.now()
+    const res = await daemon.fetch(path, { headers })
+    const body = (await res.json()) as { total?: number }
+    const ms = performance.now() - t0
+    if (res.status !== 200) throw new Error(`${path} answered ${res.status}: ${JSON.stringify(body)}`)
+    if (path === '/api/packages') total = body.total ?? total
+    return ms
+  }
+
+  // Warm-up: the first list waits for apt's candidates (apt-cache dumpavail), then JIT.
+  for (let i = 0; i < 5; i++) {
+    await get('/api/packages')
+    await dpkgQuery(admindir)
+  }
+  const warm = { hostd: [] as number[], dpkg: [] as number[] }
+  for (let i = 0; i < ROUNDS; i++) {
+    warm.hostd.push(await get('/api/packages'))
+    warm.dpkg.push(await dpkgQuery(admindir))
+  }
+  const cold = { hostd: [] as number[], dpkg: [] as number[] }
+  for (let i = 0; i < COLD_ROUNDS; i++) {
+    const now = new Date(Date.now() + i * 1000)
+    await utimes(join(admindir, 'status'), now, now)
+    cold.hostd.push(await get('/api/packages'))
+    cold.dpkg.push(await dpkgQuery(admindir))
+  }
+  const firstSearchMs = await get('/api/packages/search?q=python')
+  const searches: number[] = []
+  for (let i = 0; i < 10; i++) searches.push(await get('/api/packages/search?q=python'))
+
+  const warmRatio = median(warm.hostd) / median(warm.dpkg)
+  const coldRatio = median(cold.hostd) / median(cold.dpkg)
+  const met = warmRatio <= GOAL
+  const row = (label: string, h: number[], d: number[], goal: string) =>
+    `${label.padEnd(34)} ${median(h).toFixed(2).padStart(8)} ms ${median(d).toFixed(2).padStart(8)} ms ${(median(h) / median(d)).toFixed(3).padStart(7)}  ${goal}`
+  console.log(`\npackages bench: ${total} installed packages, ${ROUNDS} warm and ${COLD_ROUNDS} cold rounds, alternating (medians)\n`)
+  console.log(`${'case'.padEnd(34)} ${'GET'.padStart(11)} ${'dpkg-query'.padStart(11)} ${'ratio'.padStart(7)}  goal`)
+  console.log(row('GET /api/packages, warm', warm.hostd, warm.dpkg, `<= ${GOAL}: ${met ? 'met' : 'NOT MET'}`))
+  console.log(row('GET /api/packages, database changed', cold.hostd, cold.dpkg, '(informational)'))
+  console.log(`\nsearch "python": first ${firstSearchMs.toFixed(0)} ms (reads apt's index), then median ${median(searches).toFixed(1)} ms`)
+  const result = {
+    packages: total,
+    warm: { hostdMs: round2(median(warm.hostd)), dpkgQueryMs: round2(median(warm.dpkg)), ratio: round2(warmRatio), goal: GOAL, met },
+    cold: { hostdMs: round2(median(cold.hostd)), dpkgQueryMs: round2(median(cold.dpkg)), ratio: round2(coldRatio) },
+    search: { firstMs: Math.round(firstSearchMs), repeatMs: round2(median(searches)) },
+  }
+  console.log(`\nBENCH_JSON ${JSON.stringify(result)}`)
+} finally {
+  await daemon.stop()
+  await rm(work, { recursive: true, force: true })
+}

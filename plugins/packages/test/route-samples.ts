@@ -1,0 +1,7 @@
+import type { RouteSamples } from '@hostd/sdk/testing'
+
+// The route-table test reads the machine's own dpkg database and apt lists (reads only; nothing is installed).
+export const samples: RouteSamples = {
+  'GET /api/packages': async () => ({ url: '/api/packages' }),
+  'GET /api/packages/search': async () => ({ url: '/api/packages/search?q=bash' }),
+}
