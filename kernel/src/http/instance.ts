@@ -4,14 +4,17 @@ import { findDuplicateKey, roleSatisfies, errors, HostdError, type HelperClient,
 import { errorHandler, notFoundHandler, KernelErrors } from './errors.ts'
 import { validatorCompiler } from './validation.ts'
 import { extractToken, type SessionStore } from '../auth/sessions.ts'
+import { trackRequest, type LiveRequest } from './live-request.ts'
 
 declare module 'fastify' {
   interface FastifyRequest {
     user: SessionUser | null
     /** The session token this request carried, if any (logout ends it). */
     sessionToken: string | null
-    /** Aborted when the instance's plugin version retires (see RouteRequest.lifetime in the sdk). */
+    /** Aborted when the instance's plugin version retires or the session ends (see RouteRequest.lifetime in the sdk). */
     lifetime: AbortSignal
+    /** A signed-in plugin request, tied to its session until it closes (see live-request.ts). */
+    liveRequest: LiveRequest | null
   }
   interface FastifyContextConfig {
     /** The handler reads the body stream itself (RouteOptions.rawBody). */
@@ -64,11 +67,20 @@ export function authenticate(sessions: SessionStore, req: FastifyRequest, role: 
   return null
 }
 
+export interface InstanceOptions {
+  serverFactory?: FastifyServerFactory
+  /**
+   * Tie every signed-in request to its session's live connections, so it is cut when the session ends: plugin
+   * instances (their routes may stream). The kernel's own routes are short and skip it.
+   */
+  liveRequests?: boolean
+}
+
 /**
  * Every Fastify instance (the kernel's and one per plugin) is made here, so all share one error shape,
  * one validator, one auth hook and one logger.
  */
-export function createInstance(deps: InstanceDeps, serverFactory?: FastifyServerFactory): FastifyInstance {
+export function createInstance(deps: InstanceDeps, { serverFactory, liveRequests = false }: InstanceOptions = {}): FastifyInstance {
   const requestLogging = deps.logger.isLevelEnabled('debug')
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
@@ -108,6 +120,7 @@ export function createInstance(deps: InstanceDeps, serverFactory?: FastifyServer
   })
   app.decorateRequest('user', null)
   app.decorateRequest('sessionToken', null)
+  app.decorateRequest('liveRequest', null)
   // Every route, however it is added, gets the auth hook first, bound to the role in its config; a route without one
   // is refused as it is added (deny by default). Binding the role here spares each request a routeOptions lookup.
   app.addHook('onRoute', (route) => {
@@ -116,7 +129,13 @@ export function createInstance(deps: InstanceDeps, serverFactory?: FastifyServer
     const hooks = route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest]
     // Fastify adds a HEAD route for each GET with the GET's hooks, which already start with this one.
     if (hooks.some((hook) => AUTH_HOOKS.has(hook))) return
-    const auth: onRequestHookHandler = (req, _reply, done) => done(authenticate(deps.sessions, req, role) ?? undefined)
+    const auth: onRequestHookHandler = liveRequests && role !== 'public'
+      ? (req, reply, done) => {
+          const err = authenticate(deps.sessions, req, role)
+          if (err === null) trackRequest(deps.sessions, req, reply, role)
+          done(err ?? undefined)
+        }
+      : (req, _reply, done) => done(authenticate(deps.sessions, req, role) ?? undefined)
     AUTH_HOOKS.add(auth)
     route.onRequest = [auth, ...hooks]
   })

@@ -68,10 +68,14 @@ export class UserService {
     return this.#mutex.run(() => this.#insert(username, password, role))
   }
 
+  /** A lower role closes the user's open sockets and streams that need more (4403). */
   setRole(id: string, role: Role): Promise<User> {
     return this.#update(id, async (row, em) => {
       if (row.role === 'admin' && role !== 'admin' && !row.disabled) await this.#guardLastAdmin(em, id)
       row.role = role
+    }).then((user) => {
+      this.#sessions.connections.recheck(id)
+      return user
     })
   }
 
