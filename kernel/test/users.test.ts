@@ -117,10 +117,10 @@ describe('users', () => {
     await t.kernel.services.users.resetPassword(gina.userId, 'the first secret')
     const session = (await t.inject(post('/api/auth/login', { username: 'gina', password: 'the first secret' }))).headers['set-cookie']
     const cookie = String(session).split(';')[0]!
-    const wrong = await t.inject({ ...post('/api/me/password', { currentPassword: 'nope nope nope', newPassword: 'the second secret' }), headers: { cookie, 'content-type': 'application/json' } })
+    const wrong = await t.inject({ ...post('/api/me/password', { currentPassword: 'nope nope nope', newPassword: 'the second secret' }), headers: { cookie, origin: 'http://localhost:80', 'content-type': 'application/json' } })
     expect(wrong.statusCode).toBe(400)
     expect(wrong.json().error).toBe('HOSTD_USERS_WRONG_PASSWORD')
-    const ok = await t.inject({ ...post('/api/me/password', { currentPassword: 'the first secret', newPassword: 'the second secret' }), headers: { cookie, 'content-type': 'application/json' } })
+    const ok = await t.inject({ ...post('/api/me/password', { currentPassword: 'the first secret', newPassword: 'the second secret' }), headers: { cookie, origin: 'http://localhost:80', 'content-type': 'application/json' } })
     expect(ok.statusCode).toBe(204)
     expect((await t.inject({ url: '/api/auth/me', headers: { cookie } })).statusCode).toBe(200) // this session stays
     expect((await t.inject(post('/api/auth/login', { username: 'gina', password: 'the second secret' }))).statusCode).toBe(200)

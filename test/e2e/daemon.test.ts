@@ -293,7 +293,8 @@ describe('first run and sign-in with a real client', () => {
     expect(me.status).toBe(200)
     expect(me.body).toMatchObject({ username: ADMIN, role: 'admin' })
 
-    const logout = await d.fetch('/api/auth/logout', { method: 'POST', headers: { cookie } })
+    // A browser sends its Origin on every POST; the daemon requires it with the cookie.
+    const logout = await d.fetch('/api/auth/logout', { method: 'POST', headers: { cookie, origin: d.url } })
     expect(logout.status).toBe(204)
     await logout.arrayBuffer()
     const cleared = logout.headers.getSetCookie().find((c) => c.startsWith('svc_session='))

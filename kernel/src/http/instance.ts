@@ -36,14 +36,20 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
 export const DEFAULT_BODY_LIMIT = 1024 * 1024
 
 /**
- * True unless the request carries an Origin that is not this host. Browsers always send Origin on
- * cross-site unsafe requests and WebSocket upgrades; clients without one are not browsers.
+ * The origin rule, one function for cookie-authenticated unsafe requests and every WebSocket upgrade. With the
+ * session cookie (a browser), `Origin` must be present and exactly the daemon's own origin as this connection
+ * reached it: this connection's scheme (https when serving TLS) and the Host header, host and port. Browsers send
+ * Origin on every unsafe request and every upgrade, so only a forged or cross-site one lacks it. A bearer-token
+ * client sends no cookie and is not a browser: it may omit Origin, but one it sends must match too.
  */
-export function sameOrigin(req: FastifyRequest): boolean {
+export function originAllowed(req: FastifyRequest, via: 'bearer' | 'cookie'): boolean {
   const origin = req.headers.origin
-  if (!origin) return true
+  if (origin === undefined) return via === 'bearer'
+  const host = req.headers.host
+  if (!host) return false
   try {
-    return new URL(origin).host === req.headers.host
+    // Parsed on both sides so a default port written out (`:443`) compares equal to one left out.
+    return new URL(origin).origin === new URL(`${req.protocol}://${host}`).origin
   } catch {
     return false
   }
@@ -63,7 +69,7 @@ export function authenticate(sessions: SessionStore, req: FastifyRequest, role: 
     if (!req.user) return KernelErrors.unauthenticated()
     if (!roleSatisfies(req.user.role, role)) return KernelErrors.forbidden(`This needs the ${role} role; you are ${req.user.role}`)
   }
-  if (found?.via === 'cookie' && req.user && !SAFE_METHODS.has(req.method) && !sameOrigin(req)) return KernelErrors.crossOrigin()
+  if (found?.via === 'cookie' && req.user && !SAFE_METHODS.has(req.method) && !originAllowed(req, 'cookie')) return KernelErrors.crossOrigin()
   return null
 }
 

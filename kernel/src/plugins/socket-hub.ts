@@ -6,11 +6,11 @@ import { roleSatisfies } from '@hostd/sdk'
 import type { PluginRegistry, SocketTarget } from './registry.ts'
 import { KernelErrors, notFoundHandler } from '../http/errors.ts'
 import { compileQueryValidator } from '../http/validation.ts'
-import { sameOrigin } from '../http/instance.ts'
+import { originAllowed } from '../http/instance.ts'
 import { setSecurityHeaders } from '../http/security-headers.ts'
 import { liveEndError } from '../http/live-request.ts'
 import type { LiveConnection } from '../auth/live-connections.ts'
-import type { SessionStore } from '../auth/sessions.ts'
+import { extractToken, type SessionStore } from '../auth/sessions.ts'
 
 /** How long a socket asked to close may take to answer the close frame before it is cut. */
 const CLOSE_GRACE_MS = 1000
@@ -47,7 +47,9 @@ export const socketHub = fp<{ registry: PluginRegistry; sessions: SessionStore }
         const { role } = target.def.options
         if (!req.user) throw KernelErrors.unauthenticated()
         if (!roleSatisfies(req.user.role, role)) throw KernelErrors.forbidden(`This socket needs the ${role} role; you are ${req.user.role}`)
-        if (!sameOrigin(req)) throw KernelErrors.crossOrigin('WebSocket opened from another origin: refused')
+        if (!originAllowed(req, extractToken(req.headers)!.via)) {
+          throw KernelErrors.crossOrigin("WebSocket refused: Origin must be this daemon's own origin (and is required with the session cookie)")
+        }
         const gateError = await registry.gate(target.record)
         if (gateError) throw gateError
         const query = { ...(req.query as Record<string, unknown>) }
