@@ -40,11 +40,14 @@ export class UserService {
     return (await this.#db.em().count(UserEntity, {})) === 0
   }
 
-  /** Creates the first admin exactly once, however many requests race for it. */
+  /**
+   * Creates the first admin exactly once, however many requests race for it. Once done, the answer is 409 whatever
+   * the password: the state is checked before the password policy, so the answer tells the truth.
+   */
   setup(username: string, password: string): Promise<User> {
-    this.#checkPassword(password, username)
     return this.#mutex.run(async () => {
       if (!(await this.needsSetup())) throw UserErrors.setupDone()
+      this.#checkPassword(password, username)
       return this.#insert(username, password, 'admin')
     })
   }
