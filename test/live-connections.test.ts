@@ -249,6 +249,20 @@ describe('open sockets and streams end with their session', () => {
     expect(await c.viewer.echo('ok')).toBe('ok')
   })
 
+  it('changing your own password closes your other sessions\' sockets and keeps this one\'s', async () => {
+    const u = await user('viewer')
+    const other = await signIn(u.username)
+    const mine = await openSocket(t, '/api/liveprobe/viewer?tag=pw-mine', u.token)
+    const theirs = await openSocket(t, '/api/liveprobe/viewer?tag=pw-other', other)
+    const res = await t.inject({ method: 'POST', url: '/api/me/password', as: { token: u.token }, payload: { currentPassword: PASSWORD, newPassword: 'a brand new secret' } })
+    expect(res.statusCode).toBe(204)
+    expect((await within(theirs.closed, 'other session socket closed')).code).toBe(4401)
+    expect(aborted).toContain('pw-other')
+    t.kernel.services.sessions.connections.recheck()
+    expect(await mine.echo('mine')).toBe('mine')
+    expect(aborted).not.toContain('pw-mine')
+  })
+
   it('an admin removing a session by its hash (the kernel API) closes its connections', async () => {
     const u = await user('viewer')
     const socket = await openSocket(t, '/api/liveprobe/viewer?tag=byhash', u.token)
