@@ -41,8 +41,8 @@ export const RECHECK_EVERY_MS = 250
  * (`endSession`, `endUser`, `recheck`); a timer re-checks every connection's session and role against the store
  * every RECHECK_EVERY_MS while any is open, which catches expiry and rows changed behind the kernel's back.
  *
- * Cost on an ordinary request: one Set add and delete. The timer runs only while something is open, and one
- * re-check reads each distinct session once.
+ * Cost: a signed-in plugin request is one Set add and delete (the kernel's own routes skip it). The timer runs only
+ * while something is open, and one re-check reads each distinct session once.
  */
 export class LiveConnections {
   readonly #open = new Set<LiveConnection>()
