@@ -126,7 +126,7 @@ export function createInstance(deps: InstanceDeps, { serverFactory, liveRequests
   })
   app.decorateRequest('user', null)
   app.decorateRequest('sessionToken', null)
-  app.decorateRequest('liveRequest', null)
+  if (liveRequests) app.decorateRequest('liveRequest', null)
   // Every route, however it is added, gets the auth hook first, bound to the role in its config; a route without one
   // is refused as it is added (deny by default). Binding the role here spares each request a routeOptions lookup.
   app.addHook('onRoute', (route) => {
