@@ -121,7 +121,7 @@ export async function createKernel(config: KernelConfig, options: KernelOptions 
 
   const tls = options.insecureHttp ? null : await ensureTls(config)
   let server!: Server | HttpsServer
-  const serverFactory = (rootHandler: (req: IncomingMessage, res: ServerResponse) => void) => {
+  const app = createInstance(instanceDeps, (rootHandler) => {
     const handler = (req: IncomingMessage, res: ServerResponse) => {
       // Requests from the server get a SecureResponse; injected ones (tests) bring their own response class.
       if (!(res instanceof SecureResponse)) setSecurityHeaders(res)
@@ -133,8 +133,7 @@ export async function createKernel(config: KernelConfig, options: KernelOptions 
       : createHttpServer(serverOptions, handler)
     server.keepAliveTimeout = 72_000 // Fastify's own default, which a custom server does not get
     return server
-  }
-  const app = createInstance(instanceDeps, { serverFactory })
+  })
   await app.register(socketHub, { registry, sessions })
   await app.ready()
 

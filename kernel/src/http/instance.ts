@@ -74,7 +74,6 @@ export function authenticate(sessions: SessionStore, req: FastifyRequest, role: 
 }
 
 export interface InstanceOptions {
-  serverFactory?: FastifyServerFactory
   /**
    * Tie every signed-in request to its session's live connections, so it is cut when the session ends: plugin
    * instances (their routes may stream). The kernel's own routes are short and skip it.
@@ -86,7 +85,7 @@ export interface InstanceOptions {
  * Every Fastify instance (the kernel's and one per plugin) is made here, so all share one error shape,
  * one validator, one auth hook and one logger.
  */
-export function createInstance(deps: InstanceDeps, { serverFactory, liveRequests = false }: InstanceOptions = {}): FastifyInstance {
+export function createInstance(deps: InstanceDeps, serverFactory?: FastifyServerFactory, { liveRequests = false }: InstanceOptions = {}): FastifyInstance {
   const requestLogging = deps.logger.isLevelEnabled('debug')
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,

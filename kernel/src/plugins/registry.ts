@@ -348,7 +348,7 @@ export class PluginRegistry {
       for (const socket of sockets) {
         if (!(ROLES as readonly string[]).includes(socket.options?.role)) throw new Error(`socket ${socket.path} declares no valid role: refused`)
       }
-      const app = createInstance(this.#deps.instance, { liveRequests: true })
+      const app = createInstance(this.#deps.instance, undefined, { liveRequests: true })
       const lifetime = new AbortController()
       app.decorateRequest('lifetime', {
         getter(this: FastifyRequest) {
