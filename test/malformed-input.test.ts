@@ -8,7 +8,10 @@
  *
  * The components are the real ones wherever the suite runs them: a private dockerd with a local registry (containers),
  * the root helper in dry-run mode (power, storage, network and privileged actions answer their argument vector
- * instead of changing this machine), talking to a real NetworkManager in its own network namespace. What is absent here and why is listed in ABSENT below; those answers are 503.
+ * instead of changing this machine), talking to a real NetworkManager in its own network namespace; widget scripts
+ * run as the unprivileged test account; catalog installs pull from the local registry. Tailscale cannot run here:
+ * the VPN routes talk to the VPN tests' STAND-IN of tailscaled's LocalAPI. What is absent here and why is listed in
+ * ABSENT below.
  *
  * It also checks that no value reaches the SQL text: every statement SQLite prepares during the run is recorded, and
  * none may contain the marker the malformed values carry (values are bound as parameters, see db/bound-driver.ts).
@@ -16,7 +19,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { request } from 'node:http'
 import { connect } from 'node:net'
-import { mkdtemp, rm } from 'node:fs/promises'
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startTestKernel, type TestKernel } from '@hostd/kernel/testing'
@@ -25,6 +28,8 @@ import { builtins, SAMPLES, type Ctx } from './support/route-samples.ts'
 import { importTestImage, pushToRegistry, startEngine, startRegistry, type TestEngine, type TestRegistry } from '../plugins/containers/test/support/engine.ts'
 import { startHelper, type RunningHelper } from '../helper/test/start-helper.ts'
 import { startNetworkManager, type NetworkManagerUnderTest } from '../plugins/network/test/nm-namespace.ts'
+import { startStandInLocalApi, type StandInLocalApi } from '../plugins/vpn/test/support/localapi-standin.ts'
+import { ensureTestAccount } from './support/unix-user.ts'
 
 /** Carried by the malformed strings: it must never show up in a prepared SQL text. */
 const MARK = 'hostdfuzzmark'
@@ -124,6 +129,7 @@ describe('malformed input gets no 5xx on any route', () => {
   let registry: TestRegistry
   let helper: RunningHelper
   let nm: NetworkManagerUnderTest
+  let tailscale: StandInLocalApi
   let work: string
   let adminId: string
   const prepared: string[] = []
@@ -136,12 +142,24 @@ describe('malformed input gets no 5xx on any route', () => {
     await pushToRegistry(engine, 'hostd-test/busybox:1', `${registry.address}/hostd-test/busybox:1`)
     nm = await startNetworkManager()
     helper = await startHelper({ dryRun: true, dbusSystemBus: nm.busAddress })
+    tailscale = await startStandInLocalApi({ state: 'Running' })
+    // These plugins read their settings from the daemon's environment when they start.
+    process.env.HOSTD_TAILSCALE_SOCKET = tailscale.socketPath
+    process.env.HOSTD_WIDGETS_USER = (await ensureTestAccount()).name
+    process.env.HOSTD_WIDGETS_WORK_DIR = join(work, 'widgets')
+    await mkdir(join(work, 'catalog'))
+    await writeFile(join(work, 'catalog', 'apps.json'), JSON.stringify({
+      format: 'hostd-catalog/1', name: 'fuzz',
+      apps: [{ id: 'fuzz', version: '1.0.0', title: 'Fuzz', categories: ['Testing'], runSpec: { image: `${registry.address}/hostd-test/busybox:1`, command: ['true'] } }],
+    }))
     t = await startTestKernel({
       plugins: [hello, ...builtins.map((b) => b.plugin)],
       overNetwork: true,
       env: { DOCKER_HOST: engine.host, HOSTD_HELPER_SOCKET: helper.socket, HOSTD_PLUGINS_DIR: join(work, 'plugins'), HOSTD_LOGIN_MAX_FAILURES_PER_ADDRESS: '10000' },
     })
     adminId = (await t.login('admin')).userId
+    const source = await t.inject({ method: 'POST', url: '/api/catalog/sources', as: 'admin', payload: { kind: 'directory', location: join(work, 'catalog'), id: 'fuzz' } })
+    expect(source.statusCode, source.body).toBe(201)
     // Every statement SQLite compiles from now on, whoever prepares it (the ORM through Kysely, the session store).
     const native = t.kernel.db.native
     const prepare = native.prepare.bind(native)
@@ -155,6 +173,9 @@ describe('malformed input gets no 5xx on any route', () => {
     await t?.close()
     await helper?.stop()
     await nm?.stop()
+    await tailscale?.stop()
+    await tailscale?.remove()
+    for (const name of ['HOSTD_TAILSCALE_SOCKET', 'HOSTD_WIDGETS_USER', 'HOSTD_WIDGETS_WORK_DIR']) delete process.env[name]
     await registry?.stop()
     await engine?.stop()
     await rm(work, { recursive: true, force: true })
@@ -305,6 +326,7 @@ describe('malformed input gets no 5xx on any route', () => {
     const overrides: Record<string, { url: string; body: unknown }> = {
       'POST /api/containers': { url: '/api/containers', body: { image: 'hostd-test/busybox:1', command: 'true' } },
       'POST /api/images/pull': { url: '/api/images/pull', body: { reference: local } },
+      'POST /api/catalog/install': { url: '/api/catalog/install', body: { appId: 'fuzz', source: 'fuzz', values: {} } },
     }
     const chosen = overrides[key] ?? sample
     const json = 'body' in chosen ? chosen.body : undefined
