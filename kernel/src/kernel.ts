@@ -63,7 +63,8 @@ export async function createKernel(config: KernelConfig, options: KernelOptions 
   await mkdir(config.dataDir, { recursive: true, mode: 0o700 })
   const db = await openDatabase(config.dataDir)
   void primeDecoy()
-  const sessions = new SessionStore(db.native, { idleSeconds: config.sessionIdleSeconds, maxSeconds: config.sessionMaxSeconds })
+  const sessions = new SessionStore(db.native, { idleSeconds: config.sessionIdleSeconds, maxSeconds: config.sessionMaxSeconds }, (err) =>
+    log.error({ err }, 'closing a live connection failed'))
   const audit = new KernelAudit(db, log)
   const helper = new UnixHelperClient(config.helperSocket)
   const version = readVersion(REPO_ROOT)
@@ -133,7 +134,7 @@ export async function createKernel(config: KernelConfig, options: KernelOptions 
     server.keepAliveTimeout = 72_000 // Fastify's own default, which a custom server does not get
     return server
   })
-  await app.register(socketHub, { registry })
+  await app.register(socketHub, { registry, sessions })
   await app.ready()
 
   if (options.warmNextTick) await warmNextTick()
@@ -163,6 +164,7 @@ export async function createKernel(config: KernelConfig, options: KernelOptions 
     async close() {
       await watcher?.close()
       await registry!.close()
+      sessions.connections.close()
       await app.close()
       await kernelApp.close()
       await db.close()

@@ -67,7 +67,13 @@ describe('users', () => {
     expect((await asAdmin(post(`/api/users/${dave.id}/role`, { role: 'operator' }))).statusCode).toBe(204)
     expect((await t.kernel.services.users.get(dave.id)).role).toBe('operator')
     expect((await asAdmin(post(`/api/users/${dave.id}/role`, { role: 'superuser' }))).statusCode).toBe(400)
-    expect((await asAdmin(post('/api/users/no-such-id/role', { role: 'viewer' }))).statusCode).toBe(404)
+    expect((await asAdmin(post('/api/users/00000000-0000-4000-8000-000000000000/role', { role: 'viewer' }))).statusCode).toBe(404)
+    // Not a user id at all (ids are lowercase UUIDs): 400 before any lookup.
+    for (const bad of ['no-such-id', '%00', dave.id.toUpperCase(), `${dave.id}x`]) {
+      const res = await asAdmin(post(`/api/users/${bad}/role`, { role: 'viewer' }))
+      expect(res.statusCode, bad).toBe(400)
+      expect(res.json().error).toBe('HOSTD_REQUEST_INVALID')
+    }
   })
 
   it('never demotes, disables or removes the last enabled admin', async () => {
@@ -111,10 +117,10 @@ describe('users', () => {
     await t.kernel.services.users.resetPassword(gina.userId, 'the first secret')
     const session = (await t.inject(post('/api/auth/login', { username: 'gina', password: 'the first secret' }))).headers['set-cookie']
     const cookie = String(session).split(';')[0]!
-    const wrong = await t.inject({ ...post('/api/me/password', { currentPassword: 'nope nope nope', newPassword: 'the second secret' }), headers: { cookie, 'content-type': 'application/json' } })
+    const wrong = await t.inject({ ...post('/api/me/password', { currentPassword: 'nope nope nope', newPassword: 'the second secret' }), headers: { cookie, origin: 'http://localhost:80', 'content-type': 'application/json' } })
     expect(wrong.statusCode).toBe(400)
     expect(wrong.json().error).toBe('HOSTD_USERS_WRONG_PASSWORD')
-    const ok = await t.inject({ ...post('/api/me/password', { currentPassword: 'the first secret', newPassword: 'the second secret' }), headers: { cookie, 'content-type': 'application/json' } })
+    const ok = await t.inject({ ...post('/api/me/password', { currentPassword: 'the first secret', newPassword: 'the second secret' }), headers: { cookie, origin: 'http://localhost:80', 'content-type': 'application/json' } })
     expect(ok.statusCode).toBe(204)
     expect((await t.inject({ url: '/api/auth/me', headers: { cookie } })).statusCode).toBe(200) // this session stays
     expect((await t.inject(post('/api/auth/login', { username: 'gina', password: 'the second secret' }))).statusCode).toBe(200)

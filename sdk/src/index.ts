@@ -25,3 +25,4 @@ export type {
 export * as conditions from './conditions.ts'
 export { findDuplicateKey } from './json.ts'
 export { sendJson, closeWithError, receiveFirstMessage } from './sockets.ts'
+export { UuidSchema } from './schemas.ts'

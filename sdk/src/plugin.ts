@@ -31,7 +31,9 @@ export type RouteRequest<S extends RouteSchema = RouteSchema> = Omit<FastifyRequ
   user: SessionUser | null
   /**
    * Aborted when this version of the plugin is unloaded, disabled or replaced, before the kernel waits for
-   * in-flight requests: a long-lived response (server-sent events, a long poll) ends on it.
+   * in-flight requests, and when the request's session ends (sign-out, expiry, revocation, its user disabled or
+   * removed, or demoted below the route's role; the reason is then a 401 or 403 HostdError): a long-lived response
+   * (server-sent events, a long poll) ends on it. After a session's end the kernel cuts the response anyway.
    */
   lifetime: AbortSignal
 }
@@ -79,7 +81,11 @@ export interface SocketContext<Q> {
   user: SessionUser
   query: Q
   request: FastifyRequest
-  /** Aborted when the socket closes or the plugin is unloaded. */
+  /**
+   * Aborted when the socket closes, the plugin is unloaded, or the session that opened it ends (sign-out, expiry,
+   * revocation, its user disabled, removed or demoted below the socket's role; the kernel then closes the socket
+   * with 4401 or 4403). Stop the socket's work on it (kill a shell, stop a follow).
+   */
   signal: AbortSignal
 }
 

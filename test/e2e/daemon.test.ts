@@ -242,6 +242,10 @@ describe('first run and sign-in with a real client', () => {
     await waitFor(async () => d.stdout().includes('no users yet: create the first admin'), 2000)
     expect((await getJson(d, '/health')).body).toMatchObject({ status: 'ok', version: expect.any(String) })
     expect((await getJson(d, '/api/setup')).body).toEqual({ needsSetup: true })
+    // Before setup the password policy applies.
+    const weak = await postJson(d, '/api/setup', { username: ADMIN, password: 'short' })
+    expect(weak.status).toBe(400)
+    expect(weak.body.error).toBe('HOSTD_USERS_WEAK_PASSWORD')
 
     const first = await postJson(d, '/api/setup', { username: ADMIN, password: PASSWORD })
     expect(first.status).toBe(201)
@@ -250,6 +254,11 @@ describe('first run and sign-in with a real client', () => {
     const again = await postJson(d, '/api/setup', { username: 'other', password: PASSWORD })
     expect(again.status).toBe(409)
     expect(again.body.error).toBe('HOSTD_SETUP_ALREADY_DONE')
+    // Afterwards the state is checked first: 409 whatever the password, never a password complaint.
+    for (const password of ['short', 'password', 'aaaaaaaaaaaa', `${ADMIN}-secret-1`, '']) {
+      const late = await postJson(d, '/api/setup', { username: ADMIN, password })
+      expect([late.status, late.body.error], password).toEqual([409, 'HOSTD_SETUP_ALREADY_DONE'])
+    }
     expect((await getJson(d, '/api/setup')).body).toEqual({ needsSetup: false })
   })
 
@@ -293,7 +302,8 @@ describe('first run and sign-in with a real client', () => {
     expect(me.status).toBe(200)
     expect(me.body).toMatchObject({ username: ADMIN, role: 'admin' })
 
-    const logout = await d.fetch('/api/auth/logout', { method: 'POST', headers: { cookie } })
+    // A browser sends its Origin on every POST; the daemon requires it with the cookie.
+    const logout = await d.fetch('/api/auth/logout', { method: 'POST', headers: { cookie, origin: d.url } })
     expect(logout.status).toBe(204)
     await logout.arrayBuffer()
     const cleared = logout.headers.getSetCookie().find((c) => c.startsWith('svc_session='))

@@ -1,6 +1,7 @@
 import { hash, randomBytes } from 'node:crypto'
 import type BetterSqlite3 from 'better-sqlite3'
 import { isRole, type SessionUser } from '@hostd/sdk'
+import { LIVE_ENDS, LiveConnections, type LiveEnd, type SessionHolder } from './live-connections.ts'
 
 interface SessionRow {
   user_id: string
@@ -27,8 +28,11 @@ export const hashToken = (token: string): string => hash('sha256', token, 'base6
  * Server-side sessions. Tokens are 256 random bits; only their SHA-256 is stored. Every resolve joins the
  * users table, so a role change, a disable or a removal takes effect on live sessions at once.
  * Prepared statements on the ORM's own better-sqlite3 handle: this runs on every request (see ARCHITECTURE.md).
+ * Ending a session here also ends its open sockets and streams (`connections`).
  */
 export class SessionStore {
+  /** The sockets and streams open on each session: ended with it (see live-connections.ts). */
+  readonly connections: LiveConnections
   readonly #lifetimes: SessionLifetimes
   readonly #select: BetterSqlite3.Statement<[string], SessionRow>
   readonly #touch: BetterSqlite3.Statement<[number, string]>
@@ -43,8 +47,9 @@ export class SessionStore {
    */
   readonly #hashes = new Map<string, string>()
 
-  constructor(db: BetterSqlite3.Database, lifetimes: SessionLifetimes) {
+  constructor(db: BetterSqlite3.Database, lifetimes: SessionLifetimes, onError?: (err: unknown) => void) {
     this.#lifetimes = lifetimes
+    this.connections = new LiveConnections((tokenHash) => this.holder(tokenHash), onError)
     this.#select = db.prepare(
       `SELECT s.user_id, s.created_at, s.last_seen_at, u.username, u.role, u.disabled
          FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.token_hash = ?`,
@@ -71,7 +76,7 @@ export class SessionStore {
     const row = this.#select.get(tokenHash)
     if (!row || row.disabled || !isRole(row.role)) return this.#forget(token)
     const now = Date.now()
-    if (now - row.created_at > this.#lifetimes.maxSeconds * 1000 || now - row.last_seen_at > this.#lifetimes.idleSeconds * 1000) {
+    if (this.#expired(row, now)) {
       this.#delete.run(tokenHash)
       return this.#forget(token)
     }
@@ -84,9 +89,35 @@ export class SessionStore {
     return { id: row.user_id, username: row.username, role: row.role }
   }
 
-  revoke(token: string): void {
+  /**
+   * Who holds the session with this token hash now, or null when it no longer counts (unknown, expired, user
+   * disabled or removed). Read-only: an open socket re-checked by the live connections does not count as use.
+   */
+  holder(tokenHash: string): SessionHolder | null {
+    const row = this.#select.get(tokenHash)
+    if (!row || row.disabled || !isRole(row.role) || this.#expired(row, Date.now())) return null
+    return { userId: row.user_id, role: row.role }
+  }
+
+  /** The token's hash (remembered for live tokens, so this is a map lookup on the request path). */
+  hashOf(token: string): string {
+    return this.#hashes.get(token) ?? hashToken(token)
+  }
+
+  /** Ends the session of this token (sign-out) and its open sockets and streams. */
+  revoke(token: string, why: LiveEnd = LIVE_ENDS.signedOut): void {
     this.#forget(token)
-    this.#delete.run(hashToken(token))
+    this.revokeHash(hashToken(token), why)
+  }
+
+  /** Ends the session with this token hash and its open sockets and streams. */
+  revokeHash(tokenHash: string, why: LiveEnd = LIVE_ENDS.revoked): void {
+    this.#delete.run(tokenHash)
+    this.connections.endSession(tokenHash, why)
+  }
+
+  #expired(row: SessionRow, now: number): boolean {
+    return now - row.created_at > this.#lifetimes.maxSeconds * 1000 || now - row.last_seen_at > this.#lifetimes.idleSeconds * 1000
   }
 
   #forget(token: string): null {
@@ -94,9 +125,11 @@ export class SessionStore {
     return null
   }
 
-  /** End every session of a user, except the one holding `keepToken` if given. */
+  /** End every session of a user, except the one holding `keepToken` if given, and their open sockets and streams. */
   revokeUser(userId: string, keepToken?: string): void {
-    this.#deleteForUser.run(userId, keepToken ? hashToken(keepToken) : '')
+    const keep = keepToken ? hashToken(keepToken) : ''
+    this.#deleteForUser.run(userId, keep)
+    this.connections.endUser(userId, LIVE_ENDS.revoked, keep)
   }
 }
 

@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { mkdir } from 'node:fs/promises'
 import type { Database as DatabaseService } from '@hostd/sdk'
 import { kernelEntities } from './entities.ts'
+import { BoundSqliteDriver } from './bound-driver.ts'
 
 export interface KernelDatabase extends DatabaseService {
   /** The better-sqlite3 handle behind the ORM, for the few hot paths measured to need prepared statements. */
@@ -17,6 +18,8 @@ export interface KernelDatabase extends DatabaseService {
 export async function openDatabase(dataDir: string): Promise<KernelDatabase> {
   await mkdir(dataDir, { recursive: true, mode: 0o700 })
   const orm = await MikroORM.init({
+    // Values bound as parameters, never inlined into the SQL text (see bound-driver.ts).
+    driver: BoundSqliteDriver,
     dbName: join(dataDir, 'hostd.sqlite'),
     entities: kernelEntities,
     debug: false,

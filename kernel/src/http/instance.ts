@@ -4,14 +4,17 @@ import { findDuplicateKey, roleSatisfies, errors, HostdError, type HelperClient,
 import { errorHandler, notFoundHandler, KernelErrors } from './errors.ts'
 import { validatorCompiler } from './validation.ts'
 import { extractToken, type SessionStore } from '../auth/sessions.ts'
+import { trackRequest, type LiveRequest } from './live-request.ts'
 
 declare module 'fastify' {
   interface FastifyRequest {
     user: SessionUser | null
     /** The session token this request carried, if any (logout ends it). */
     sessionToken: string | null
-    /** Aborted when the instance's plugin version retires (see RouteRequest.lifetime in the sdk). */
+    /** Aborted when the instance's plugin version retires or the session ends (see RouteRequest.lifetime in the sdk). */
     lifetime: AbortSignal
+    /** A signed-in plugin request, tied to its session until it closes (see live-request.ts). */
+    liveRequest: LiveRequest | null
   }
   interface FastifyContextConfig {
     /** The handler reads the body stream itself (RouteOptions.rawBody). */
@@ -33,14 +36,20 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
 export const DEFAULT_BODY_LIMIT = 1024 * 1024
 
 /**
- * True unless the request carries an Origin that is not this host. Browsers always send Origin on
- * cross-site unsafe requests and WebSocket upgrades; clients without one are not browsers.
+ * The origin rule, one function for cookie-authenticated unsafe requests and every WebSocket upgrade. With the
+ * session cookie (a browser), `Origin` must be present and exactly the daemon's own origin as this connection
+ * reached it: this connection's scheme (https when serving TLS) and the Host header, host and port. Browsers send
+ * Origin on every unsafe request and every upgrade, so only a forged or cross-site one lacks it. A bearer-token
+ * client sends no cookie and is not a browser: it may omit Origin, but one it sends must match too.
  */
-export function sameOrigin(req: FastifyRequest): boolean {
+export function originAllowed(req: FastifyRequest, via: 'bearer' | 'cookie'): boolean {
   const origin = req.headers.origin
-  if (!origin) return true
+  if (origin === undefined) return via === 'bearer'
+  const host = req.headers.host
+  if (!host) return false
   try {
-    return new URL(origin).host === req.headers.host
+    // Parsed on both sides so a default port written out (`:443`) compares equal to one left out.
+    return new URL(origin).origin === new URL(`${req.protocol}://${host}`).origin
   } catch {
     return false
   }
@@ -60,15 +69,23 @@ export function authenticate(sessions: SessionStore, req: FastifyRequest, role: 
     if (!req.user) return KernelErrors.unauthenticated()
     if (!roleSatisfies(req.user.role, role)) return KernelErrors.forbidden(`This needs the ${role} role; you are ${req.user.role}`)
   }
-  if (found?.via === 'cookie' && req.user && !SAFE_METHODS.has(req.method) && !sameOrigin(req)) return KernelErrors.crossOrigin()
+  if (found?.via === 'cookie' && req.user && !SAFE_METHODS.has(req.method) && !originAllowed(req, 'cookie')) return KernelErrors.crossOrigin()
   return null
+}
+
+export interface InstanceOptions {
+  /**
+   * Tie every signed-in request to its session's live connections, so it is cut when the session ends: plugin
+   * instances (their routes may stream). The kernel's own routes are short and skip it.
+   */
+  liveRequests?: boolean
 }
 
 /**
  * Every Fastify instance (the kernel's and one per plugin) is made here, so all share one error shape,
  * one validator, one auth hook and one logger.
  */
-export function createInstance(deps: InstanceDeps, serverFactory?: FastifyServerFactory): FastifyInstance {
+export function createInstance(deps: InstanceDeps, serverFactory?: FastifyServerFactory, { liveRequests = false }: InstanceOptions = {}): FastifyInstance {
   const requestLogging = deps.logger.isLevelEnabled('debug')
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
@@ -108,6 +125,7 @@ export function createInstance(deps: InstanceDeps, serverFactory?: FastifyServer
   })
   app.decorateRequest('user', null)
   app.decorateRequest('sessionToken', null)
+  if (liveRequests) app.decorateRequest('liveRequest', null)
   // Every route, however it is added, gets the auth hook first, bound to the role in its config; a route without one
   // is refused as it is added (deny by default). Binding the role here spares each request a routeOptions lookup.
   app.addHook('onRoute', (route) => {
@@ -116,7 +134,13 @@ export function createInstance(deps: InstanceDeps, serverFactory?: FastifyServer
     const hooks = route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest]
     // Fastify adds a HEAD route for each GET with the GET's hooks, which already start with this one.
     if (hooks.some((hook) => AUTH_HOOKS.has(hook))) return
-    const auth: onRequestHookHandler = (req, _reply, done) => done(authenticate(deps.sessions, req, role) ?? undefined)
+    const auth: onRequestHookHandler = liveRequests && role !== 'public'
+      ? (req, reply, done) => {
+          const err = authenticate(deps.sessions, req, role)
+          if (err === null) trackRequest(deps.sessions, req, reply, role)
+          done(err ?? undefined)
+        }
+      : (req, _reply, done) => done(authenticate(deps.sessions, req, role) ?? undefined)
     AUTH_HOOKS.add(auth)
     route.onRequest = [auth, ...hooks]
   })

@@ -1,4 +1,4 @@
-import type { FastifyInstance, onRequestHookHandler } from 'fastify'
+import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 
 type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void
@@ -348,9 +348,13 @@ export class PluginRegistry {
       for (const socket of sockets) {
         if (!(ROLES as readonly string[]).includes(socket.options?.role)) throw new Error(`socket ${socket.path} declares no valid role: refused`)
       }
-      const app = createInstance(this.#deps.instance)
+      const app = createInstance(this.#deps.instance, undefined, { liveRequests: true })
       const lifetime = new AbortController()
-      app.decorateRequest('lifetime', { getter: () => lifetime.signal })
+      app.decorateRequest('lifetime', {
+        getter(this: FastifyRequest) {
+          return this.liveRequest?.lifetime(lifetime.signal) ?? lifetime.signal
+        },
+      })
       runtime = { app, routes, sockets, openSockets: new Set(), inflight: 0, provided: [], started: false, lifetime }
       // Build the next tables first: a route conflict fails this plugin before anything of it runs.
       const next = [...this.#serving(previous, record), { record, runtime }]

@@ -6,8 +6,14 @@ import { roleSatisfies } from '@hostd/sdk'
 import type { PluginRegistry, SocketTarget } from './registry.ts'
 import { KernelErrors, notFoundHandler } from '../http/errors.ts'
 import { compileQueryValidator } from '../http/validation.ts'
-import { sameOrigin } from '../http/instance.ts'
+import { originAllowed } from '../http/instance.ts'
 import { setSecurityHeaders } from '../http/security-headers.ts'
+import { liveEndError } from '../http/live-request.ts'
+import type { LiveConnection } from '../auth/live-connections.ts'
+import { extractToken, type SessionStore } from '../auth/sessions.ts'
+
+/** How long a socket asked to close may take to answer the close frame before it is cut. */
+const CLOSE_GRACE_MS = 1000
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -21,8 +27,8 @@ declare module 'fastify' {
  * instances, so reloading a plugin never drops another plugin's open sockets. Every upgrade is checked
  * before it completes: route, sign-in, role, origin, query, plugin state.
  */
-export const socketHub = fp<{ registry: PluginRegistry }>(
-  async (app: FastifyInstance, { registry }) => {
+export const socketHub = fp<{ registry: PluginRegistry; sessions: SessionStore }>(
+  async (app: FastifyInstance, { registry, sessions }) => {
     await app.register(websocket, { options: { maxPayload: 16 * 1024 * 1024 } })
     // Upgrades reach this instance from the server's 'upgrade' event, not through the request handler
     // that sets these for plain requests; a refused upgrade must carry them too.
@@ -41,7 +47,9 @@ export const socketHub = fp<{ registry: PluginRegistry }>(
         const { role } = target.def.options
         if (!req.user) throw KernelErrors.unauthenticated()
         if (!roleSatisfies(req.user.role, role)) throw KernelErrors.forbidden(`This socket needs the ${role} role; you are ${req.user.role}`)
-        if (!sameOrigin(req)) throw KernelErrors.crossOrigin('WebSocket opened from another origin: refused')
+        if (!originAllowed(req, extractToken(req.headers)!.via)) {
+          throw KernelErrors.crossOrigin("WebSocket refused: Origin must be this daemon's own origin (and is required with the session cookie)")
+        }
         const gateError = await registry.gate(target.record)
         if (gateError) throw gateError
         const query = { ...(req.query as Record<string, unknown>) }
@@ -61,8 +69,21 @@ export const socketHub = fp<{ registry: PluginRegistry }>(
         const closed = new AbortController()
         const onLifetimeEnd = () => closed.abort()
         runtime.lifetime.signal.addEventListener('abort', onLifetimeEnd, { once: true })
+        // Tied to its session: ended (4401/4403) when the session ends or the role no longer suffices.
+        const live: LiveConnection = {
+          sessionHash: sessions.hashOf(req.sessionToken!),
+          userId: req.user!.id,
+          role: target.def.options.role,
+          end(why) {
+            closed.abort(liveEndError(why))
+            socket.close(why.code, why.reason)
+            setTimeout(() => socket.terminate(), CLOSE_GRACE_MS).unref()
+          },
+        }
+        sessions.connections.add(live)
         socket.once('close', () => {
           runtime.openSockets.delete(socket)
+          sessions.connections.delete(live)
           runtime.lifetime.signal.removeEventListener('abort', onLifetimeEnd)
           closed.abort()
         })

@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
+import { UuidSchema } from '@hostd/sdk'
 
 export const RoleSchema = Type.Union([Type.Literal('viewer'), Type.Literal('operator'), Type.Literal('admin')])
 
@@ -24,7 +25,7 @@ export const NewUserSchema = Type.Object(
   { username: UsernameSchema, password: PasswordSchema, role: RoleSchema },
   { additionalProperties: false },
 )
-export const UserIdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) })
+export const UserIdParams = Type.Object({ id: UuidSchema })
 export const RoleBody = Type.Object({ role: RoleSchema }, { additionalProperties: false })
 export const UsernameBody = Type.Object({ username: UsernameSchema }, { additionalProperties: false })
 export const DisabledBody = Type.Object({ disabled: Type.Boolean() }, { additionalProperties: false })

@@ -40,11 +40,14 @@ export class UserService {
     return (await this.#db.em().count(UserEntity, {})) === 0
   }
 
-  /** Creates the first admin exactly once, however many requests race for it. */
+  /**
+   * Creates the first admin exactly once, however many requests race for it. Once done, the answer is 409 whatever
+   * the password: the state is checked before the password policy, so the answer tells the truth.
+   */
   setup(username: string, password: string): Promise<User> {
-    this.#checkPassword(password, username)
     return this.#mutex.run(async () => {
       if (!(await this.needsSetup())) throw UserErrors.setupDone()
+      this.#checkPassword(password, username)
       return this.#insert(username, password, 'admin')
     })
   }
@@ -68,10 +71,14 @@ export class UserService {
     return this.#mutex.run(() => this.#insert(username, password, role))
   }
 
+  /** A lower role closes the user's open sockets and streams that need more (4403). */
   setRole(id: string, role: Role): Promise<User> {
     return this.#update(id, async (row, em) => {
       if (row.role === 'admin' && role !== 'admin' && !row.disabled) await this.#guardLastAdmin(em, id)
       row.role = role
+    }).then((user) => {
+      this.#sessions.connections.recheck(id)
+      return user
     })
   }
 

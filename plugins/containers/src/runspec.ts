@@ -46,7 +46,7 @@ export const RunSpecSchema = Type.Object({
   env: Type.Optional(Type.Union([Type.Record(Type.String({ pattern: '^[^=\\u0000]+$' }), Str(32768)), StrList(1024)])),
   volumes: Type.Optional(Type.Array(VolumeSpecSchema, { maxItems: 256 })),
   cpus: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 1024 })),
-  memory: Type.Optional(Type.Union([Type.Integer({ minimum: 6 * 1024 * 1024 }), Type.String({ pattern: '^[0-9]+(\\.[0-9]+)?[bkmgBKMG]?$' })], { description: 'bytes, or a docker-style size such as 512m' })),
+  memory: Type.Optional(Type.Union([Type.Integer({ minimum: 6 * 1024 * 1024, maximum: Number.MAX_SAFE_INTEGER }), Type.String({ pattern: '^[0-9]+(\\.[0-9]+)?[bkmgBKMG]?$' })], { description: 'bytes, or a docker-style size such as 512m' })),
   workdir: Type.Optional(Str(4096)),
   network: Type.Optional(Type.String({ maxLength: 256 })),
   restartPolicy: Type.Optional(Type.String({ pattern: '^(no|always|unless-stopped|on-failure(:[0-9]+)?)$' })),
@@ -173,7 +173,10 @@ export function parseSize(value: string | number): number {
   const m = /^([0-9]+(?:\.[0-9]+)?)([bkmgBKMG]?)$/.exec(value)
   if (!m) throw ContainerErrors.invalidSpec(`"${value}" is not a size (e.g. 512m)`)
   const unit = { '': 1, b: 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 }[m[2]!.toLowerCase() as '' | 'b' | 'k' | 'm' | 'g']
-  return Math.floor(Number(m[1]) * unit)
+  const bytes = Math.floor(Number(m[1]) * unit)
+  // The engine takes an int64; past the safe integers it answers a JSON error (a 502 before this check).
+  if (!Number.isSafeInteger(bytes)) throw ContainerErrors.invalidSpec(`"${value}" is too large a size`)
+  return bytes
 }
 
 export function parsePort(value: string | { hostAddress?: string; hostPort?: number; containerPort: number; proto?: string }): PortBinding {

@@ -1,4 +1,7 @@
-import { Type, type Static } from '@hostd/sdk'
+import { Type, UuidSchema, type Static } from '@hostd/sdk'
+
+/** A revision number (1, 2, ...); bounded so a number past the safe integers is a 400, not a lookup. */
+const Revision = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER })
 
 /** Skill (local workflow) summary: the interface document's table, field for field. */
 export const SkillSummarySchema = Type.Object({
@@ -47,16 +50,16 @@ export const ReplaceSkillSchema = Type.Object(
   {
     name: Type.Optional(Name),
     body: Body,
-    baseRevision: Type.Integer({ minimum: 1 }),
+    baseRevision: Revision,
     files: Type.Optional(Type.Array(FileSchema, { description: 'Omitted: the supporting files stay as they are' })),
   },
   { additionalProperties: false },
 )
 export const EnabledSchema = Type.Object({ enabled: Type.Boolean() }, { additionalProperties: false })
-export const RestoreSchema = Type.Object({ baseRevision: Type.Integer({ minimum: 1 }) }, { additionalProperties: false })
+export const RestoreSchema = Type.Object({ baseRevision: Revision }, { additionalProperties: false })
 
-export const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) })
-export const RevisionParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }), revision: Type.Integer({ minimum: 1 }) })
+export const IdParams = Type.Object({ id: UuidSchema })
+export const RevisionParams = Type.Object({ id: UuidSchema, revision: Revision })
 
 export const ListQuery = Type.Object(
   {
@@ -70,7 +73,7 @@ export const ListQuery = Type.Object(
 )
 
 export const FileQuery = Type.Object(
-  { path: Type.String({ minLength: 1, maxLength: 4096 }), revision: Type.Optional(Type.Integer({ minimum: 1 })) },
+  { path: Type.String({ minLength: 1, maxLength: 4096 }), revision: Type.Optional(Revision) },
   { additionalProperties: false },
 )
 
@@ -108,8 +111,8 @@ export const CreateDraftSchema = Type.Object(
     draftId: Type.String({ minLength: 1, maxLength: 64 }),
     name: Type.Optional(Name),
     body: Body,
-    targetSkillId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
-    baseRevision: Type.Optional(Type.Integer({ minimum: 1 })),
+    targetSkillId: Type.Optional(UuidSchema),
+    baseRevision: Type.Optional(Revision),
   },
   { additionalProperties: false },
 )
@@ -123,7 +126,7 @@ export const UpdateDraftSchema = Type.Object(
   },
   { additionalProperties: false },
 )
-export const DraftParams = Type.Object({ draftId: Type.String({ minLength: 1, maxLength: 64 }) })
+export const DraftParams = Type.Object({ draftId: UuidSchema })
 export const DraftFileQuery = Type.Object({ path: Type.String({ minLength: 1, maxLength: 4096 }) }, { additionalProperties: false })
 
 export const SyncStatusSchema = Type.Object({

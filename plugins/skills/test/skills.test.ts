@@ -121,7 +121,7 @@ describe('skills: local skills, revisions, export', () => {
     expect(v3.json().files).toEqual(['b/c.txt'])
     expect(v3.json().skill.version).toBeGreaterThan(made.skill.version)
 
-    const missing = await t.inject({ method: 'PUT', url: '/api/skills/nope', as: 'admin', payload: { name: 'x', body: skillMd({ description: 'x' }), baseRevision: 1 } })
+    const missing = await t.inject({ method: 'PUT', url: '/api/skills/00000000-0000-4000-8000-000000000000', as: 'admin', payload: { name: 'x', body: skillMd({ description: 'x' }), baseRevision: 1 } })
     expect(missing.statusCode).toBe(404)
     expect(missing.json().error).toBe('HOSTD_SKILLS_NOT_FOUND')
   })
@@ -199,7 +199,8 @@ describe('skills: local skills, revisions, export', () => {
     expect([...bytes.rawPayload]).toEqual([0, 1, 2, 255])
     const second = await t.inject({ method: 'POST', url: `/api/skills/${src.skill.id}/duplicate`, as: 'admin' })
     expect(second.json().skill.name).toBe('Original (copy 2)')
-    expect((await t.inject({ method: 'POST', url: '/api/skills/nope/duplicate', as: 'admin' })).statusCode).toBe(404)
+    expect((await t.inject({ method: 'POST', url: '/api/skills/00000000-0000-4000-8000-000000000000/duplicate', as: 'admin' })).statusCode).toBe(404)
+    expect((await t.inject({ method: 'POST', url: '/api/skills/nope/duplicate', as: 'admin' })).statusCode).toBe(400)
   })
 
   it('downloads a skill as a zip holding SKILL.md and every file', async () => {

@@ -1,0 +1,132 @@
+import { CompiledQuery } from 'kysely'
+import { isRaw, JsonProperty, raw, Utils, type Configuration, type Platform } from '@mikro-orm/core'
+import { AbstractSqlDriver, NativeQueryBuilder, SqlitePlatform } from '@mikro-orm/sql'
+import { MikroORM as SqliteMikroORM, SqliteConnection } from '@mikro-orm/sqlite'
+
+/**
+ * MikroORM 7 executes every query as text with its values inlined: `AbstractSqlConnection.execute` runs
+ * `platform.formatQuery(sql, params)` (each value escaped into a quoted literal) and hands the result to Kysely with
+ * no parameters (mikro-orm#6827, #8001; deliberate upstream, no option turns it off). Escaping keeps quotes out, but
+ * the value is still SQL text: SQLite reads the text only up to a NUL, so an id holding one made the statement
+ * unparseable ("unrecognized token", a 500), and every statement had a new text. This connection runs the same SQL
+ * with its values bound as parameters instead: `?` stays a placeholder, the value goes to better-sqlite3 apart
+ * from the text.
+ *
+ * Values are bound as SQLite would have read the literal: a safe integer (and a boolean, a Date as epoch ms) as an
+ * INTEGER, other numbers as REAL, strings as TEXT, Buffers as BLOB, plain objects as their JSON text, an array as one
+ * placeholder per element (MikroORM's `in (?)`), a raw fragment as its own SQL with its own parameters.
+ * Identifiers (`??`) stay inlined, quoted, as before: they are names from the entity metadata, not values.
+ */
+export class BoundSqliteConnection extends SqliteConnection {
+  override async execute(query: any, params: any = [], method: 'all' | 'get' | 'run' = 'all', ctx?: any, loggerContext?: any): Promise<any> {
+    await this.ensureConnection()
+    const bound = this.#bind(query, params)
+    const { abort, rest } = splitAbort(loggerContext)
+    return this.executeQuery(bound.sql, async () => {
+      const res = await (ctx ?? this.getClient()).executeQuery(CompiledQuery.raw(bound.sql, bound.values), abort)
+      return this.transformRawResult(res, method)
+    }, { query: bound.sql, params: bound.values, ...rest })
+  }
+
+  override async *stream(query: any, params: any = [], ctx?: any, loggerContext?: any, chunkSize?: number): AsyncIterableIterator<any> {
+    await this.ensureConnection()
+    const bound = this.#bind(query, params)
+    const { abort } = splitAbort(loggerContext)
+    const compiled = { query: { kind: 'SelectQueryNode' }, sql: bound.sql, parameters: bound.values, queryId: undefined } as any
+    const rows = (ctx ?? this.getClient()).getExecutor().stream(compiled, chunkSize ?? 100, abort ? { signal: abort.signal } : undefined)
+    for await (const items of rows) yield* this.transformRawResult(items, 'all') as any[]
+  }
+
+  /** The query in MikroORM's accepted forms (text + array or named params, a raw fragment, a builder), bound. */
+  #bind(query: any, params: any): BoundQuery {
+    if (query instanceof NativeQueryBuilder) query = query.toRaw()
+    if (typeof query === 'string' && !Array.isArray(params)) query = raw(query, params)
+    if (isRaw(query)) {
+      params = query.params
+      query = query.sql
+    }
+    query = this.config.get('onQuery')(query, params)
+    return bindQuery(this.platform, query, params)
+  }
+}
+
+export interface BoundQuery {
+  sql: string
+  values: unknown[]
+}
+
+/** MikroORM's `formatQuery` walk over `?` (value), `??` (identifier) and `\?` (a literal `?`), binding values instead. */
+export function bindQuery(platform: Platform, sql: string, params: readonly unknown[]): BoundQuery {
+  const values: unknown[] = []
+  if (params.length === 0) return { sql, values }
+  let out = ''
+  let j = 0
+  let pos = 0
+  while (pos < sql.length) {
+    const idx = sql.indexOf('?', pos)
+    if (idx === -1) {
+      out += sql.slice(pos)
+      break
+    }
+    if (idx > 0 && sql[idx - 1] === '\\') {
+      out += sql.slice(pos, idx - 1) + '?'
+      pos = idx + 1
+    } else if (sql[idx + 1] === '?') {
+      out += sql.slice(pos, idx) + platform.quoteIdentifier(params[j++] as string)
+      pos = idx + 2
+    } else {
+      out += sql.slice(pos, idx) + placeholder(platform, params[j++], values)
+      pos = idx + 1
+    }
+  }
+  return { sql: out, values }
+}
+
+function placeholder(platform: Platform, value: unknown, values: unknown[]): string {
+  if (isRaw(value)) {
+    const inner = bindQuery(platform, value.sql, value.params)
+    values.push(...inner.values)
+    return inner.sql
+  }
+  if (Array.isArray(value) && !(value as { [JsonProperty]?: boolean })[JsonProperty]) {
+    return value.map((v) => placeholder(platform, v, values)).join(', ')
+  }
+  values.push(bindable(value))
+  return '?'
+}
+
+/** The value better-sqlite3 binds, typed as SQLite would have read MikroORM's literal for it. */
+function bindable(value: unknown): unknown {
+  if (value === null || value === undefined) return null
+  switch (typeof value) {
+    case 'string':
+    case 'bigint':
+      return value
+    case 'boolean':
+      return value ? 1n : 0n
+    case 'number':
+      // A JS number binds as REAL; a literal `5` was an INTEGER, which compares differently with TEXT columns.
+      return Number.isSafeInteger(value) ? BigInt(value) : value
+  }
+  if (value instanceof Date) return BigInt(+value)
+  if (Buffer.isBuffer(value)) return value
+  if (Utils.isPlainObject(value) || Array.isArray(value) || (value as { [JsonProperty]?: boolean })[JsonProperty]) return JSON.stringify(value)
+  return String(value)
+}
+
+function splitAbort(loggerContext: any): { abort?: { signal?: AbortSignal; inflightQueryAbortStrategy?: unknown }; rest: Record<string, unknown> } {
+  if (loggerContext?.signal == null && loggerContext?.inflightQueryAbortStrategy == null) return { rest: loggerContext ?? {} }
+  const { signal, inflightQueryAbortStrategy, ...rest } = loggerContext
+  return { abort: { signal, inflightQueryAbortStrategy }, rest }
+}
+
+/** MikroORM's SQLite driver on the bound connection (`driver: BoundSqliteDriver` in the ORM options). */
+export class BoundSqliteDriver extends AbstractSqlDriver<BoundSqliteConnection> {
+  constructor(config: Configuration) {
+    super(config, new SqlitePlatform(), BoundSqliteConnection, ['kysely', 'better-sqlite3'])
+  }
+
+  override getORMClass(): any {
+    return SqliteMikroORM
+  }
+}
