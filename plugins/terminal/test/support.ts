@@ -19,8 +19,9 @@ export class TerminalClient {
   readonly ws: WebSocket
   /** The output so far (latin1, so every byte is one character), or its last `keep` characters. */
   output = ''
-  /** Output bytes received. */
+  /** Output bytes received, and in how many binary frames. */
   bytes = 0
+  binaryFrames = 0
   readonly frames: any[] = []
   readonly opened: Promise<void>
   readonly closed: Promise<Closed>
@@ -34,6 +35,7 @@ export class TerminalClient {
     this.ws.on('message', (data: Buffer, isBinary: boolean) => {
       if (!isBinary) return void this.frames.push(JSON.parse(data.toString('utf8')))
       this.bytes += data.length
+      this.binaryFrames++
       this.output += data.toString('latin1')
       if (this.output.length > this.#keep) this.output = this.output.slice(-this.#keep)
     })
