@@ -232,3 +232,43 @@ describe('the bridge\'s own side of the TCP connection', () => {
     standIn.server.close()
   })
 })
+
+describe('what the status tells about other servers', () => {
+  it('a VNC server that asks for a password: its security types, authRequired, no display size, and why', async () => {
+    const vnc = await startVnc({ password: 'vnc secret' })
+    const t = await startTestKernel({ plugins: [desktopPlugin({ target: { host: '127.0.0.1', port: vnc.port } })] })
+    try {
+      const status = (await t.inject({ url: '/api/system/desktop', as: 'admin' })).json()
+      expect(status).toMatchObject({ available: true, protocolVersion: 'RFB 003.008', authTypes: [2], authRequired: true, display: null, name: null })
+      expect(status.reason).toMatch(/asks for credentials/)
+    } finally {
+      await t.close()
+      await vnc.stop()
+    }
+  })
+
+  it('a service that is not VNC: unavailable, saying what answered', async () => {
+    const web = await listener((s) => s.end('HTTP/1.1 400 Bad Request\r\n\r\n'))
+    const t = await startTestKernel({ plugins: [desktopPlugin({ target: { host: '127.0.0.1', port: web.port } })] })
+    try {
+      const status = (await t.inject({ url: '/api/system/desktop', as: 'admin' })).json()
+      expect(status).toMatchObject({ available: false, protocolVersion: null })
+      expect(status.reason).toMatch(/is not a VNC server \(it sent "HTTP\/1\.1 400"\)/)
+    } finally {
+      await t.close()
+      web.server.close()
+    }
+  })
+
+  it('a target beyond loopback gets a vnc:// URL for native viewers', async () => {
+    // Nothing is listening there (TEST-NET-1, never routed): only the URL is checked, the probe's reason says why.
+    const t = await startTestKernel({ plugins: [desktopPlugin({ target: { host: '192.0.2.10', port: 5901 } })] })
+    try {
+      const status = (await t.inject({ url: '/api/system/desktop', as: 'admin' })).json()
+      expect(status).toMatchObject({ available: false, target: '192.0.2.10:5901', nativeUrl: 'vnc://192.0.2.10:5901' })
+      expect(status.reason).toBeTruthy()
+    } finally {
+      await t.close()
+    }
+  })
+})

@@ -2,11 +2,17 @@
  * A real screen to share: Xvfb on a free display number, and x11vnc serving it on a free loopback port
  * (test-components.md's recipe). Started and stopped by pid; x11vnc can be stopped and started again alone.
  */
-import { spawn, type ChildProcess } from 'node:child_process'
+import { execFile, spawn, type ChildProcess } from 'node:child_process'
 import { existsSync } from 'node:fs'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
 import { connect } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { freePort } from '../../../../test/support/daemon.ts'
+
+const run = promisify(execFile)
 
 export const SCREEN = { width: 1024, height: 768 }
 
@@ -42,7 +48,8 @@ async function greets(port: number): Promise<boolean> {
   })
 }
 
-export async function startVnc(): Promise<Vnc> {
+/** `password`: x11vnc asks for it (VNC Authentication, security type 2) instead of running with `-nopw`. */
+export async function startVnc(options: { password?: string } = {}): Promise<Vnc> {
   let display = 0
   for (let n = 200 + Math.floor(Math.random() * 700); ; n++) {
     if (!existsSync(`/tmp/.X11-unix/X${n}`) && !existsSync(`/tmp/.X${n}-lock`)) {
@@ -56,9 +63,17 @@ export async function startVnc(): Promise<Vnc> {
     await sleep(50)
   }
   const port = await freePort()
+  let auth = ['-nopw']
+  let work: string | null = null
+  if (options.password) {
+    work = await mkdtemp(join(tmpdir(), 'hostd-vnc-'))
+    const file = join(work, 'passwd')
+    await run('x11vnc', ['-storepasswd', options.password, file])
+    auth = ['-rfbauth', file]
+  }
   let x11vnc: ChildProcess | null = null
   const startServer = async () => {
-    x11vnc = spawn('x11vnc', ['-display', `:${display}`, '-rfbport', String(port), '-localhost', '-nopw', '-forever', '-shared', '-quiet'], { stdio: 'ignore' })
+    x11vnc = spawn('x11vnc', ['-display', `:${display}`, '-rfbport', String(port), '-localhost', ...auth, '-forever', '-shared', '-quiet'], { stdio: 'ignore' })
     for (let i = 0; !(await greets(port)); i++) {
       if (x11vnc.exitCode !== null || i > 100) throw new Error(`x11vnc on :${display} port ${port} did not start`)
       await sleep(100)
@@ -69,6 +84,7 @@ export async function startVnc(): Promise<Vnc> {
   } catch (err) {
     await stopChild(x11vnc)
     await stopChild(xvfb)
+    if (work) await rm(work, { recursive: true, force: true })
     throw err
   }
   return {
@@ -79,6 +95,7 @@ export async function startVnc(): Promise<Vnc> {
     async stop() {
       await stopChild(x11vnc)
       await stopChild(xvfb)
+      if (work) await rm(work, { recursive: true, force: true })
     },
   }
 }
