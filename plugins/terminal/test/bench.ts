@@ -44,6 +44,7 @@ async function throughDaemon(c: TerminalClient): Promise<number> {
 }
 
 let daemon: PluginDaemon | undefined
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void (daemon?.stop() ?? Promise.resolve()).finally(() => process.exit(130)))
 try {
   const account = await ensureTestAccount()
   daemon = await startPluginDaemon(['terminal'], { HOSTD_TERMINAL_USER: account.name })

@@ -26,7 +26,8 @@ function connectReason(err: NodeJS.ErrnoException, where: string): string {
 export function connectVnc(target: VncTarget, timeoutMs: number): Promise<Socket> {
   const where = formatTarget(target)
   return new Promise((resolve, reject) => {
-    const socket = connect({ host: target.host, port: target.port })
+    // No Nagle: pointer and key events are small writes that must go at once.
+    const socket = connect({ host: target.host, port: target.port, noDelay: true })
     const timer = setTimeout(() => {
       socket.destroy()
       reject(new VncUnreachable(connectReason(Object.assign(new Error('timeout'), { code: 'ETIMEDOUT' }), where)))

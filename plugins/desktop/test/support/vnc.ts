@@ -48,8 +48,11 @@ async function greets(port: number): Promise<boolean> {
   })
 }
 
-/** `password`: x11vnc asks for it (VNC Authentication, security type 2) instead of running with `-nopw`. */
-export async function startVnc(options: { password?: string } = {}): Promise<Vnc> {
+/**
+ * `password`: x11vnc asks for it (VNC Authentication, security type 2) instead of running with `-nopw`.
+ * `extraArgs`: more x11vnc options (the bench shortens its update timers).
+ */
+export async function startVnc(options: { password?: string; extraArgs?: string[] } = {}): Promise<Vnc> {
   let display = 0
   for (let n = 200 + Math.floor(Math.random() * 700); ; n++) {
     if (!existsSync(`/tmp/.X11-unix/X${n}`) && !existsSync(`/tmp/.X${n}-lock`)) {
@@ -73,7 +76,7 @@ export async function startVnc(options: { password?: string } = {}): Promise<Vnc
   }
   let x11vnc: ChildProcess | null = null
   const startServer = async () => {
-    x11vnc = spawn('x11vnc', ['-display', `:${display}`, '-rfbport', String(port), '-localhost', ...auth, '-forever', '-shared', '-quiet'], { stdio: 'ignore' })
+    x11vnc = spawn('x11vnc', ['-display', `:${display}`, '-rfbport', String(port), '-localhost', ...auth, '-forever', '-shared', '-quiet', ...(options.extraArgs ?? [])], { stdio: 'ignore' })
     for (let i = 0; !(await greets(port)); i++) {
       if (x11vnc.exitCode !== null || i > 100) throw new Error(`x11vnc on :${display} port ${port} did not start`)
       await sleep(100)
