@@ -114,7 +114,7 @@ export class TerminalSession {
     this.#pty.onExit(({ exitCode, signal: sig }) => this.#shellExited(exitCode, sig))
     socket.on('message', (data: Buffer, isBinary: boolean) => this.#message(data, isBinary))
     socket.once('close', (code: number, reason: Buffer) => this.#finish({ ended: 'closed', closeCode: code, closeReason: reason.toString('utf8') }))
-    // The kernel aborts the context from its own 'close' listener too; the close listener below then says how it closed.
+    // The kernel aborts the context from its own 'close' listener too; then the 'close' listener above says how it closed.
     signal.addEventListener('abort', () => {
       if (socket.readyState !== socket.CLOSED) this.#finish({ ended: 'aborted', reason: (signal.reason as Error | undefined)?.message })
     }, { once: true })
