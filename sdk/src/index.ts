@@ -19,7 +19,7 @@ export type {
 export { definePlugin, isHostdPlugin, bind, PLUGIN_BRAND } from './plugin.ts'
 export type {
   HostdPlugin, PluginDefinition, DepsMap, ResolvedDeps, RouteSchema, RouteRequest, RouteHandler, RouteOptions, RouteDefinition,
-  RouteRegistrar, RouteNeed, HttpMethod, SocketRegistrar, SocketOptions, SocketHandler, SocketContext, SocketDefinition,
+  RouteRegistrar, RouteNeed, HttpMethod, SocketRegistrar, SocketOptions, SocketHandler, SocketContext, SocketDefinition, SocketAdmission,
   Condition, UiEntry, ServiceBinding,
 } from './plugin.ts'
 export * as conditions from './conditions.ts'

@@ -89,9 +89,28 @@ export interface SocketContext<Q> {
   signal: AbortSignal
 }
 
+/** What a socket's `admit` check sees: the upgrade request, already signed in, authorized and validated. */
+export interface SocketAdmission<Q> {
+  user: SessionUser
+  query: Q
+  request: FastifyRequest
+}
+
 export interface SocketOptions<Q extends TSchema | undefined> {
   role: Exclude<RouteRole, 'public'>
   query?: Q
+  /**
+   * Subprotocols the socket speaks (`Sec-WebSocket-Protocol`): the first one the client offers that is listed here is
+   * echoed, and none when the client offers none of them (the upgrade still succeeds). Without this option the first
+   * one offered is echoed.
+   */
+  protocols?: readonly string[]
+  /**
+   * A last check before the upgrade completes, after sign-in, role, origin, plugin state and query: throw a
+   * HostdError to refuse the upgrade with its status and JSON body (503 while the service behind the socket is down).
+   * The handler later gets the same `request` object in its context.
+   */
+  admit?: (admission: SocketAdmission<Q extends TSchema ? Static<Q> : Record<string, string>>) => void | Promise<void>
 }
 
 export type SocketHandler<Q> = (socket: WebSocket, ctx: SocketContext<Q>) => void | Promise<void>

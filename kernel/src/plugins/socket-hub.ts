@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import websocket from '@fastify/websocket'
 import fp from 'fastify-plugin'
@@ -25,11 +26,20 @@ declare module 'fastify' {
 /**
  * WebSockets live in the kernel's instance (one @fastify/websocket on the one server), not in the plugins'
  * instances, so reloading a plugin never drops another plugin's open sockets. Every upgrade is checked
- * before it completes: route, sign-in, role, origin, query, plugin state.
+ * before it completes: route, sign-in, role, origin, query, plugin state, then the socket's own `admit` check; the
+ * subprotocol echoed is one the socket declares in `protocols`.
  */
 export const socketHub = fp<{ registry: PluginRegistry; sessions: SessionStore }>(
   async (app: FastifyInstance, { registry, sessions }) => {
-    await app.register(websocket, { options: { maxPayload: 16 * 1024 * 1024 } })
+    // The subprotocols each accepted upgrade's socket speaks (its `protocols` option), for ws's handleProtocols.
+    const spoken = new WeakMap<IncomingMessage, readonly string[]>()
+    const handleProtocols = (offered: Set<string>, raw: IncomingMessage): string | false => {
+      const accepted = spoken.get(raw)
+      if (!accepted) return offered.values().next().value ?? false
+      for (const protocol of offered) if (accepted.includes(protocol)) return protocol
+      return false
+    }
+    await app.register(websocket, { options: { maxPayload: 16 * 1024 * 1024, handleProtocols } })
     // Upgrades reach this instance from the server's 'upgrade' event, not through the request handler
     // that sets these for plain requests; a refused upgrade must carry them too.
     app.addHook('onRequest', (req, reply, done) => {
@@ -57,6 +67,8 @@ export const socketHub = fp<{ registry: PluginRegistry; sessions: SessionStore }
           const validate = compileQueryValidator(target.def.options.query)
           if (!validate(query)) throw KernelErrors.validation(`querystring ${validate.errors?.[0]?.instancePath ?? ''} ${validate.errors?.[0]?.message ?? 'is invalid'}`.trim())
         }
+        await target.def.options.admit?.({ user: req.user, query, request: req })
+        if (target.def.options.protocols) spoken.set(req.raw, target.def.options.protocols)
         req.socketTarget = target
         req.socketQuery = query
       },
