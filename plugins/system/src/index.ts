@@ -37,7 +37,6 @@ export function createSystemPlugin(overrides: Partial<SystemOptions> = {}) {
     kernel: '^1.0.0',
     description: 'Host facts, settings snapshot, power actions, hostd updates, and the Admin Privileges actions.',
     deps: { helper: tokens.helper, audit: tokens.audit, log: tokens.logger, kernel: tokens.kernel },
-    ui: [{ id: 'system', title: 'System', path: '/system', icon: 'server' }],
     routes: (r, { helper, audit, log, kernel }) => {
       const options = { ...systemOptionsFromEnv(), ...overrides }
       services = {
