@@ -539,7 +539,7 @@ export default definePlugin({
     expect(byId.broken).toMatchObject({ state: 'failed', error: expect.stringContaining('broken plugin exploded at import') })
     expect(byId.future).toMatchObject({ state: 'failed', error: expect.stringContaining('^2.0.0') })
     expect(byId.norole).toMatchObject({ state: 'failed', error: expect.stringMatching(/\/api\/x.*role/) })
-    for (const id of ['broken', 'future', 'norole']) expect(byId[id].ui).toEqual([])
+    for (const id of ['broken', 'future', 'norole']) expect(byId[id].ui).toBeNull()
     expect(byId.hello).toMatchObject({ state: 'active' })
   })
 

@@ -36,6 +36,12 @@ export function createSystemPlugin(overrides: Partial<SystemOptions> = {}) {
     version: '1.0.0',
     kernel: '^1.0.0',
     description: 'Host facts, settings snapshot, power actions, hostd updates, and the Admin Privileges actions.',
+    ui: {
+      cards: [
+        { title: 'This server', module: 'ui/cards.tsx', element: 'system-host', size: 'medium', order: 20 },
+        { title: 'hostd', module: 'ui/cards.tsx', element: 'system-software', size: 'medium', order: 21 },
+      ],
+    },
     deps: { helper: tokens.helper, audit: tokens.audit, log: tokens.logger, kernel: tokens.kernel },
     routes: (r, { helper, audit, log, kernel }) => {
       const options = { ...systemOptionsFromEnv(), ...overrides }

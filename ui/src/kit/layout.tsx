@@ -106,7 +106,7 @@ export function Tabs({ label, tabs, selected, onSelect, children }: TabsProps) {
             role="tab"
             id={`${base}-${t.id}`}
             aria-selected={t.id === selected}
-            aria-controls={`${base}-panel`}
+            aria-controls={children !== undefined ? `${base}-panel` : undefined}
             tabIndex={t.id === selected ? 0 : -1}
             class="tab"
             onClick={() => onSelect(t.id)}
