@@ -11,7 +11,7 @@ function Echo({ ctx }) {
   const [lines, setLines] = useState([])
   const [socket, setSocket] = useState(null)
   const connect = () => {
-    const ws = ctx.socket('/api/hello/echo?prefix=echo: ')
+    const ws = ctx.socket(`/api/hello/echo?prefix=${encodeURIComponent('echo: ')}`)
     ws.onmessage = (e) => setLines((l) => [...l.slice(-19), String(e.data)])
     ws.onclose = () => setSocket(null)
     ws.onopen = () => setSocket(ws)

@@ -136,7 +136,7 @@ export function TimeChart({ label, series, data, format = defaultFormat, range, 
           legend: { show: false },
           cursor: { drag: { x: false, y: false } },
           scales: { x: { time: true }, y: { range: range ? () => range : (_u, _min, max) => [0, max > 0 ? max * 1.1 : 1] } },
-          axes: [axis, { ...axis, size: 64, values: (_u, values) => values.map((v) => format(v)) }],
+          axes: [axis, { ...axis, size: 78, values: (_u, values) => values.map((v) => format(v)) }],
           series: [
             {},
             ...series.map((s) => {
