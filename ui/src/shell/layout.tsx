@@ -83,7 +83,7 @@ export function Shell({ user, children }: { user: SessionUser; children: Compone
         Skip to content
       </a>
       <header class="topbar">
-        <button type="button" class="nav-toggle btn btn-ghost btn-icon" aria-expanded={navOpen} aria-controls="main-nav" aria-label="Menu" onClick={() => setNavOpen(!navOpen)}>
+        <button type="button" class="nav-toggle btn btn-ghost btn-icon" aria-expanded={navOpen} aria-controls="main-nav" aria-label="Main menu" onClick={() => setNavOpen(!navOpen)}>
           <Icon name={navOpen ? 'x' : 'menu'} />
         </button>
         <a href="/" class="brand">
