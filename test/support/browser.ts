@@ -112,7 +112,7 @@ export async function startUi(options: StartUiOptions = {}): Promise<UiHarness> 
         const { hostname } = new URL(daemon.url)
         await context.addCookies([{ name: 'svc_session', value: token, domain: hostname, path: '/', httpOnly: true, secure: true, sameSite: 'Strict' }])
         const page = await context.newPage()
-        await page.goto(new URL(path, daemon.url).href)
+        await gotoRetrying(page, new URL(path, daemon.url).href)
         return page
       },
       async newPage({ colorScheme } = {}) {
@@ -133,6 +133,21 @@ export async function startUi(options: StartUiOptions = {}): Promise<UiHarness> 
     await browser?.close()
     await daemon.stop()
     throw err
+  }
+}
+
+/**
+ * page.goto, tried again when Chromium reports ERR_NETWORK_CHANGED: other work on the machine (network
+ * namespaces, interfaces coming and going) makes Chromium drop navigations in flight, even on loopback.
+ */
+export async function gotoRetrying(page: Page, url: string): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await page.goto(url)
+      return
+    } catch (err) {
+      if (attempt >= 3 || !/ERR_NETWORK_CHANGED/.test(String(err))) throw err
+    }
   }
 }
 

@@ -48,7 +48,7 @@ describe('serving the web UI', () => {
     for (const path of ['/api/nope', '/api', '/ui/assets/missing.js', '/favicon.ico', '/index.html']) {
       const res = await d.fetch(path)
       expect(res.status, path).toBe(404)
-      expect((await res.json()).error).toBe('HOSTD_ROUTE_NOT_FOUND')
+      expect(((await res.json()) as { error: string }).error).toBe('HOSTD_ROUTE_NOT_FOUND')
     }
     expect((await d.fetch('/', { method: 'POST' })).status).toBe(404)
     expect((await d.fetch('/api/auth/me')).status).toBe(401)

@@ -6,7 +6,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import type { Page } from 'playwright-core'
 import { waitFor } from '../support/daemon.ts'
-import { expectAccessible, PASSWORD, screenshot, signInThroughForm, startUi, type UiHarness } from '../support/browser.ts'
+import { expectAccessible, gotoRetrying, PASSWORD, screenshot, signInThroughForm, startUi, type UiHarness } from '../support/browser.ts'
 
 describe('web UI: first run, sign-in and the kernel pages', () => {
   let ui: UiHarness
@@ -18,7 +18,7 @@ describe('web UI: first run, sign-in and the kernel pages', () => {
 
   it('serves first-run setup while no user exists, then the overview', async () => {
     const page = await ui.newPage()
-    await page.goto(`${ui.url}/users`)
+    await gotoRetrying(page, `${ui.url}/users`)
     await page.getByRole('heading', { name: 'Create the first administrator' }).waitFor()
     expect(new URL(page.url()).pathname).toBe('/setup')
     await expectAccessible(page, 'setup')
@@ -36,7 +36,7 @@ describe('web UI: first run, sign-in and the kernel pages', () => {
 
   it('signs in (a wrong password is refused at the form), shows the nav, and signs out', async () => {
     const page = await ui.newPage()
-    await page.goto(ui.url)
+    await gotoRetrying(page, ui.url)
     await signInThroughForm(page, { username: 'admin', password: 'not the password' })
     await page.getByRole('alert').filter({ hasText: /password/i }).waitFor()
     await expectAccessible(page, 'sign-in')
@@ -98,7 +98,7 @@ describe('web UI: first run, sign-in and the kernel pages', () => {
     await page.getByText('carol can now sign in').waitFor()
 
     const carol = await ui.newPage()
-    await carol.goto(ui.url)
+    await gotoRetrying(carol, ui.url)
     await signInThroughForm(carol, { username: 'carol', password: PASSWORD })
     await carol.getByRole('heading', { name: 'Overview' }).waitFor()
     await carol.context().close()
@@ -141,7 +141,7 @@ describe('web UI: first run, sign-in and the kernel pages', () => {
     await nav.getByRole('link', { name: 'Overview' }).waitFor()
     expect(await nav.getByRole('link', { name: 'Users' }).count()).toBe(0)
     expect(await nav.getByRole('link', { name: 'Audit log' }).count()).toBe(0)
-    await page.goto(`${ui.url}/users`)
+    await gotoRetrying(page, `${ui.url}/users`)
     await page.getByRole('heading', { name: 'Not available to you' }).waitFor()
     const forged = await page.evaluate(async () => {
       const res = await fetch('/api/users', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'mallory', password: 'correct horse battery', role: 'admin' }) })
@@ -199,7 +199,7 @@ describe('web UI: first run, sign-in and the kernel pages', () => {
     await page.keyboard.press('Tab')
     expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Skip to content')
     await page.setViewportSize({ width: 390, height: 800 })
-    await page.goto(`${ui.url}/`)
+    await gotoRetrying(page, `${ui.url}/`)
     await page.getByRole('heading', { name: 'Overview' }).waitFor()
     const menu = page.getByRole('button', { name: 'Main menu' })
     await menu.click()
