@@ -5,7 +5,7 @@
  */
 import { render } from 'preact'
 import { signal } from '@preact/signals'
-import { ApiError, type Api, type RequestOptions } from './kit/api.ts'
+import { ApiError, apiOver, type RequestOptions } from './kit/api.ts'
 import type { PageContext, SessionUser } from './kit/context.ts'
 import { ConfirmHost, confirm } from './kit/dialog.tsx'
 import type { HostdElement } from './kit/element.tsx'
@@ -23,14 +23,7 @@ const request = <T,>(method: string, path: string, body?: unknown, _options?: Re
     post({ type: 'api', id, method, path, body })
   })
 
-const api: Api = {
-  request,
-  get: (path, o) => request('GET', path, undefined, o),
-  post: (path, body, o) => request('POST', path, body, o),
-  put: (path, body, o) => request('PUT', path, body, o),
-  patch: (path, body, o) => request('PATCH', path, body, o),
-  delete: (path, o) => request('DELETE', path, undefined, o),
-}
+const api = apiOver(request)
 
 // The kit's toasts show in the shell, above the frame.
 toast.success = (message) => post({ type: 'toast', tone: 'success', message })

@@ -5,53 +5,17 @@
  */
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks'
 import { defineElement, ErrorState, formatBytes, formatRate, Tabs, TimeChart, TimeSeries, type PageContext } from '@hostd/ui'
+import type { HistoryPoint, MetricsSnapshot } from '../src/schemas.ts'
+// The stream's samples become chart points exactly as the server turns them into history points.
+import { historyPoint } from '../src/snapshot.ts'
 
-interface Point {
-  t: string
-  cpu: number
-  iowait: number
-  load1: number
-  memUsedBytes: number
-  memTotalBytes: number
-  diskReadBytesPerSec: number
-  diskWriteBytesPerSec: number
-  netRxBytesPerSec: number
-  netTxBytesPerSec: number
-}
-
-interface Snapshot {
-  sampledAt: string
-  load: { one: number }
-  cpu: { usage: number; iowait: number }
-  memory: { totalBytes: number; usedBytes: number }
-  disks: { readBytesPerSec: number; writeBytesPerSec: number }[]
-  network: { name: string; rxBytesPerSec: number; txBytesPerSec: number }[]
-}
+type Point = HistoryPoint
 
 const RANGES = [
   { id: '1h', label: '1 hour (live)', capacity: 1800 },
   { id: '24h', label: '24 hours', capacity: 1440 },
   { id: '7d', label: '7 days', capacity: 1008 },
 ]
-
-const sum = <T,>(list: T[], pick: (item: T) => number) => list.reduce((total, item) => total + pick(item), 0)
-
-/** A stream event in the history's shape (network without loopback, disks summed), so both feed the same charts. */
-function pointOf(s: Snapshot): Point {
-  const nics = s.network.filter((n) => n.name !== 'lo')
-  return {
-    t: s.sampledAt,
-    cpu: s.cpu.usage,
-    iowait: s.cpu.iowait,
-    load1: s.load.one,
-    memUsedBytes: s.memory.usedBytes,
-    memTotalBytes: s.memory.totalBytes,
-    diskReadBytesPerSec: sum(s.disks, (d) => d.readBytesPerSec),
-    diskWriteBytesPerSec: sum(s.disks, (d) => d.writeBytesPerSec),
-    netRxBytesPerSec: sum(nics, (n) => n.rxBytesPerSec),
-    netTxBytesPerSec: sum(nics, (n) => n.txBytesPerSec),
-  }
-}
 
 const CHARTS = [
   { key: 'cpu', label: 'CPU usage', series: [{ label: 'used', color: 1 }, { label: 'iowait', color: 3 }], values: (p: Point) => [p.cpu, p.iowait], format: (v: number) => `${v.toFixed(0)} %`, range: [0, 100] as [number, number] },
@@ -91,8 +55,8 @@ function LiveCharts({ ctx }: { ctx: PageContext }) {
       () => {
         if (abort.signal.aborted) return
         if (range === '1h') {
-          stream = ctx.sse('/api/metrics/stream', { metrics: (s: Snapshot) => {
-            push(pointOf(s))
+          stream = ctx.sse('/api/metrics/stream', { metrics: (s: MetricsSnapshot) => {
+            push(historyPoint(s))
             setStatus(`Live · ${new Date(s.sampledAt).toLocaleTimeString()}`)
           } }, { onError: () => setStatus('Reconnecting…') })
         } else {

@@ -82,6 +82,11 @@ export function createApi(options: { signal?: AbortSignal; onUnauthorized?: () =
     const type = res.headers.get('content-type') ?? ''
     return (type.includes('json') ? await res.json() : await res.text()) as T
   }
+  return apiOver(request)
+}
+
+/** The Api methods over one request function (the shell's fetch, or the isolated frame's bridge). */
+export function apiOver(request: Api['request']): Api {
   return {
     request,
     get: (path, o) => request('GET', path, undefined, o),

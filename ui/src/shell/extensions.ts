@@ -68,7 +68,8 @@ async function refresh(): Promise<void> {
       extensions.value = list
     }
   } catch {
-    /* a 401 ends the session (api); anything else: try again at the next tick */
+    // A 401 ends the session (api). Anything else: show the kernel's pages meanwhile, try again at the next tick.
+    extensions.value ??= []
   }
 }
 
