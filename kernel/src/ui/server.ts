@@ -100,13 +100,9 @@ export class UiServer {
     return new UiServer(opts, shell)
   }
 
-  get built(): boolean {
-    return this.#index !== null
-  }
-
-  /** Answers GET and HEAD for UI paths; returns false for anything else (the caller answers it). */
+  /** Answers GET and HEAD for UI paths; returns false for anything else (the caller answers it), and always when no UI is configured (in-process test kernels). */
   handle(req: IncomingMessage, res: ServerResponse): boolean {
-    if (req.method !== 'GET' && req.method !== 'HEAD') return false
+    if (!this.#opts.dist || (req.method !== 'GET' && req.method !== 'HEAD')) return false
     const url = req.url ?? '/'
     const q = url.indexOf('?')
     const path = q < 0 ? url : url.slice(0, q)
