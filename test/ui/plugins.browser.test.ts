@@ -8,7 +8,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { expectAccessible, screenshot, startUi, type UiHarness } from '../support/browser.ts'
 
-describe('web UI: an isolated plugin page', () => {
+describe('web UI: an isolated plugin page', { timeout: 120_000 }, () => {
   let ui: UiHarness
   beforeAll(async () => {
     ui = await startUi()

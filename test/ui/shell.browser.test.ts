@@ -8,7 +8,8 @@ import type { Page } from 'playwright-core'
 import { waitFor } from '../support/daemon.ts'
 import { expectAccessible, gotoRetrying, PASSWORD, screenshot, signInThroughForm, startUi, type UiHarness } from '../support/browser.ts'
 
-describe('web UI: first run, sign-in and the kernel pages', () => {
+// Generous: a loaded machine makes a browser slow; nothing here measures time.
+describe('web UI: first run, sign-in and the kernel pages', { timeout: 120_000 }, () => {
   let ui: UiHarness
   beforeAll(async () => {
     ui = await startUi({ builtinPlugins: true, setup: false })
@@ -196,8 +197,10 @@ describe('web UI: first run, sign-in and the kernel pages', () => {
     await page.getByRole('heading', { name: 'Page not found' }).waitFor()
     await expectAccessible(page, '404')
     await screenshot(page, 'not-found')
+    // From the top of the document, the first Tab reaches the skip link.
+    await page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur())
     await page.keyboard.press('Tab')
-    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Skip to content')
+    await expect.poll(() => page.evaluate(() => document.activeElement?.textContent)).toBe('Skip to content')
     await page.setViewportSize({ width: 390, height: 800 })
     await gotoRetrying(page, `${ui.url}/`)
     await page.getByRole('heading', { name: 'Overview' }).waitFor()

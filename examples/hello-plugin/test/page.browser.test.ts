@@ -8,7 +8,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { expectAccessible, screenshot, startUi, type UiHarness } from '../../../test/support/browser.ts'
 
-describe('hello plugin page', () => {
+describe('hello plugin page', { timeout: 120_000 }, () => {
   let ui: UiHarness
   beforeAll(async () => {
     ui = await startUi()
