@@ -9,6 +9,8 @@ export interface KernelConfig {
   pluginsDir: string
   /** Plugins shipped with hostd (this repository's plugins/). */
   builtinPluginsDir: string | null
+  /** The web UI's build output (this repository's ui/dist); null serves no UI (in-process test kernels). */
+  uiDir: string | null
   helperSocket: string
   dockerHost: string | null
   tlsCert: string
@@ -82,6 +84,7 @@ export function loadConfig(processEnv: Env = process.env, repoRoot?: string): Ke
     dataDir,
     pluginsDir: path(env, 'HOSTD_PLUGINS_DIR', join(dataDir, 'plugins')),
     builtinPluginsDir: builtin,
+    uiDir: repoRoot ? join(repoRoot, 'ui', 'dist') : null,
     helperSocket: path(env, 'HOSTD_HELPER_SOCKET', '/run/hostd/helper.sock'),
     dockerHost,
     tlsCert,

@@ -28,6 +28,7 @@ import { socketHub } from './plugins/socket-hub.ts'
 import { watchPlugins, type PluginWatcher } from './plugins/watcher.ts'
 import { readCommit, readVersion } from './system/version.ts'
 import { ensureTls } from './tls.ts'
+import { UiServer } from './ui/server.ts'
 import { warmNextTick } from './warm-next-tick.ts'
 import type { KernelServices } from './services.ts'
 
@@ -119,13 +120,18 @@ export async function createKernel(config: KernelConfig, options: KernelOptions 
   for (const route of kernelRoutes) mountRoute(kernelApp, instanceDeps, route, 'kernel')
   await kernelApp.ready()
 
+  const ui = await UiServer.create({ dist: config.uiDir, registry, log })
   const tls = options.insecureHttp ? null : await ensureTls(config)
   let server!: Server | HttpsServer
   const app = createInstance(instanceDeps, (rootHandler) => {
+    // Only requests no route took reach the UI: API requests never pay for it.
+    const unrouted = (req: IncomingMessage, res: ServerResponse) => {
+      if (!ui.handle(req, res)) rootHandler(req, res)
+    }
     const handler = (req: IncomingMessage, res: ServerResponse) => {
       // Requests from the server get a SecureResponse; injected ones (tests) bring their own response class.
       if (!(res instanceof SecureResponse)) setSecurityHeaders(res)
-      registry!.dispatch(req, res, kernelApp.routing, rootHandler)
+      registry!.dispatch(req, res, kernelApp.routing, unrouted)
     }
     const serverOptions = { ServerResponse: SecureResponse }
     server = tls

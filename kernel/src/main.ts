@@ -7,7 +7,7 @@ async function main(): Promise<void> {
   const kernel = await createKernel(config, { warmNextTick: true })
   const url = await kernel.listen()
   process.stdout.write(`hostd ${kernel.services.version} serving ${url}\n`)
-  if (await kernel.services.users.needsSetup()) process.stdout.write(`no users yet: create the first admin with POST ${url}/api/setup\n`)
+  if (await kernel.services.users.needsSetup()) process.stdout.write(`no users yet: create the first admin: open ${url} in a browser, or POST ${url}/api/setup\n`)
   const stop = async (signal: string) => {
     process.stdout.write(`hostd: ${signal}, stopping\n`)
     await kernel.close()

@@ -147,7 +147,34 @@ describe('plugin registry', () => {
   it('lists every plugin with id, version, state and UI entries', async () => {
     const list = (await t.inject({ url: '/api/extensions', as: 'viewer' })).json() as HostdPlugin[]
     expect(list.map((e) => e.id)).toEqual([...list.map((e) => e.id)].sort())
-    expect(await state('alpha')).toEqual({ id: 'alpha', version: '1.0.0', description: null, state: 'active', builtin: true, ui: [] })
+    expect(await state('alpha')).toEqual({ id: 'alpha', version: '1.0.0', description: null, state: 'active', builtin: true, ui: null })
+  })
+
+  it('lists UI pages and cards with versioned module URLs, filtered by the caller\'s role', async () => {
+    await t.kernel.registry.add(ok('panel', {
+      ui: {
+        pages: [
+          { path: '/panel', title: 'Panel', icon: 'box', module: 'ui/page.tsx', element: 'panel-page' },
+          { path: '/panel-admin', title: 'Panel admin', module: 'ui/admin.js', element: 'panel-admin', role: 'admin' },
+        ],
+        cards: [{ title: 'Panel card', module: 'ui/page.tsx', element: 'panel-card', role: 'operator', size: 'small' }],
+      },
+    }))
+    const ui = async (as: 'viewer' | 'operator' | 'admin') =>
+      ((await t.inject({ url: '/api/extensions', as })).json() as { id: string; ui: { pages: { path: string }[]; cards: unknown[] } }[]).find((e) => e.id === 'panel')!.ui
+    const viewer = await ui('viewer')
+    expect(viewer).toEqual({
+      pages: [{ path: '/panel', title: 'Panel', icon: 'box', role: 'viewer', module: '/plugins/panel/1.0.0/page.js', element: 'panel-page' }],
+      cards: [],
+      isolate: false,
+    })
+    expect((await ui('operator')).cards).toEqual([{ title: 'Panel card', module: '/plugins/panel/1.0.0/page.js', element: 'panel-card', role: 'operator', size: 'small', order: 100 }])
+    expect((await ui('admin')).pages.map((p) => p.path)).toEqual(['/panel', '/panel-admin'])
+  })
+
+  it('fails a plugin whose UI page path another plugin has', async () => {
+    await t.kernel.registry.add(ok('panel2', { ui: { pages: [{ path: '/panel', title: 'Again', module: 'ui/p.js', element: 'panel-two' }] } }))
+    expect(await state('panel2')).toMatchObject({ state: 'failed', error: 'UI page /panel is served by plugin panel already' })
   })
 })
 
@@ -157,5 +184,21 @@ describe('definePlugin', () => {
     expect(() => definePlugin({ id: 'ok', version: 'one', kernel: '^1.0.0' })).toThrow(/semver/)
     expect(() => definePlugin({ id: 'ok', version: '1.0.0', kernel: '' })).toThrow(/kernel API range/)
     expect(() => defineError('BAD_CODE', 400, 'x')).toThrow(/HOSTD_<AREA>_<WHAT>/)
+  })
+
+  it('refuses a malformed UI manifest', () => {
+    const ui = (value: unknown) => () => definePlugin({ id: 'ok', version: '1.0.0', kernel: '^1.0.0', ui: value as never })
+    const page = { path: '/ok', title: 'Ok', module: 'ui/page.js', element: 'ok-page' }
+    expect(ui({ pages: [page] })).not.toThrow()
+    expect(ui([{ id: 'ok', title: 'Ok', path: '/ok' }])).toThrow(/old shape/)
+    expect(ui({ pages: [{ ...page, module: 'src/index.ts' }] })).toThrow(/ui\/ folder/)
+    expect(ui({ pages: [{ ...page, module: 'ui/../src/index.ts' }] })).toThrow(/ui\/ folder/)
+    expect(ui({ pages: [{ ...page, element: 'okpage' }] })).toThrow(/custom element/)
+    expect(ui({ pages: [{ ...page, path: '/users' }] })).toThrow(/belongs to the shell/)
+    expect(ui({ pages: [{ ...page, path: '/api/x' }] })).toThrow(/belongs to the shell/)
+    expect(ui({ pages: [{ ...page, path: 'ok' }] })).toThrow(/must look like/)
+    expect(ui({ pages: [page, page] })).toThrow(/twice/)
+    expect(ui({ pages: [{ ...page, role: 'root' }] })).toThrow(/role/)
+    expect(ui({ cards: [{ title: 'c', module: 'ui/c.js', element: 'c-card', size: 'huge' }] })).toThrow(/size/)
   })
 })

@@ -136,14 +136,46 @@ export interface Condition {
   check(): Promise<true | string> | true | string
 }
 
-/** A page or widget the plugin adds to the web UI. */
-export interface UiEntry {
-  id: string
-  title: string
-  /** Path within the UI, e.g. `/containers`. */
+/**
+ * A page the plugin adds to the web UI: a nav entry, and the custom element the shell mounts for it.
+ * The page owns its path and every path below it (`/containers/abc` goes to the `/containers` page).
+ */
+export interface UiPage {
+  /** Path in the dashboard, e.g. `/containers` (lowercase; not `/`, `/api`, `/ui`, `/plugins` or a shell page). */
   path: string
+  /** The nav label and the page's name. */
+  title: string
+  /** An icon name from the kit's set (lucide names: `box`, `server`, `hard-drive`...); unknown names show a puzzle piece. */
   icon?: string
+  /** The least role that sees the entry (default viewer). The server still checks every API call. */
   role?: Exclude<RouteRole, 'public'>
+  /** The ES module that defines the element: a file in the plugin's `ui/` folder (`ui/page.js`; built-in plugins may name `.tsx`). */
+  module: string
+  /** The custom element's tag name, e.g. `hello-page`. */
+  element: string
+}
+
+/** A card the plugin adds to the overview page (a custom element inside a titled card frame). */
+export interface UiCard {
+  title: string
+  module: string
+  element: string
+  role?: Exclude<RouteRole, 'public'>
+  /** `small` is a third of the row, `medium` half, `large` the whole row (default medium). */
+  size?: 'small' | 'medium' | 'large'
+  /** Cards are shown by ascending order, then plugin id (default 100). */
+  order?: number
+}
+
+/** What a plugin adds to the web UI. */
+export interface UiManifest {
+  pages?: UiPage[]
+  cards?: UiCard[]
+  /**
+   * Run this plugin's pages and cards in a sandboxed iframe (opaque origin, no cookies): they reach the API only through
+   * the shell's message bridge, limited to the plugin's own `/api/<id>` routes. For third-party code you do not trust.
+   */
+  isolate?: boolean
 }
 
 export interface ServiceBinding {
@@ -166,7 +198,8 @@ export interface PluginDefinition<D extends DepsMap = DepsMap> {
   conditions?: Condition[]
   /** MikroORM entities (defineEntity); their tables are created when the plugin activates. */
   entities?: EntitySchema<any, any>[]
-  ui?: UiEntry[]
+  /** Pages and overview cards it adds to the web UI (listed by `GET /api/extensions` while active). */
+  ui?: UiManifest
   /** Services this plugin offers to plugins that depend on it. */
   provides?: (deps: ResolvedDeps<D>) => ServiceBinding[] | Promise<ServiceBinding[]>
   routes?: (r: RouteRegistrar, deps: ResolvedDeps<D>) => void
@@ -191,7 +224,40 @@ export function definePlugin<D extends DepsMap = {}>(definition: PluginDefinitio
   if (typeof definition.kernel !== 'string' || definition.kernel.trim() === '') {
     throw new TypeError(`plugin ${definition.id}: "kernel" must name the kernel API range it needs, e.g. "^1.0.0"`)
   }
+  if (definition.ui !== undefined) checkUi(definition.id, definition.ui)
   return Object.freeze({ ...definition, [PLUGIN_BRAND]: true as const })
+}
+
+const UI_MODULE = /^ui\/(?:[A-Za-z0-9_-][A-Za-z0-9._-]*\/)*[A-Za-z0-9_-][A-Za-z0-9._-]*\.(?:js|mjs|ts|tsx)$/
+const UI_ELEMENT = /^[a-z][a-z0-9]*-[a-z0-9-]*$/
+const UI_PATH = /^\/[a-z0-9][a-z0-9_-]*(?:\/[a-z0-9][a-z0-9_-]*)*$/
+/** Paths the shell serves itself: a plugin page may not take them (nor anything below them). */
+export const RESERVED_UI_PATHS = ['/api', '/ui', '/plugins', '/health', '/setup', '/sign-in', '/account', '/users', '/audit']
+const UI_ROLES = ['viewer', 'operator', 'admin']
+
+function checkUi(id: string, ui: UiManifest): void {
+  const fail = (what: string) => {
+    throw new TypeError(`plugin ${id}: ui ${what}`)
+  }
+  if (Array.isArray(ui) || typeof ui !== 'object' || ui === null) fail('must be an object { pages, cards, isolate } (a list of entries was the old shape)')
+  const entry = (kind: string, e: UiPage | UiCard) => {
+    if (typeof e?.title !== 'string' || e.title.trim() === '') fail(`${kind} needs a title`)
+    if (!UI_MODULE.test(e.module ?? '') || e.module.includes('..')) fail(`${kind} "${e.title}": module "${e.module}" must be a .js, .mjs, .ts or .tsx file in the plugin's ui/ folder`)
+    if (!UI_ELEMENT.test(e.element ?? '')) fail(`${kind} "${e.title}": element "${e.element}" is not a custom element name (lowercase, with a hyphen)`)
+    if (e.role !== undefined && !UI_ROLES.includes(e.role)) fail(`${kind} "${e.title}": role "${e.role}" is not viewer, operator or admin`)
+  }
+  const paths = new Set<string>()
+  for (const page of ui.pages ?? []) {
+    entry('page', page)
+    if (!UI_PATH.test(page.path ?? '')) fail(`page "${page.title}": path "${page.path}" must look like /name or /name/sub (lowercase)`)
+    if (RESERVED_UI_PATHS.some((p) => page.path === p || page.path.startsWith(`${p}/`))) fail(`page "${page.title}": path ${page.path} belongs to the shell`)
+    if (paths.has(page.path)) fail(`page path ${page.path} is declared twice`)
+    paths.add(page.path)
+  }
+  for (const card of ui.cards ?? []) {
+    entry('card', card)
+    if (card.size !== undefined && !['small', 'medium', 'large'].includes(card.size)) fail(`card "${card.title}": size must be small, medium or large`)
+  }
 }
 
 export function isHostdPlugin(value: unknown): value is HostdPlugin {

@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: runs the kernel benchmark (test/bench/bench.ts), then each plugin's own benchmark
  * (`plugins/<name>/test/bench.ts`), one child process each so that one's load never skews another's numbers.
- * Each prints its table and a final `BENCH_JSON {...}` line. `BENCH_ONLY=kernel,containers` picks some.
+ * Each prints its table and a final `BENCH_JSON {...}` line. `BENCH_ONLY=kernel,ui,containers` picks some.
  */
 import { spawnSync } from 'node:child_process'
 import { existsSync, readdirSync } from 'node:fs'
@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
-const benches: [string, string][] = [['kernel', join(REPO, 'test', 'bench', 'bench.ts')]]
+const benches: [string, string][] = [['kernel', join(REPO, 'test', 'bench', 'bench.ts')], ['ui', join(REPO, 'test', 'bench', 'ui.ts')]]
 const pluginsDir = join(REPO, 'plugins')
 for (const name of existsSync(pluginsDir) ? readdirSync(pluginsDir).sort() : []) {
   const file = join(pluginsDir, name, 'test', 'bench.ts')

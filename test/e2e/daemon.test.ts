@@ -328,7 +328,8 @@ describe('first run and sign-in with a real client', () => {
   it('security headers are on a 200, a 401 and a 404', async () => {
     const ok = await d.fetch('/health')
     const unauthenticated = await d.fetch('/api/auth/me')
-    const missing = await d.fetch('/no/such/route')
+    // A path without a file extension is a client route of the web UI (index.html, tested in test/ui/serving.test.ts).
+    const missing = await d.fetch('/no/such/file.js')
     const missingApi = await d.fetch('/api/no-such-route')
     for (const [res, status] of [[ok, 200], [unauthenticated, 401], [missing, 404], [missingApi, 404]] as const) {
       expect(res.status).toBe(status)
@@ -549,7 +550,7 @@ export default definePlugin({
     expect(byId.broken).toMatchObject({ state: 'failed', error: expect.stringContaining('broken plugin exploded at import') })
     expect(byId.future).toMatchObject({ state: 'failed', error: expect.stringContaining('^2.0.0') })
     expect(byId.norole).toMatchObject({ state: 'failed', error: expect.stringMatching(/\/api\/x.*role/) })
-    for (const id of ['broken', 'future', 'norole']) expect(byId[id].ui).toEqual([])
+    for (const id of ['broken', 'future', 'norole']) expect(byId[id].ui).toBeNull()
     expect(byId.hello).toMatchObject({ state: 'active' })
   })
 

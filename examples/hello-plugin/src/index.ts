@@ -9,7 +9,7 @@ export default definePlugin({
   kernel: '^1.0.0',
   description: 'Says hello to whoever is signed in.',
   deps: { log: tokens.logger },
-  ui: [{ id: 'hello', title: 'Hello', path: '/hello', icon: 'hand' }],
+  ui: { pages: [{ path: '/hello', title: 'Hello', icon: 'hand', module: 'ui/page.js', element: 'hello-page' }] },
   routes: (r) => {
     r.get('/api/hello', { role: 'viewer', schema: { response: { 200: HelloSchema } } }, (req) => ({
       message: `Hello, ${req.user!.username}!`,

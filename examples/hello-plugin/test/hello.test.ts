@@ -22,10 +22,10 @@ describe('hello plugin', () => {
     expect(res.json().error).toBe('HOSTD_AUTH_REQUIRED')
   })
 
-  it('is listed as active with its UI entry', async () => {
+  it('is listed as active with its page', async () => {
     const res = await t.inject({ url: '/api/extensions', as: 'viewer' })
     const entry = res.json().find((e: { id: string }) => e.id === 'hello')
-    expect(entry).toMatchObject({ state: 'active', version: '1.0.0', ui: [{ id: 'hello', path: '/hello' }] })
+    expect(entry).toMatchObject({ state: 'active', version: '1.0.0', ui: { pages: [{ path: '/hello', title: 'Hello', role: 'viewer', module: '/plugins/hello/1.0.0/page.js', element: 'hello-page' }] } })
   })
 
   it('echoes on its socket with the prefix from the query', async () => {

@@ -9,7 +9,7 @@ import semver from 'semver'
 import type { WebSocket } from 'ws'
 import type { Logger } from 'pino'
 import {
-  KERNEL_API_VERSION, ROLES, isHostdPlugin, tokens, type DepsMap, type HostdPlugin, type Settings, type RouteDefinition, type SocketDefinition, type UiEntry,
+  KERNEL_API_VERSION, ROLES, isHostdPlugin, tokens, type DepsMap, type HostdPlugin, type Settings, type RouteDefinition, type SocketDefinition, type Role,
 } from '@hostd/sdk'
 import { collectRoutes, collectSockets } from '../http/registrar.ts'
 import { createInstance, mountRoute, checkRouteDefinition, type InstanceDeps } from '../http/instance.ts'
@@ -21,6 +21,7 @@ import type { KernelAudit } from '../audit/service.ts'
 import { fingerprint, importPlugin, readPluginPackage } from './loader.ts'
 import { RoutingTable, type TableRoute } from './routing-table.ts'
 import type { DocumentedRoute } from '../system/openapi.ts'
+import { uiInfo, uiProblem, type UiInfo } from '../ui/manifest.ts'
 
 export type PluginState = 'active' | 'disabled' | 'unavailable' | 'failed'
 
@@ -63,7 +64,8 @@ export interface ExtensionInfo {
   reason?: string
   error?: string
   builtin: boolean
-  ui: UiEntry[]
+  /** What it adds to the web UI while active, filtered by the caller's role; null when nothing. */
+  ui: UiInfo | null
 }
 
 interface Serving {
@@ -203,7 +205,8 @@ export class PluginRegistry {
     return undefined
   }
 
-  async list(): Promise<ExtensionInfo[]> {
+  /** Every plugin; `ui` holds the pages and cards `role` may see (all of them without a role). */
+  async list(role: Role = 'admin'): Promise<ExtensionInfo[]> {
     await this.#recheckConditions(true)
     return [...this.#records.values()]
       .sort((a, b) => a.id.localeCompare(b.id))
@@ -215,7 +218,7 @@ export class PluginRegistry {
         ...(r.state === 'unavailable' && r.reason ? { reason: r.reason } : {}),
         ...(r.state === 'failed' && r.reason ? { error: r.reason } : {}),
         builtin: r.builtin,
-        ui: r.state === 'active' ? (r.definition?.ui ?? []) : [],
+        ui: r.state === 'active' ? uiInfo(r, role) : null,
       }))
   }
 
@@ -342,6 +345,8 @@ export class PluginRegistry {
         if (!scope.isRegistered(token.id, true)) throw new Error(`needs service "${token.id}", which neither the kernel nor an active plugin provides`)
         deps[name] = scope.resolve(token.id)
       }
+      const uiError = uiProblem(record) ?? this.#uiPathConflict(record, previous)
+      if (uiError) throw new Error(uiError)
       const routes = def.routes ? collectRoutes((r) => def.routes!(r, deps as never)) : []
       routes.forEach(checkRouteDefinition)
       const sockets = def.sockets ? collectSockets((s) => def.sockets!(s, deps as never)) : []
@@ -495,6 +500,16 @@ export class PluginRegistry {
       if (onlyStale && Date.now() - record.conditionsCheckedAt < CONDITION_RECHECK_MS) continue
       await this.#checkConditions(record)
     }
+  }
+
+  /** A UI page path another active plugin already has (pages, like routes, have one owner). */
+  #uiPathConflict(record: PluginRecord, previous?: PluginRecord): string | null {
+    for (const page of record.definition?.ui?.pages ?? []) {
+      for (const { record: other } of this.#serving(previous, record)) {
+        if (other.definition?.ui?.pages?.some((p) => p.path === page.path)) return `UI page ${page.path} is served by plugin ${other.id} already`
+      }
+    }
+    return null
   }
 
   /** The plugins serving now, leaving out the given records. */

@@ -5,13 +5,24 @@ import type { PluginRegistry } from './registry.ts'
 import { InstallErrors, deletePluginFolder, unpackPlugin } from './install.ts'
 import { KernelErrors } from '../http/errors.ts'
 
-export const UiEntrySchema = Type.Object({
-  id: Type.String(),
-  title: Type.String(),
+const Role = Type.Union([Type.Literal('viewer'), Type.Literal('operator'), Type.Literal('admin')])
+const UiPageSchema = Type.Object({
   path: Type.String(),
+  title: Type.String(),
   icon: Type.Optional(Type.String()),
-  role: Type.Optional(Type.String()),
+  role: Role,
+  module: Type.String({ description: 'Versioned URL of the ES module: /plugins/<id>/<version>/<file>' }),
+  element: Type.String(),
 })
+const UiCardSchema = Type.Object({
+  title: Type.String(),
+  module: Type.String(),
+  element: Type.String(),
+  role: Role,
+  size: Type.Union([Type.Literal('small'), Type.Literal('medium'), Type.Literal('large')]),
+  order: Type.Number(),
+})
+export const UiInfoSchema = Type.Object({ pages: Type.Array(UiPageSchema), cards: Type.Array(UiCardSchema), isolate: Type.Boolean() })
 
 export const ExtensionSchema = Type.Object({
   id: Type.String(),
@@ -21,21 +32,21 @@ export const ExtensionSchema = Type.Object({
   reason: Type.Optional(Type.String()),
   error: Type.Optional(Type.String()),
   builtin: Type.Boolean(),
-  ui: Type.Array(UiEntrySchema),
+  ui: Type.Union([UiInfoSchema, Type.Null()]),
 })
 
 const IdParams = Type.Object({ id: Type.String({ pattern: '^[a-z][a-z0-9-]{0,39}$' }) })
 const MAX_ARCHIVE_BYTES = 64 * 1024 * 1024
 
 async function describe(registry: PluginRegistry, id: string) {
-  const info = (await registry.list()).find((e) => e.id === id)
+  const info = (await registry.list('admin')).find((e) => e.id === id)
   if (!info) throw InstallErrors.badArchive(`The archive did not yield a plugin with id "${id}"`)
   return info
 }
 
 /** `GET /api/extensions` and the admin routes that change plugins. Every change is audited. */
 export function extensionRoutes(r: RouteRegistrar, k: KernelServices): void {
-  r.get('/api/extensions', { role: 'viewer', schema: { response: { 200: Type.Array(ExtensionSchema) } } }, () => k.registry().list())
+  r.get('/api/extensions', { role: 'viewer', schema: { response: { 200: Type.Array(ExtensionSchema) } } }, (req) => k.registry().list(req.user!.role))
 
   r.post(
     '/api/extensions/install',

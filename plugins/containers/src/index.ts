@@ -25,7 +25,6 @@ export default definePlugin({
   kernel: '^1.0.0',
   description: 'Containers, images, networks, registry search and container icons (Docker Engine API).',
   deps: { audit: tokens.audit, log: tokens.logger, settings: tokens.settings, kernel: tokens.kernel },
-  ui: [{ id: 'containers', title: 'Containers', path: '/containers', icon: 'box' }],
   // The catalog (and any plugin that depends on this one) creates containers through the same validated path.
   provides: (deps) => [
     bind(containersService, {

@@ -23,7 +23,6 @@ export function createNetworkPlugin(options: Partial<NetworkOptions> = {}) {
     kernel: '^1.0.0',
     description: 'Network configuration: NetworkManager connections (DNS, IPv4, enabled) through the root helper, with confirm-or-revert.',
     deps: { helper: tokens.helper, audit: tokens.audit, log: tokens.logger },
-    ui: [{ id: 'network', title: 'Network', path: '/network', icon: 'network', role: 'admin' }],
     routes: (r, { helper, audit, log }) => {
       const service = new NetworkConfiguration(new NetworkManagerAdapter(helper), audit, log, { ...networkOptionsFromEnv(), ...options })
       network = service

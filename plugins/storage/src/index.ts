@@ -18,7 +18,6 @@ export function storagePlugin(config?: Partial<StorageConfig>) {
     kernel: '^1.0.0',
     description: 'Disks, SMART, eject, SMB shares mounted and exported, and the file browser.',
     deps: { log: tokens.logger, audit: tokens.audit, helper: tokens.helper, settings: tokens.settings, kernel: tokens.kernel, optional: tokens.optional },
-    ui: [{ id: 'storage', title: 'Storage', path: '/storage', icon: 'hard-drive' }],
     routes: (r, deps) => {
       const resolved: StorageConfig = { ...configFromEnv(process.env, deps.kernel.dataDir), ...config }
       const current = () => resolved

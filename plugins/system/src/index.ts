@@ -36,8 +36,13 @@ export function createSystemPlugin(overrides: Partial<SystemOptions> = {}) {
     version: '1.0.0',
     kernel: '^1.0.0',
     description: 'Host facts, settings snapshot, power actions, hostd updates, and the Admin Privileges actions.',
+    ui: {
+      cards: [
+        { title: 'This server', module: 'ui/cards.tsx', element: 'system-host', size: 'medium', order: 20 },
+        { title: 'hostd', module: 'ui/cards.tsx', element: 'system-software', size: 'medium', order: 21 },
+      ],
+    },
     deps: { helper: tokens.helper, audit: tokens.audit, log: tokens.logger, kernel: tokens.kernel },
-    ui: [{ id: 'system', title: 'System', path: '/system', icon: 'server' }],
     routes: (r, { helper, audit, log, kernel }) => {
       const options = { ...systemOptionsFromEnv(), ...overrides }
       services = {

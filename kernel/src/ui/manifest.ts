@@ -1,0 +1,54 @@
+import { basename, join } from 'node:path'
+import { roleSatisfies, type Role, type UiCard, type UiManifest, type UiPage } from '@hostd/sdk'
+
+/** What `GET /api/extensions` tells the shell about one active plugin's UI, filtered by the caller's role. */
+export interface UiInfo {
+  /** The ES module URLs are versioned: `/plugins/<id>/<version>/<file>`. */
+  pages: (Omit<UiPage, 'role'> & { role: Role })[]
+  cards: (Omit<UiCard, 'role' | 'size' | 'order'> & { role: Role; size: 'small' | 'medium' | 'large'; order: number })[]
+  isolate: boolean
+}
+
+interface UiOwner {
+  id: string
+  dir: string | null
+  builtin: boolean
+  definition: { version: string; ui?: UiManifest } | null
+}
+
+const TYPESCRIPT = /\.tsx?$/
+
+/** The URL of a module named in the manifest (`ui/cards.tsx` -> `/plugins/metrics/1.0.0/cards.js`). */
+export function moduleUrl(id: string, version: string, module: string): string {
+  return `/plugins/${id}/${version}/${module.slice('ui/'.length).replace(TYPESCRIPT, '.js')}`
+}
+
+/**
+ * The folder a plugin's UI files are served from: a built-in plugin's compiled `ui/` (the build writes it to
+ * `<ui dist>/plugins/<folder>`), or a third-party plugin's own `ui/` folder, served as it is.
+ */
+export function uiRoot(owner: UiOwner, uiDist: string | null): string | null {
+  if (owner.builtin) return uiDist ? join(uiDist, 'plugins', owner.dir ? basename(owner.dir) : owner.id) : null
+  return owner.dir ? join(owner.dir, 'ui') : null
+}
+
+/** Why a plugin's UI cannot be served, or null. Only built-in plugins are compiled: others ship JavaScript. */
+export function uiProblem(owner: UiOwner): string | null {
+  const ui = owner.definition?.ui
+  if (!ui || owner.builtin) return null
+  const ts = [...(ui.pages ?? []), ...(ui.cards ?? [])].find((e) => TYPESCRIPT.test(e.module))
+  return ts ? `its UI module ${ts.module} is TypeScript; only built-in plugins are compiled, so ship JavaScript (.js or .mjs)` : null
+}
+
+export function uiInfo(owner: UiOwner, role: Role): UiInfo | null {
+  const def = owner.definition
+  if (!def?.ui) return null
+  const url = (module: string) => moduleUrl(owner.id, def.version, module)
+  const pages = (def.ui.pages ?? [])
+    .map((p) => ({ ...p, role: p.role ?? 'viewer', module: url(p.module) }))
+    .filter((p) => roleSatisfies(role, p.role))
+  const cards = (def.ui.cards ?? [])
+    .map((c) => ({ ...c, role: c.role ?? 'viewer', size: c.size ?? 'medium', order: c.order ?? 100, module: url(c.module) }))
+    .filter((c) => roleSatisfies(role, c.role))
+  return { pages, cards, isolate: def.ui.isolate === true }
+}

@@ -1,0 +1,197 @@
+/**
+ * Real-browser tests of the web UI: Debian's Chromium (/usr/bin/chromium) driven by playwright-core against a real
+ * daemon serving the real bundle (vitest's globalSetup builds ui/dist). A plugin's browser test is a few lines:
+ *
+ *   const ui = await startUi({ builtinPlugins: true })          // daemon + browser, first admin created
+ *   const page = await ui.open('operator', '/containers')        // a fresh operator, signed in, on that page
+ *   await page.getByRole('button', { name: 'Run' }).click()      // drive it by role and accessible name
+ *   await expectAccessible(page)                                 // axe: no serious or critical violation
+ *   await screenshot(page, 'containers')                         // .hostd-test/screenshots/containers-{light,dark}.png
+ *   ui.assertNoCspViolations()
+ *   await ui.close()
+ */
+import { mkdir, readFile } from 'node:fs/promises'
+import { createRequire } from 'node:module'
+import { join } from 'node:path'
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
+import { REPO_ROOT, startDaemon, type Daemon } from './daemon.ts'
+
+export const PASSWORD = 'correct horse battery'
+export const SCREENSHOTS = join(REPO_ROOT, '.hostd-test', 'screenshots')
+const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run']
+
+/** Chromium, headless, with a fresh profile (playwright gives each launch its own temporary user-data-dir). */
+export function launchBrowser(): Promise<Browser> {
+  return chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS })
+}
+
+export type UiRole = 'viewer' | 'operator' | 'admin'
+
+export interface Account {
+  username: string
+  password: string
+}
+
+export interface UiHarness {
+  daemon: Daemon
+  browser: Browser
+  url: string
+  /** The first admin (created by startUi unless `setup: false`). */
+  admin: Account
+  /** A bearer token of the first admin, for API calls from the test. */
+  adminToken: string
+  /** Creates a user of that role through the API. */
+  createUser(role: UiRole, username?: string): Promise<Account>
+  /** A new browser context signed in as a fresh user of `role` (or as `account`), on `path`. */
+  open(who: UiRole | Account, path?: string, options?: { colorScheme?: 'light' | 'dark' }): Promise<Page>
+  /** A new browser context, signed out. */
+  newPage(options?: { colorScheme?: 'light' | 'dark' }): Promise<Page>
+  /** Console messages reporting a Content-Security-Policy violation, in every page opened so far. */
+  cspViolations: string[]
+  assertNoCspViolations(): void
+  close(): Promise<void>
+}
+
+export interface StartUiOptions {
+  /** Load the plugins shipped in plugins/ (default false: the kernel alone starts faster). */
+  builtinPlugins?: boolean
+  /** Create the first admin (default true); false leaves the daemon in first-run setup. */
+  setup?: boolean
+  env?: Record<string, string>
+}
+
+let counter = 0
+
+/** A daemon serving the UI and a browser; everything started here is stopped by `close()`. */
+export async function startUi(options: StartUiOptions = {}): Promise<UiHarness> {
+  const daemon = await startDaemon({ env: { HOSTD_BUILTIN_PLUGINS: options.builtinPlugins ? '1' : '0', ...options.env }, startTimeoutMs: 60_000 })
+  let browser: Browser | null = null
+  try {
+    browser = await launchBrowser()
+    const admin = { username: 'admin', password: PASSWORD }
+    const json = { 'content-type': 'application/json' }
+    const login = async (a: Account) => {
+      const res = await daemon.fetch('/api/auth/login', { method: 'POST', headers: { ...json, 'x-svc-client': 'test' }, body: JSON.stringify(a) })
+      if (res.status !== 200) throw new Error(`sign-in of ${a.username} failed: ${res.status} ${await res.text()}`)
+      return ((await res.json()) as { token: string }).token
+    }
+    let adminToken = ''
+    if (options.setup !== false) {
+      const res = await daemon.fetch('/api/setup', { method: 'POST', headers: json, body: JSON.stringify(admin) })
+      if (res.status !== 201) throw new Error(`setup failed: ${res.status} ${await res.text()}`)
+      adminToken = await login(admin)
+    }
+    const contexts: BrowserContext[] = []
+    const cspViolations: string[] = []
+    const newContext = async (colorScheme: 'light' | 'dark' = 'light') => {
+      const context = await browser!.newContext({ ignoreHTTPSErrors: true, colorScheme, viewport: { width: 1280, height: 860 } })
+      contexts.push(context)
+      context.on('console', (message) => {
+        if (/Content.Security.Policy/i.test(message.text())) cspViolations.push(message.text())
+      })
+      return context
+    }
+    const harness: UiHarness = {
+      daemon,
+      browser,
+      url: daemon.url,
+      admin,
+      get adminToken() {
+        return adminToken
+      },
+      async createUser(role, username = `${role}${++counter}`) {
+        adminToken ||= await login(admin) // after a setup the test did through the page
+        const res = await daemon.fetch('/api/users', { method: 'POST', headers: { ...json, authorization: `Bearer ${adminToken}` }, body: JSON.stringify({ username, password: PASSWORD, role }) })
+        if (res.status !== 201) throw new Error(`creating ${username} failed: ${res.status} ${await res.text()}`)
+        return { username, password: PASSWORD }
+      },
+      async open(who, path = '/', { colorScheme } = {}) {
+        const account = typeof who === 'string' ? (who === 'admin' ? admin : await harness.createUser(who)) : who
+        const token = await login(account)
+        const context = await newContext(colorScheme)
+        const { hostname } = new URL(daemon.url)
+        await context.addCookies([{ name: 'svc_session', value: token, domain: hostname, path: '/', httpOnly: true, secure: true, sameSite: 'Strict' }])
+        const page = await context.newPage()
+        await gotoRetrying(page, new URL(path, daemon.url).href)
+        return page
+      },
+      async newPage({ colorScheme } = {}) {
+        return (await newContext(colorScheme)).newPage()
+      },
+      cspViolations,
+      assertNoCspViolations() {
+        if (cspViolations.length) throw new Error(`Content-Security-Policy violations:\n${cspViolations.join('\n')}`)
+      },
+      async close() {
+        for (const context of contexts) await context.close().catch(() => undefined)
+        await browser?.close()
+        await daemon.stop()
+      },
+    }
+    return harness
+  } catch (err) {
+    await browser?.close()
+    await daemon.stop()
+    throw err
+  }
+}
+
+/**
+ * page.goto, tried again when Chromium reports ERR_NETWORK_CHANGED: other work on the machine (network
+ * namespaces, interfaces coming and going) makes Chromium drop navigations in flight, even on loopback.
+ */
+export async function gotoRetrying(page: Page, url: string): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await page.goto(url)
+      return
+    } catch (err) {
+      if (attempt >= 3 || !/ERR_NETWORK_CHANGED/.test(String(err))) throw err
+    }
+  }
+}
+
+/** Signs in through the sign-in form (the page must show it). */
+export async function signInThroughForm(page: Page, account: Account): Promise<void> {
+  await page.getByRole('heading', { name: 'Sign in' }).waitFor()
+  await page.getByRole('textbox', { name: 'User name' }).fill(account.username)
+  await page.getByLabel('Password', { exact: true }).fill(account.password)
+  await page.getByRole('button', { name: 'Sign in' }).click()
+}
+
+/** Saves the page in the light and in the dark theme: `.hostd-test/screenshots/<name>-light.png` and `-dark.png`. */
+export async function screenshot(page: Page, name: string): Promise<void> {
+  await mkdir(SCREENSHOTS, { recursive: true })
+  for (const colorScheme of ['light', 'dark'] as const) {
+    await page.emulateMedia({ colorScheme })
+    await page.waitForTimeout(150) // charts redraw on the theme change
+    await page.screenshot({ path: join(SCREENSHOTS, `${name}-${colorScheme}.png`), fullPage: true })
+  }
+  await page.emulateMedia({ colorScheme: null })
+}
+
+let axeSource: string | null = null
+
+export interface AxeViolation {
+  id: string
+  impact: string | null
+  help: string
+  nodes: { target: string[] }[]
+}
+
+/**
+ * Runs axe-core on the page and throws when it finds a serious or critical violation. axe is evaluated through
+ * the DevTools protocol, which the page's CSP does not govern, so the CSP under test stays exactly as served.
+ */
+export async function expectAccessible(page: Page, what = page.url()): Promise<void> {
+  axeSource ??= await readFile(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
+  const installed = await page.evaluate(() => 'axe' in window)
+  if (!installed) await page.evaluate(axeSource)
+  const violations = await page.evaluate(async () => {
+    const axe = (window as unknown as { axe: { run(ctx: Document, opts: object): Promise<{ violations: AxeViolation[] }> } }).axe
+    const result = await axe.run(document, { resultTypes: ['violations'] })
+    return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => ({ target: n.target })) }))
+  })
+  const bad = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')
+  if (bad.length) throw new Error(`accessibility violations on ${what}:\n${bad.map((v) => `${v.impact} ${v.id}: ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`).join('\n')}`)
+}

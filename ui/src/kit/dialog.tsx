@@ -1,0 +1,130 @@
+import { signal } from '@preact/signals'
+import type { ComponentChildren } from 'preact'
+import { useEffect, useId, useRef, useState } from 'preact/hooks'
+import { Button } from './button.tsx'
+import { IconButton } from './button.tsx'
+
+export interface DialogProps {
+  open: boolean
+  title: string
+  /** Called on Escape, the close button, or a click outside. */
+  onClose: () => void
+  children?: ComponentChildren
+  /** Buttons at the bottom, e.g. Cancel and the action. */
+  actions?: ComponentChildren
+  size?: 'sm' | 'md' | 'lg'
+}
+
+/**
+ * A modal dialog on the native <dialog>: the rest of the page is inert while it is open (focus stays inside),
+ * Escape closes it, and focus returns to where it was when it closes. Its title names it.
+ */
+export function Dialog({ open, title, onClose, children, actions, size = 'md' }: DialogProps) {
+  const ref = useRef<HTMLDialogElement>(null)
+  const titleId = useId()
+  const returnTo = useRef<Element | null>(null)
+  useEffect(() => {
+    const dialog = ref.current
+    if (!dialog) return
+    if (open && !dialog.open) {
+      returnTo.current = document.activeElement
+      dialog.showModal()
+      const first = dialog.querySelector<HTMLElement>('[autofocus], input:not([type=hidden]), select, textarea, .dialog-body button, .dialog-actions button')
+      first?.focus()
+    } else if (!open && dialog.open) {
+      dialog.close()
+    }
+    if (!open && returnTo.current instanceof HTMLElement && returnTo.current.isConnected) {
+      returnTo.current.focus()
+      returnTo.current = null
+    }
+  }, [open])
+  useEffect(() => () => ref.current?.open && ref.current.close(), [])
+  return (
+    <dialog
+      ref={ref}
+      class={`dialog dialog-${size}`}
+      aria-labelledby={titleId}
+      onCancel={(e) => {
+        e.preventDefault()
+        onClose()
+      }}
+      onClick={(e) => e.target === ref.current && onClose()}
+    >
+      {open && (
+        <div class="dialog-frame">
+          <header class="dialog-header">
+            <h2 id={titleId}>{title}</h2>
+            <IconButton icon="x" label="Close" onClick={onClose} />
+          </header>
+          <div class="dialog-body">{children}</div>
+          {actions && <footer class="dialog-actions">{actions}</footer>}
+        </div>
+      )}
+    </dialog>
+  )
+}
+
+export interface ConfirmOptions {
+  title: string
+  message?: ComponentChildren
+  /** The confirm button's label (say what happens: "Remove user"). */
+  confirmLabel?: string
+  /** A red confirm button, for what cannot be undone. */
+  danger?: boolean
+  /** The user must type this text before confirming (power off, removing something big). */
+  typed?: string
+}
+
+interface Pending extends ConfirmOptions {
+  resolve: (ok: boolean) => void
+}
+
+const pending = signal<Pending | null>(null)
+
+/** Asks for confirmation; resolves true when confirmed, false when cancelled. One at a time. */
+export function confirm(options: ConfirmOptions): Promise<boolean> {
+  pending.value?.resolve(false)
+  return new Promise((resolve) => {
+    pending.value = { ...options, resolve }
+  })
+}
+
+/** Renders the pending confirmation; the shell renders it once. */
+export function ConfirmHost() {
+  const current = pending.value
+  const [typed, setTyped] = useState('')
+  const inputId = useId()
+  useEffect(() => setTyped(''), [current])
+  const finish = (ok: boolean) => {
+    current?.resolve(ok)
+    pending.value = null
+  }
+  const blocked = Boolean(current?.typed) && typed !== current?.typed
+  return (
+    <Dialog
+      open={current !== null}
+      title={current?.title ?? ''}
+      size="sm"
+      onClose={() => finish(false)}
+      actions={
+        <>
+          <Button onClick={() => finish(false)}>Cancel</Button>
+          <Button variant={current?.danger ? 'danger' : 'primary'} disabled={blocked} onClick={() => finish(true)}>
+            {current?.confirmLabel ?? 'Confirm'}
+          </Button>
+        </>
+      }
+    >
+      {current?.message && <div class="confirm-message">{current.message}</div>}
+      {current?.typed && (
+        <div class="field">
+          <label for={inputId}>
+            Type <strong class="mono">{current.typed}</strong> to confirm
+          </label>
+          <input id={inputId} class="input" autoComplete="off" spellcheck={false} value={typed} onInput={(e) => setTyped(e.currentTarget.value)} />
+        </div>
+      )}
+    </Dialog>
+  )
+}

@@ -1,0 +1,89 @@
+import { computed, effect, signal } from '@preact/signals'
+import type { Role } from '../kit/context.ts'
+import { api, session } from './session.ts'
+
+export interface PluginRef {
+  id: string
+  version: string
+  isolate: boolean
+}
+
+export interface PluginPage {
+  path: string
+  title: string
+  icon?: string
+  role: Role
+  module: string
+  element: string
+  plugin: PluginRef
+}
+
+export interface PluginCard {
+  title: string
+  module: string
+  element: string
+  role: Role
+  size: 'small' | 'medium' | 'large'
+  order: number
+  plugin: PluginRef
+}
+
+interface Extension {
+  id: string
+  version: string | null
+  state: string
+  ui: { pages: Omit<PluginPage, 'plugin'>[]; cards: Omit<PluginCard, 'plugin'>[]; isolate: boolean } | null
+}
+
+/** GET /api/extensions as last read; null until the first answer. */
+export const extensions = signal<Extension[] | null>(null)
+
+/** Pages of active plugins the user may see (the server filtered them by role), for the nav and the router. */
+export const pluginPages = computed<PluginPage[]>(() =>
+  (extensions.value ?? []).flatMap((e) => (e.ui && e.version ? e.ui.pages.map((p) => ({ ...p, plugin: { id: e.id, version: e.version!, isolate: e.ui!.isolate } })) : [])),
+)
+
+/** Overview cards, by order then plugin id. */
+export const pluginCards = computed<PluginCard[]>(() =>
+  (extensions.value ?? [])
+    .flatMap((e) => (e.ui && e.version ? e.ui.cards.map((c) => ({ ...c, plugin: { id: e.id, version: e.version!, isolate: e.ui!.isolate } })) : []))
+    .sort((a, b) => a.order - b.order || a.plugin.id.localeCompare(b.plugin.id)),
+)
+
+/**
+ * Polling, not a stream: a stream per tab would hold one of the browser's six HTTP/1.1 connections to this host
+ * (shared by every tab) for good. Every 4 s while the tab is visible, at once when it becomes visible; the
+ * signal changes only when the answer does.
+ */
+const POLL_MS = 4000
+let last = ''
+
+async function refresh(): Promise<void> {
+  if (session.value.state !== 'signed-in') return
+  try {
+    const list = await api.get<Extension[]>('/api/extensions')
+    const text = JSON.stringify(list)
+    if (text !== last) {
+      last = text
+      extensions.value = list
+    }
+  } catch {
+    // A 401 ends the session (api). Anything else: show the kernel's pages meanwhile, try again at the next tick.
+    extensions.value ??= []
+  }
+}
+
+let timer: ReturnType<typeof setInterval> | null = null
+effect(() => {
+  const signedIn = session.value.state === 'signed-in'
+  if (signedIn && !timer) {
+    void refresh()
+    timer = setInterval(() => document.visibilityState === 'visible' && void refresh(), POLL_MS)
+  } else if (!signedIn && timer) {
+    clearInterval(timer)
+    timer = null
+    last = ''
+    extensions.value = null
+  }
+})
+document.addEventListener('visibilitychange', () => document.visibilityState === 'visible' && void refresh())

@@ -1,0 +1,139 @@
+import type { ComponentChildren } from 'preact'
+import { useEffect, useRef, useState } from 'preact/hooks'
+import { ConfirmHost } from '../kit/dialog.tsx'
+import { Icon } from '../kit/icons.tsx'
+import { ToastRegion } from '../kit/toast.tsx'
+import type { Role, SessionUser } from '../kit/context.ts'
+import { pluginPages } from './extensions.ts'
+import { route } from './router.ts'
+import { branding, signOut } from './session.ts'
+
+interface NavItem {
+  path: string
+  title: string
+  icon?: string
+  role: Role
+}
+
+const RANK: Record<Role, number> = { viewer: 0, operator: 1, admin: 2 }
+
+/** The kernel's own pages; plugin pages come between Overview and these. */
+const KERNEL_TOP: NavItem[] = [{ path: '/', title: 'Overview', icon: 'layout-dashboard', role: 'viewer' }]
+const KERNEL_BOTTOM: NavItem[] = [
+  { path: '/users', title: 'Users', icon: 'users', role: 'admin' },
+  { path: '/audit', title: 'Audit log', icon: 'scroll-text', role: 'admin' },
+]
+
+const isCurrent = (path: string, item: string) => (item === '/' ? path === '/' : path === item || path.startsWith(`${item}/`))
+
+function UserMenu({ user }: { user: SessionUser }) {
+  const [open, setOpen] = useState(false)
+  const root = useRef<HTMLDivElement>(null)
+  useEffect(() => {
+    if (!open) return
+    const outside = (e: Event) => !root.current?.contains(e.target as Node) && setOpen(false)
+    const escape = (e: KeyboardEvent) => {
+      if (e.key !== 'Escape') return
+      setOpen(false)
+      root.current?.querySelector<HTMLElement>('button')?.focus()
+    }
+    document.addEventListener('pointerdown', outside)
+    document.addEventListener('keydown', escape)
+    return () => {
+      document.removeEventListener('pointerdown', outside)
+      document.removeEventListener('keydown', escape)
+    }
+  }, [open])
+  return (
+    <div class="user-menu" ref={root}>
+      <button type="button" class="user-button" aria-expanded={open} aria-controls="user-menu-panel" onClick={() => setOpen(!open)}>
+        <span class="avatar" aria-hidden="true">{user.username.slice(0, 1).toUpperCase()}</span>
+        <span class="user-name">{user.username}</span>
+        <span class="sr-only">, account menu</span>
+        <Icon name="chevron-down" size={16} />
+      </button>
+      {open && (
+        <div class="user-panel" id="user-menu-panel">
+          <p class="user-panel-who">
+            Signed in as <strong>{user.username}</strong>
+            <span class="role-tag">{user.role}</span>
+          </p>
+          <a href="/account" class="menu-item" onClick={() => setOpen(false)}>
+            <Icon name="key" /> Change password
+          </a>
+          <button type="button" class="menu-item" onClick={() => void signOut()}>
+            <Icon name="log-out" /> Sign out
+          </button>
+        </div>
+      )}
+    </div>
+  )
+}
+
+/** The signed-in frame: header with the server name and user menu, the nav, and the page. */
+export function Shell({ user, children }: { user: SessionUser; children: ComponentChildren }) {
+  const [navOpen, setNavOpen] = useState(false)
+  const path = route.value.path
+  useEffect(() => setNavOpen(false), [path])
+  const allowed = (item: NavItem) => RANK[user.role] >= RANK[item.role]
+  const items = [...KERNEL_TOP, ...pluginPages.value, ...KERNEL_BOTTOM].filter(allowed)
+  return (
+    <div class="shell">
+      <a class="skip-link" href="#main">
+        Skip to content
+      </a>
+      <header class="topbar">
+        <button type="button" class="nav-toggle btn btn-ghost btn-icon" aria-expanded={navOpen} aria-controls="main-nav" aria-label="Main menu" onClick={() => setNavOpen(!navOpen)}>
+          <Icon name={navOpen ? 'x' : 'menu'} />
+        </button>
+        <a href="/" class="brand">
+          <span class="brand-mark" aria-hidden="true">
+            <Icon name="server" size={16} />
+          </span>
+          <span class="brand-name">{branding.value.serverName}</span>
+        </a>
+        <UserMenu user={user} />
+      </header>
+      <div class="shell-body">
+        <nav id="main-nav" class={`sidebar${navOpen ? ' open' : ''}`} aria-label="Main">
+          <ul>
+            {items.map((item) => (
+              <li key={item.path}>
+                <a href={item.path} class="nav-link" aria-current={isCurrent(path, item.path) ? 'page' : undefined}>
+                  <Icon name={item.icon ?? 'puzzle'} />
+                  <span>{item.title}</span>
+                </a>
+              </li>
+            ))}
+          </ul>
+        </nav>
+        <main id="main" tabIndex={-1}>
+          {children}
+        </main>
+      </div>
+      <ToastRegion />
+      <ConfirmHost />
+    </div>
+  )
+}
+
+/** The frame of the signed-out pages (setup, sign-in): a centred panel with the branding. */
+export function Welcome({ children }: { children: ComponentChildren }) {
+  const b = branding.value
+  return (
+    <div class="welcome" style={b.background ? { backgroundImage: `url("${encodeURI(b.background)}")` } : undefined}>
+      <main class="welcome-panel" id="main">
+        <div class="welcome-brand">
+          <span class="brand-mark" aria-hidden="true">
+            <Icon name="server" size={18} />
+          </span>
+          <span>{b.serverName}</span>
+        </div>
+        {b.headline && <p class="welcome-headline">{b.headline}</p>}
+        {b.description && <p class="welcome-description">{b.description}</p>}
+        {children}
+      </main>
+      <ToastRegion />
+    </div>
+  )
+}

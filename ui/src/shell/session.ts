@@ -1,0 +1,84 @@
+import { signal } from '@preact/signals'
+import { ApiError, createApi } from '../kit/api.ts'
+import type { SessionUser } from '../kit/context.ts'
+import { pageTitles } from '../kit/layout.tsx'
+import { here, navigate, route } from './router.ts'
+
+export type SessionState = { state: 'loading' } | { state: 'setup' } | { state: 'signed-out'; expired: boolean } | { state: 'signed-in'; user: SessionUser }
+
+export const session = signal<SessionState>({ state: 'loading' })
+
+export interface Branding {
+  serverName: string
+  headline: string | null
+  description: string | null
+  background: string | null
+}
+
+/** Branding from GET /api/branding, shown as text only; "hostd" while the route is absent or fails. */
+export const branding = signal<Branding>({ serverName: 'hostd', headline: null, description: null, background: null })
+
+/** Requests that must not end the session on 401 (sign-in, the first probe). */
+export const publicApi = createApi()
+
+/** Any 401 means the session ended: show the sign-in page, and come back here after. */
+export function sessionEnded(): void {
+  if (session.value.state !== 'signed-in') return
+  session.value = { state: 'signed-out', expired: true }
+  if (route.value.path !== '/sign-in') navigate(`/sign-in?next=${encodeURIComponent(here())}`, { replace: true })
+}
+
+/** The shell's own API client. */
+export const api = createApi({ onUnauthorized: sessionEnded })
+
+const text = (value: unknown, max: number) => (typeof value === 'string' && value.trim() ? value.trim().slice(0, max) : null)
+
+async function loadBranding(): Promise<void> {
+  try {
+    const b = await publicApi.get<Record<string, unknown>>('/api/branding')
+    const background = text(b.background, 2048)
+    branding.value = {
+      serverName: text(b.serverName, 100) ?? 'hostd',
+      headline: text(b.headline, 200),
+      description: text(b.description, 2000),
+      // Only images this server serves: the page's policy allows no other origin anyway.
+      background: background && background.startsWith('/') && !background.startsWith('//') ? background : null,
+    }
+    pageTitles.setSuffix(branding.value.serverName)
+  } catch {
+    /* 404 until the branding route exists: keep "hostd" */
+  }
+}
+
+/** First load: setup needed? signed in? (in parallel with the branding). */
+export async function boot(): Promise<void> {
+  void loadBranding()
+  try {
+    const user = await publicApi.get<SessionUser>('/api/auth/me')
+    session.value = { state: 'signed-in', user }
+  } catch (err) {
+    if (!(err instanceof ApiError) || err.status !== 401) throw err
+    const setup = await publicApi.get<{ needsSetup: boolean }>('/api/setup')
+    session.value = setup.needsSetup ? { state: 'setup' } : { state: 'signed-out', expired: false }
+  }
+}
+
+export async function signIn(username: string, password: string): Promise<void> {
+  const user = await publicApi.post<SessionUser>('/api/auth/login', { username, password })
+  session.value = { state: 'signed-in', user }
+}
+
+export async function signOut(): Promise<void> {
+  try {
+    await publicApi.post('/api/auth/logout')
+  } finally {
+    session.value = { state: 'signed-out', expired: false }
+    navigate('/sign-in', { replace: true })
+  }
+}
+
+/** After setup: the first admin signs in with the password just chosen. */
+export async function completeSetup(username: string, password: string): Promise<void> {
+  await publicApi.post('/api/setup', { username, password })
+  await signIn(username, password)
+}
