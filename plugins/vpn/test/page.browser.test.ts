@@ -157,8 +157,13 @@ describe('VPN page (stand-in LocalAPI)', { timeout: 180_000 }, () => {
     expect(await viewer.getByRole('switch').count()).toBe(0)
     expect(await viewer.getByRole('combobox').count()).toBe(0)
     for (const name of ['Log in to Tailscale', 'Log out…', 'Save settings']) expect(await viewer.getByRole('button', { name }).count(), name).toBe(0)
+    await viewer.getByText(/shields up refuses every connection/).waitFor()
     await expectAccessible(viewer, 'vpn viewer')
     await screenshot(viewer, 'vpn-viewer')
+    await viewer.setViewportSize({ width: 390, height: 844 })
+    await viewer.getByRole('table', { name: 'Devices in the tailnet' }).waitFor()
+    await expectAccessible(viewer, 'vpn viewer at phone width')
+    await screenshot(viewer, 'vpn-viewer-phone')
     await viewer.context().close()
   })
 

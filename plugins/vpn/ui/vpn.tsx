@@ -135,7 +135,12 @@ function Connection({ ctx, status, reload, waiting, setWaiting }: ActionsProps) 
     <Card title="Connection">
       <div class="stack">
         <p>
-          <Badge tone={state.tone}>{state.label}</Badge> <span class="muted">{state.text}</span>
+          <Badge tone={state.tone}>{state.label}</Badge>{' '}
+          <span class="muted">
+            {status.backendState === 'Running' && status.prefs?.shieldsUp
+              ? 'This machine is on the tailnet and reaches its devices; shields up refuses every connection they open to it.'
+              : state.text}
+          </span>
         </p>
         {pendingUrl && admin && (
           <div class="stack" aria-live="polite">
