@@ -164,6 +164,12 @@ describe('packages page (real apt and dpkg on an isolated root, real helper)', {
     expect(await first()).toBe('hostd-demo')
     await installedTable().getByRole('button', { name: 'Package' }).click()
     expect(await first()).toBe('hostd-demo-extras')
+
+    await page.setViewportSize({ width: 390, height: 844 })
+    await installedTable().getByRole('button', { name: 'Remove hostd-demo-extras' }).waitFor()
+    await expectAccessible(page, 'packages installed at phone width')
+    await shot(page, 'packages-installed-phone')
+    await page.setViewportSize({ width: 1280, height: 860 })
   })
 
   it('shows a running job, and a second admin page gets the busy answer with it', async () => {
@@ -232,7 +238,8 @@ describe('packages page (real apt and dpkg on an isolated root, real helper)', {
 
   it('shows a viewer the lists and the search, with no control', async () => {
     const viewer = await ui.open('viewer', '/packages/search?q=demo')
-    await rowOf(viewer.getByRole('table', { name: 'Packages matching “demo”' }), 'hostd-demo').waitFor()
+    // The first search after the purges reads the catalog again: slow on a loaded machine.
+    await rowOf(viewer.getByRole('table', { name: 'Packages matching “demo”' }), 'hostd-demo').waitFor({ timeout: 90_000 })
     for (const name of ['Refresh package lists', 'Install hostd-demo', 'Remove hostd-demo']) expect(await viewer.getByRole('button', { name }).count(), name).toBe(0)
     await expectAccessible(viewer, 'packages viewer')
     await shot(viewer, 'packages-viewer')

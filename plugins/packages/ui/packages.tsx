@@ -11,7 +11,7 @@ import {
   defineElement, formatBytes, formatRelative, useResource, type Column, type PageContext,
 } from '@hostd/ui'
 import type { ExecRequest, InstalledPackageItem, Job, SearchItem } from '../src/schemas.ts'
-import { JobPanel, createJobStore, describeJob, type JobStore } from './parts/job.tsx'
+import { FIT, JobPanel, createJobStore, describeJob, type JobStore } from './parts/job.tsx'
 
 interface PackageList {
   items: InstalledPackageItem[]
@@ -137,8 +137,8 @@ function SearchView({ ctx, query, actions, generation }: { ctx: PageContext; que
   ]
   if (actions.admin) columns.push({ key: 'actions', label: 'Actions', align: 'end', render: (p) => rowActions(actions, p) })
   return (
-    <div class="stack">
-      <form role="search" onSubmit={(e) => e.preventDefault()}>
+    <div class="stack" style={FIT}>
+      <form role="search" onSubmit={(e) => e.preventDefault()} style={{ maxWidth: '36rem' }}>
         <TextField
           name="q"
           type="search"
@@ -267,7 +267,7 @@ function PackagesPage({ ctx }: { ctx: PageContext }) {
           </>
         )}
       />
-      <div class="stack">
+      <div class="stack" style={FIT}>
         {foreignJob && (
           <p class="notice" role="status">
             Another package job is running: {describeJob(foreignJob)}. New jobs can start when it ends; this page follows it.
@@ -289,7 +289,7 @@ function PackagesPage({ ctx }: { ctx: PageContext }) {
           ) : (
             <Async resource={list} label="Reading dpkg's database…">
               {(d) => (
-                <div class="stack">
+                <div class="stack" style={FIT}>
                   <div class="toolbar" style={{ alignItems: 'flex-end' }}>
                     <div style={{ flex: '1 1 16rem', maxWidth: '24rem' }}>
                       <TextField

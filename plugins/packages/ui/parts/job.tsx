@@ -39,6 +39,12 @@ const PHASES: Record<string, string> = {
   trigger: 'Running triggers', dpkg: 'Starting dpkg', error: 'Error', conffile: 'Configuration file',
 }
 
+/**
+ * For a `stack` (a grid): its one column may shrink below its content's widest line (the tab row, apt's output), so
+ * those scroll inside themselves instead of widening the page at phone width.
+ */
+export const FIT = { gridTemplateColumns: 'minmax(0, 1fr)' }
+
 const names = (packages: string[] | undefined) => (packages?.length ? packages.join(', ') : '')
 
 /** "Installing hostd-demo", "Upgrading every upgradable package"... */
@@ -176,7 +182,7 @@ export function JobPanel({ store }: { store: JobStore }) {
       title={title}
       actions={!store.running.value && <IconButton icon="x" label="Close the job panel" onClick={() => store.dismiss()} />}
     >
-      <div class="stack">
+      <div class="stack" style={FIT}>
         {s.status !== 'refused' && <ProgressBar label={`Progress of ${title.toLowerCase()}`} value={bar.value} detail={bar.detail} tone={bar.tone} />}
         {p && !finished && <p class="detail mono">{p.text}</p>}
         {s.status !== 'refused' && <JobLog key={s.seq} store={store} label={`Output of ${title.toLowerCase()}`} />}
