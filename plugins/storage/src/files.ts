@@ -209,7 +209,9 @@ const SEND_RING = 4
  * collection in the download benchmark. Stops (and resolves) if the client goes away.
  */
 export async function sendFileRange(handle: FileHandle, res: ServerResponse, start: number, end: number): Promise<void> {
-  const free = Array.from({ length: SEND_RING }, () => Buffer.allocUnsafeSlow(SEND_CHUNK))
+  // Only what the range needs: a 1 MiB range (a player seeking, a resumed download) gets one 1 MiB buffer, not four.
+  const length = end - start + 1
+  const free = Array.from({ length: Math.min(SEND_RING, Math.ceil(length / SEND_CHUNK)) }, () => Buffer.allocUnsafeSlow(Math.min(SEND_CHUNK, length)))
   const waiting: (() => void)[] = []
   let closed = false
   const wake = () => waiting.splice(0).forEach((resume) => resume())
@@ -224,7 +226,7 @@ export async function sendFileRange(handle: FileHandle, res: ServerResponse, sta
       while (!free.length && !closed) await new Promise<void>((resume) => waiting.push(resume))
       if (closed) break
       const buffer = free.pop()!
-      const { bytesRead } = await handle.read(buffer, 0, Math.min(SEND_CHUNK, end - position + 1), position)
+      const { bytesRead } = await handle.read(buffer, 0, Math.min(buffer.length, end - position + 1), position)
       if (bytesRead === 0) break // the file shrank meanwhile: the client sees a short body for the declared length
       position += bytesRead
       res.write(bytesRead === buffer.length ? buffer : buffer.subarray(0, bytesRead), () => {
