@@ -330,7 +330,7 @@ async function soak(hostd: Daemon, token: string, seconds: number): Promise<{ fi
   console.log(`  RSS min ${min} MiB, max ${max} MiB: swing ${round(swing)} %`)
   if (result.non2xx || result.socketErrors) throw new Error('the soak had failed requests')
   if (events.some((n) => n < seconds / 2 / 2)) throw new Error(`an event-stream client got too few events: ${events.join(', ')}`)
-  return { figure: figure(`RSS swing in a ${seconds >= 60 ? `${round(seconds / 60)} min` : `${seconds} s`} soak`, swing, '%', GOALS.soakSwingPct, `min ${min} MiB, max ${max} MiB, ${samples.length} samples`), samples }
+  return { figure: figure(`RSS swing in a ${seconds >= 60 ? `${round(seconds / 60)} min` : `${seconds} s`} soak`, swing, '%', GOALS.soakSwingPct, `min ${min} MiB, max ${max} MiB, ${samples.length} samples${seconds < 600 ? '; the goal is for 10 min: --soak 10m' : ''}`), samples }
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -360,7 +360,7 @@ async function main(): Promise<void> {
   console.log(`hostd kernel bench: node ${process.version}, ${cpus().length} CPUs` + (SOAK_ONLY_S ? `, soak only (${SOAK_ONLY_S} s)` : ''))
 
   // First start on an empty data dir (certificate and database made), setup and ten sign-ins, then idle memory.
-  let { daemon: hostd, ms: firstStartMs } = await timedDaemonStart(dataDir)
+  const { daemon: hostd, ms: firstStartMs } = await timedDaemonStart(dataDir)
   const token = await signIns(hostd)
   await sleep(2000)
   const hostdIdle = await memoryOf(hostd.pid)
@@ -372,7 +372,7 @@ async function main(): Promise<void> {
   extra.soak = soaked.samples
   if (SOAK_ONLY_S) figures.push(soaked.figure)
   else {
-    let { bare } = await timedBareStart(dataDir)
+    const { bare } = await timedBareStart(dataDir)
     await sleep(2000)
     const bareIdle = await memoryOf(bare.pid)
     console.log(`bare:  after one request, 2 s idle: RSS ${showMemory(bareIdle)}\n`)
@@ -398,17 +398,21 @@ async function main(): Promise<void> {
 
     // Start to the first /health: hostd restarted on its data dir (what a restart costs), bare started, alternately.
     await hostd.stop({ keepDataDir: true })
+    const startOnce = {
+      hostd: async () => {
+        const { daemon, ms } = await timedDaemonStart(dataDir)
+        await daemon.stop({ keepDataDir: true })
+        return ms
+      },
+      bare: async () => {
+        const { bare, ms } = await timedBareStart(dataDir)
+        await bare.stop()
+        return ms
+      },
+    }
     const starts = { hostd: [] as number[], bare: [] as number[] }
     for (let pair = 1; pair <= CFG.startPairs; pair++) {
-      for (const which of pair % 2 ? (['hostd', 'bare'] as const) : (['bare', 'hostd'] as const)) {
-        if (which === 'hostd') {
-          ;({ daemon: hostd } = await timedDaemonStart(dataDir).then((r) => (starts.hostd.push(r.ms), r)))
-          await hostd.stop({ keepDataDir: true })
-        } else {
-          ;({ bare } = await timedBareStart(dataDir).then((r) => (starts.bare.push(r.ms), r)))
-          await bare.stop()
-        }
-      }
+      for (const which of pair % 2 ? (['hostd', 'bare'] as const) : (['bare', 'hostd'] as const)) starts[which].push(await startOnce[which]())
     }
     console.log(`\nStart to first /health 200 (ms): hostd ${starts.hostd.map(Math.round).join(', ')}; bare ${starts.bare.map(Math.round).join(', ')}`)
     figures.push(figure('start to first /health (restart, median)', median(starts.hostd), 'ms', GOALS.startMs,
