@@ -48,7 +48,7 @@ const CFG = {
   durationS: envInt('BENCH_DURATION_S', 4),
   pairs: envInt('BENCH_PAIRS', 9),
   signIns: 10,
-  metricsS: envInt('BENCH_METRICS_S', 6),
+  metricsS: envInt('BENCH_METRICS_S', 20),
   swapRepeats: envInt('BENCH_SWAP_REPEATS', 5),
   swapPollMs: 5,
   swapTimeoutMs: 10_000,
