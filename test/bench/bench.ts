@@ -98,7 +98,12 @@ async function call(origin: string, method: 'GET' | 'POST', path: string, opts: 
 // Starting servers: spawn to the first 200 from /health
 // ---------------------------------------------------------------------------------------------------
 
-const DAEMON_ENV = { HOSTD_BUILTIN_PLUGINS: '1', HOSTD_LOG_LEVEL: 'info' }
+const DAEMON_ENV: Record<string, string> = {
+  HOSTD_BUILTIN_PLUGINS: '1',
+  HOSTD_LOG_LEVEL: 'info',
+  // For experiments (heap or allocator settings): node options for the daemon only, never the bare server.
+  ...(process.env.BENCH_DAEMON_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_DAEMON_NODE_OPTIONS } : {}),
+}
 
 async function firstHealth(origin: string): Promise<void> {
   const res = await call(origin, 'GET', '/health')
