@@ -81,6 +81,7 @@ export function accountRoutes(r: KernelRouteRegistrar, k: KernelServices): void 
 
   r.post('/api/me/two-factor/disable', { ...own, schema: { body: DisableBody } }, async (req) => {
     const user = req.user!
+    if (k.policy.covers(user.role)) throw TwoFactorErrors.required()
     await guarded(req, 'user.two-factor.disable', async () => {
       await checkPassword(req, req.body.password)
       if (!(await k.twoFactor.status(user.id)).enabled) throw TwoFactorErrors.notOn()

@@ -16,6 +16,7 @@ export const TwoFactorErrors = {
   notStarted: defineError('HOSTD_TWO_FACTOR_NOT_STARTED', 409, 'Start the enrollment first: no secret is waiting for a code'),
   badCode: defineError('HOSTD_TWO_FACTOR_BAD_CODE', 400, 'That code is wrong, expired or already used'),
   resetOwn: defineError('HOSTD_TWO_FACTOR_RESET_OWN', 409, 'Turn off your own two-factor sign-in from your account page, with your password and a code'),
+  required: defineError('HOSTD_TWO_FACTOR_REQUIRED', 409, 'Your administrator requires two-factor sign-in for your account: it cannot be turned off'),
 } as const
 
 /** RFC 6238 as authenticator apps expect it: SHA-1, 6 digits, 30 s steps; one step of clock skew either way. */
