@@ -113,6 +113,7 @@ describe('Activity page', { timeout: 180_000 }, () => {
     await page.setViewportSize({ width: 390, height: 844 })
     await screenshot(page, 'activity-phone')
     ui.assertNoCspViolations()
+    await page.close() // its auto-refresh stops with it
   })
 
   it('network columns: a clear message without the root helper, real nethogs rates with it', async () => {
@@ -122,7 +123,7 @@ describe('Activity page', { timeout: 180_000 }, () => {
     const toggle = page.getByRole('switch', { name: 'Network columns' })
     await toggle.check()
     await page.getByRole('alert').filter({ hasText: 'Network columns need the root helper' }).waitFor({ timeout: 30_000 })
-    await expect.poll(() => toggle.isChecked()).toBe(false)
+    await expect.poll(() => toggle.isChecked(), { timeout: 10_000 }).toBe(false)
     expect(await page.getByRole('columnheader', { name: 'Net in' }).count()).toBe(0)
     await expectAccessible(page, 'activity, network unavailable')
     await screenshot(page, 'activity-network-unavailable')

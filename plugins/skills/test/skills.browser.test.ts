@@ -40,7 +40,7 @@ Inline HTML stays text: <img src=x onerror="window.injected='img'">
 const NIGHTLY = `---
 name: Nightly backup
 description: Copies the shares to the backup disk every night.
-icon: 💾
+icon: ☾
 category: backup
 tags: nightly, shares
 ---

@@ -57,20 +57,21 @@ function Conflict({ ctx, draft, text, current, onRebased, onDiscard }: {
       </p>
       <p>What you can do:</p>
       <ul>
+        <li><strong>Look at revision {current.skill.revision}</strong> to see what changed (it opens in a new tab; this draft stays).</li>
         <li>
-          <strong>Carry your text over</strong> to a new draft based on revision {current.skill.revision}, compare it with the current
-          revision, and publish again. Supporting files then come from revision {current.skill.revision}
+          <strong>Carry your text over</strong> to a new draft based on revision {current.skill.revision}, then publish it. Your text
+          replaces theirs: bring their change into it first if it should stay. Supporting files then come from revision{' '}
+          {current.skill.revision}
           {changes.onlyInDraft.length + changes.notInDraft.length > 0 ? ':' : '.'}
-          {changes.onlyInDraft.length > 0 && <> add again <span class="mono">{changes.onlyInDraft.join(', ')}</span>;</>}
-          {changes.notInDraft.length > 0 && <> remove again <span class="mono">{changes.notInDraft.join(', ')}</span> if you meant to.</>}
+          {changes.onlyInDraft.length > 0 && <> add <span class="mono">{changes.onlyInDraft.join(', ')}</span> again;</>}
+          {changes.notInDraft.length > 0 && <> remove <span class="mono">{changes.notInDraft.join(', ')}</span> again if you meant to.</>}
         </li>
-        <li><strong>Look at the current revision</strong> first (it opens in a new tab; this draft stays).</li>
-        <li><strong>Discard your draft</strong> and keep the other change.</li>
+        <li><strong>Discard your draft</strong> and keep their change.</li>
       </ul>
       {error !== undefined && <p class="form-error" role="alert"><Icon name="circle-alert" /> {errorMessage(error)}</p>}
       <div class="skill-conflict-actions">
+        <a class="btn btn-secondary btn-md" href={`${ctx.base}/${current.skill.id}`} target="_blank" rel="noopener"><Icon name="external-link" size={16} /><span>Open revision {current.skill.revision}</span></a>
         <Button variant="primary" icon="refresh" busy={busy} onClick={() => void rebase()}>Carry my text to revision {current.skill.revision}</Button>
-        <a class="btn btn-secondary btn-md" href={`${ctx.base}/${current.skill.id}`} target="_blank" rel="noopener"><Icon name="external-link" size={16} /><span>Open the current revision</span></a>
         <Button variant="ghost" icon="trash" onClick={onDiscard}>Discard my draft</Button>
       </div>
     </section>
@@ -264,7 +265,7 @@ export function DraftPage({ ctx, draftId }: { ctx: PageContext; draftId: string 
         ctx.toast.success(`Your text is now a draft based on revision ${next.baseRevision}`)
         ctx.navigate(`${ctx.base}/drafts/${next.id}`, { replace: true })
       }} />}
-      <Card title="SKILL.md">
+      <Card>
         <TextArea name="body" label="Instructions (SKILL.md)" rows={20} spellcheck={false} value={text} onInput={(e) => {
           setText(e.currentTarget.value)
           setBodyError(null)

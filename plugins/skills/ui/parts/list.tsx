@@ -188,7 +188,7 @@ export function SkillList({ ctx }: { ctx: PageContext }) {
                   },
                   { key: 'category', label: 'Category', sortable: true, secondary: true, render: (s) => s.category || <span class="muted">–</span> },
                   { key: 'tags', label: 'Tags', secondary: true, render: (s) => <Tags tags={s.tags} /> },
-                  { key: 'source', label: 'Source', sortable: true, render: (s) => <SourceBadge source={s.source} /> },
+                  { key: 'source', label: 'Source', sortable: true, secondary: true, render: (s) => <SourceBadge source={s.source} /> },
                   { key: 'revision', label: 'Revision', sortable: true, align: 'end', secondary: true, render: (s) => <span title={`version ${s.version} (every change, enable and disable included)`}>{s.revision}</span> },
                   { key: 'updatedAt', label: 'Updated', sortable: true, secondary: true, render: (s) => <time dateTime={s.updatedAt} title={formatDateTime(s.updatedAt)}>{formatRelative(s.updatedAt)}</time> },
                   {
