@@ -63,6 +63,7 @@ describe('containers pages', { timeout: 240_000 }, () => {
     await expect.poll(() => layers.getByRole('progressbar').count(), { timeout: 20_000 }).toBeGreaterThan(0)
     await page.getByText(`Pull ${ref}`).waitFor()
     await expectAccessible(page, 'install progress')
+    await toTop(page)
     await screenshot(page, 'containers-install-progress')
     hold.release()
 

@@ -2,12 +2,17 @@
  * The containers pages' browser tests: a real dockerd and a local registry (support/engine.ts) behind a real daemon
  * serving the real bundle to Debian's Chromium (test/support/browser.ts), and a way to hold one socket message.
  */
+import { rm } from 'node:fs/promises'
+import { join } from 'node:path'
 import type { Page } from 'playwright-core'
 import { startUi, type UiHarness } from '../../../../test/support/browser.ts'
-import { startEngine, startRegistry, type TestEngine, type TestRegistry } from './engine.ts'
+import { engineDir, startEngine, startRegistry, type TestEngine, type TestRegistry } from './engine.ts'
 
 export interface ContainersUi {
+  /** The engine (throws while `engineLater` and not started yet). */
   engine: TestEngine
+  /** Starts the engine at the socket the daemon was given (after `engineLater`). */
+  startEngine(): Promise<TestEngine>
   registry: TestRegistry
   ui: UiHarness
   /** An API call as the first admin (setup for a test, independent of the page under test). */
@@ -15,14 +20,22 @@ export interface ContainersUi {
   close(): Promise<void>
 }
 
-/** A private engine, a local registry, and a daemon with every built-in plugin whose DOCKER_HOST is that engine. */
-export async function startContainersUi(engine?: TestEngine, engineHost?: string): Promise<ContainersUi> {
-  const own = engine ?? (await startEngine())
-  const registry = await startRegistry(own.dir)
+/**
+ * A private engine, a local registry, and a daemon with every built-in plugin whose DOCKER_HOST is that engine's
+ * socket. `engineLater`: the daemon starts first and finds no engine until `startEngine()`.
+ */
+export async function startContainersUi({ engineLater = false } = {}): Promise<ContainersUi> {
+  const dir = await engineDir()
+  let engine = engineLater ? null : await startEngine(dir)
+  const registry = await startRegistry(dir)
   // Every list asks the registry again in the background, so an update shows without waiting an hour.
-  const ui = await startUi({ builtinPlugins: true, env: { DOCKER_HOST: engineHost ?? own.host, HOSTD_CONTAINERS_UPDATE_CHECK_SECONDS: '0' } })
+  const ui = await startUi({ builtinPlugins: true, env: { DOCKER_HOST: `unix://${join(dir, 'docker.sock')}`, HOSTD_CONTAINERS_UPDATE_CHECK_SECONDS: '0' } })
   return {
-    engine: own,
+    get engine() {
+      if (!engine) throw new Error('the engine was not started')
+      return engine
+    },
+    startEngine: async () => (engine = await startEngine(dir)),
     registry,
     ui,
     async adminApi(method, path, body) {
@@ -37,7 +50,8 @@ export async function startContainersUi(engine?: TestEngine, engineHost?: string
     async close() {
       await ui.close()
       await registry.stop()
-      await own.stop()
+      if (engine) await engine.stop()
+      else await rm(dir, { recursive: true, force: true })
     },
   }
 }

@@ -14,6 +14,7 @@ const REFRESH_MS = 5000
 const STATS_MS = 2000
 const TAILS = [100, 500, 1000, 5000]
 const ICON_MAX_BYTES = 256 * 1024
+const RESTART_WORDS: Record<string, string> = { no: 'never', always: 'always', 'unless-stopped': 'unless stopped by hand', 'on-failure': 'when it fails' }
 
 /** One message of the logs socket as log text (the kit's LogView adds the line break). */
 function logText(data: string | ArrayBuffer): string {
@@ -109,7 +110,7 @@ function LiveStats({ ctx, id, running, cpuLimit }: { ctx: PageContext; id: strin
 function Figure({ rate, total }: { rate: number | null; total: number }) {
   return (
     <>
-      {rate !== null && <span class="ctr-figure">{formatRate(rate)} </span>}
+      {rate !== null && <span class="ctr-figure">{formatRate(Math.round(rate))} </span>}
       <span class="detail">{formatBytes(total)} in all</span>
     </>
   )
@@ -215,7 +216,7 @@ function Configuration({ info }: { info: Inspect }) {
           ['Working directory', info.Config.WorkingDir || <span class="muted">/</span>],
           ['User', info.Config.User || <span class="muted">image default</span>],
           ['Host name', info.Config.Hostname],
-          ['Restart policy', `${policy?.Name || 'no'}${policy?.Name === 'on-failure' && policy.MaximumRetryCount ? ` (at most ${policy.MaximumRetryCount})` : ''}${info.RestartCount ? `, restarted ${info.RestartCount}×` : ''}`],
+          ['Restart policy', `${RESTART_WORDS[policy?.Name || 'no'] ?? policy?.Name}${policy?.Name === 'on-failure' && policy.MaximumRetryCount ? ` (at most ${policy.MaximumRetryCount} times)` : ''}`],
           ['Processor limit', cpus > 0 ? `${cpus} CPU${cpus === 1 ? '' : 's'}` : <span class="muted">none</span>],
           ['Memory limit', info.HostConfig.Memory ? formatBytes(info.HostConfig.Memory) : <span class="muted">none</span>],
           ['Networks', <List items={networks.map(([name, n]) => <><strong>{name}</strong>{n.IPAddress && <span class="mono"> {n.IPAddress}</span>}</>)} empty={info.HostConfig.NetworkMode ?? 'none'} />],
@@ -312,7 +313,7 @@ export function ContainerDetail({ ctx, id }: { ctx: PageContext; id: string }) {
               ...(info.State.Error ? [['Error', info.State.Error] as [string, string]] : []),
               ['Ports', item ? <PortLinks ports={item.ports} name={name} /> : <span class="muted">–</span>],
               ['Address', Object.values(info.NetworkSettings.Networks ?? {}).map((n) => n.IPAddress).filter(Boolean).join(', ') || <span class="muted">none</span>],
-              ['Restarts', `${info.HostConfig.RestartPolicy?.Name || 'no'} policy${info.RestartCount ? `, restarted ${info.RestartCount}×` : ''}`],
+              ['Restarted by the engine', info.RestartCount ? `${info.RestartCount}×` : 'never'],
               ['Auto-start with hostd', item ? <AutoStartSwitch ctx={ctx} container={item} onChanged={detail.reload} /> : <span class="muted">–</span>],
             ]}
           />

@@ -6,6 +6,16 @@ import { containerPath, shortId, type Container, type ContainerList } from './mo
 
 const REFRESH_MS = 5000
 
+/** The image reference, or a short id when its tag has moved on to another image (after a pull of that tag). */
+function ImageName({ image }: { image: string }) {
+  if (!/^sha256:/.test(image)) return <span class="mono">{image}</span>
+  return (
+    <span class="mono muted" title={`${image}: its tag now names another image`}>
+      {shortId(image)} (untagged)
+    </span>
+  )
+}
+
 function summary(list: ContainerList): string {
   const running = list.items.filter((c) => c.state === 'running').length
   const engine = list.engine.version ? `Engine ${list.engine.version}` : 'Engine'
@@ -56,9 +66,12 @@ export function ContainerListView({ ctx }: { ctx: PageContext }) {
                   render: (c) => (
                     <span class="ctr-name">
                       <ContainerIcon name={c.name} />
-                      <span>
+                      <span class="ctr-name-text">
                         <a href={containerPath(ctx.base, c)} class="cell-strong">{c.name}</a>
                         {c.stackProject && <span class="detail ctr-sub">stack {c.stackProject}</span>}
+                        <span class="detail ctr-sub ctr-narrow-only">
+                          <ImageName image={c.image} />
+                        </span>
                       </span>
                     </span>
                   ),
@@ -67,13 +80,10 @@ export function ContainerListView({ ctx }: { ctx: PageContext }) {
                   key: 'image',
                   label: 'Image',
                   sortable: true,
+                  secondary: true,
                   render: (c) => (
                     <span class="ctr-image">
-                      {/^sha256:/.test(c.image) ? (
-                        <span class="mono muted" title={`${c.image}: its tag now names another image`}>{shortId(c.image)} (untagged)</span>
-                      ) : (
-                        <span class="mono">{c.image}</span>
-                      )}
+                      <ImageName image={c.image} />
                       {c.updateAvailable && <Badge tone="warning">Update available</Badge>}
                     </span>
                   ),
@@ -81,7 +91,7 @@ export function ContainerListView({ ctx }: { ctx: PageContext }) {
                 { key: 'state', label: 'State', sortable: true, render: (c) => <StateBadges state={c.state} health={c.health} /> },
                 { key: 'ports', label: 'Ports', render: (c) => <PortLinks ports={c.ports} name={c.name} /> },
                 { key: 'createdAt', label: 'Created', sortable: true, secondary: true, render: (c) => <time class="ctr-nowrap" dateTime={c.createdAt} title={c.createdAt}>{formatRelative(c.createdAt)}</time> },
-                { key: 'autoStart', label: 'Auto-start', sortValue: (c) => (c.autoStart ? 0 : 1), render: (c) => <AutoStartSwitch ctx={ctx} container={c} onChanged={list.reload} /> },
+                { key: 'autoStart', label: 'Auto-start', secondary: true, sortValue: (c) => (c.autoStart ? 0 : 1), render: (c) => <AutoStartSwitch ctx={ctx} container={c} onChanged={list.reload} /> },
                 ...(operator
                   ? [{ key: 'actions', label: 'Actions', align: 'end' as const, render: (c: Container) => <ContainerActions ctx={ctx} container={c} compact onChanged={list.reload} onRemoved={list.reload} /> }]
                   : []),
