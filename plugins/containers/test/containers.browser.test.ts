@@ -6,6 +6,8 @@
  * live progress, then one that is rolled back. axe on every view, screenshots of each.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -18,8 +20,19 @@ describe('containers pages', { timeout: 240_000 }, () => {
   let ref: string
   const other = 'hostd-test/other:1'
 
+  let index: Server
+
   beforeAll(async () => {
-    env = await startContainersUi()
+    // A stand-in for Docker Hub's search index (unreachable here); "offline" answers as an index that is down.
+    index = createServer((req, res) => {
+      const q = new URL(req.url!, 'http://x').searchParams.get('q') ?? ''
+      if (q === 'offline') return res.writeHead(503).end()
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({
+        num_results: 1, query: q, results: [{ name: q, description: `The ${q} image`, star_count: 42, is_official: true, is_automated: false }],
+      }))
+    })
+    await new Promise<void>((resolve) => index.listen(0, '127.0.0.1', resolve))
+    env = await startContainersUi({ env: { HOSTD_REGISTRY_INDEX_URL: `http://127.0.0.1:${(index.address() as AddressInfo).port}` } })
     ref = `${env.registry.address}/ui/web:1`
     await importTestImage(env.engine, 'hostd-test/web:1', 'hello from the browser test')
     await pushToRegistry(env.engine, 'hostd-test/web:1', ref)
@@ -28,7 +41,10 @@ describe('containers pages', { timeout: 240_000 }, () => {
     // Another image (its own layer) for the containers that are not about pulling.
     await importTestImage(env.engine, other, 'another image')
   }, 180_000)
-  afterAll(() => env?.close())
+  afterAll(async () => {
+    await env?.close()
+    index?.close()
+  })
 
   const containerNames = async () =>
     ((await env.engine.api('GET', '/containers/json?all=1')).json() as { Names: string[] }[]).map((c) => c.Names[0]!.replace(/^\//, ''))
@@ -173,6 +189,18 @@ describe('containers pages', { timeout: 240_000 }, () => {
         await admin.getByRole('textbox', { name, exact: true }).waitFor()
       }
       expect(await admin.getByText('can be set by an admin').count()).toBe(0)
+      // The registry search helps with the image field, and says so plainly when the index is down.
+      await admin.getByRole('button', { name: 'Search the registry' }).click()
+      const search = admin.getByRole('dialog', { name: 'Search the registry' })
+      await search.getByRole('textbox', { name: 'Search term' }).fill('offline')
+      await search.getByRole('button', { name: 'Search', exact: true }).click()
+      await search.getByText('Registry search is not available here').waitFor()
+      await search.getByRole('textbox', { name: 'Search term' }).fill('busybox')
+      await search.getByRole('button', { name: 'Search', exact: true }).click()
+      await search.getByRole('list', { name: 'Search results' }).getByText('The busybox image').waitFor()
+      await expectAccessible(admin, 'registry search')
+      await search.getByRole('button', { name: 'Use busybox' }).click()
+      expect(await admin.getByRole('textbox', { name: 'Image' }).inputValue()).toBe('busybox')
       await admin.getByRole('textbox', { name: 'Image' }).fill(other)
       await admin.getByRole('textbox', { name: 'Name' }).fill('files')
       await admin.getByRole('textbox', { name: 'Command' }).fill(`sh -c 'cat /data/hello.txt; sleep 3600'`)

@@ -22,14 +22,14 @@ export interface ContainersUi {
 
 /**
  * A private engine, a local registry, and a daemon with every built-in plugin whose DOCKER_HOST is that engine's
- * socket. `engineLater`: the daemon starts first and finds no engine until `startEngine()`.
+ * socket. `engineLater`: the daemon starts first and finds no engine until `startEngine()`; `env`: more settings.
  */
-export async function startContainersUi({ engineLater = false } = {}): Promise<ContainersUi> {
+export async function startContainersUi({ engineLater = false, env = {} }: { engineLater?: boolean; env?: Record<string, string> } = {}): Promise<ContainersUi> {
   const dir = await engineDir()
   let engine = engineLater ? null : await startEngine(dir)
   const registry = await startRegistry(dir)
   // Every list asks the registry again in the background, so an update shows without waiting an hour.
-  const ui = await startUi({ builtinPlugins: true, env: { DOCKER_HOST: `unix://${join(dir, 'docker.sock')}`, HOSTD_CONTAINERS_UPDATE_CHECK_SECONDS: '0' } })
+  const ui = await startUi({ builtinPlugins: true, env: { DOCKER_HOST: `unix://${join(dir, 'docker.sock')}`, HOSTD_CONTAINERS_UPDATE_CHECK_SECONDS: '0', ...env } })
   return {
     get engine() {
       if (!engine) throw new Error('the engine was not started')
