@@ -18,3 +18,4 @@ export { TimeSeries, TimeChart, type ChartSeries, type TimeChartProps } from './
 export { LogView, ProgressList, Countdown, FileDrop, type ProgressItem } from './live.tsx'
 export { formatBytes, formatRate, formatPercent, formatDuration, formatDateTime, formatRelative } from './format.ts'
 export { adoptStyles } from './styles.ts'
+export { useUniqueId } from './ids.ts'
