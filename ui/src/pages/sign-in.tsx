@@ -1,8 +1,13 @@
 import { Icon } from '../kit/icons.tsx'
 import { Form, TextField } from '../kit/form.tsx'
-import { signIn } from '../shell/session.ts'
+import { useEffect } from 'preact/hooks'
+import { branding, signIn } from '../shell/session.ts'
 
 export default function SignInPage({ expired }: { expired: boolean }) {
+  const name = branding.value.serverName
+  useEffect(() => {
+    document.title = `Sign in · ${name}`
+  }, [name])
   return (
     <>
       <h1 class="welcome-title">Sign in</h1>
