@@ -4,12 +4,12 @@ import { Badge, Button, Card, DataTable, Icon, KeyValues, PageHeader, type PageC
 import { AppBadges, AppIcon, UninstallDialog, UpdateBadge } from './common.tsx'
 import { adminReason, appPath, containerPath, stateTone, type Catalog, type CatalogApp, type Install } from './model.ts'
 
-/** Whether this user may start an install of this app, and if not, why (shown beside a disabled button). */
-export function installBlock(ctx: PageContext, catalog: Catalog, app: CatalogApp): string | null {
+/** Whether this user may start an install of this app, and if not, why (`detailed`: with the engine's own words). */
+export function installBlock(ctx: PageContext, catalog: Catalog, app: CatalogApp, detailed = false): string | null {
   if (!ctx.can('operator')) return 'Installing needs the operator role.'
   const reason = adminReason(app)
   if (reason && !ctx.can('admin')) return `Needs an admin: it ${reason}.`
-  if (!catalog.engine.available) return `The container engine is not reachable: ${catalog.engine.message}`
+  if (!catalog.engine.available) return `The container engine is not reachable: ${detailed ? catalog.engine.message : 'the catalog page says why.'}`
   return null
 }
 

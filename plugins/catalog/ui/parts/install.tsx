@@ -217,7 +217,7 @@ function Installed({ ctx, app, result }: { ctx: PageContext; app: CatalogApp; re
 export function InstallView({ ctx, catalog, app, onInstalled }: { ctx: PageContext; catalog: Catalog; app: CatalogApp; onInstalled: () => void }) {
   const [progress, setProgress] = useState<Progress | null>(null)
   const [result, setResult] = useState<InstallResult | null>(null)
-  const blocked = installBlock(ctx, catalog, app)
+  const blocked = installBlock(ctx, catalog, app, true)
 
   const onMessage = (m: Message) =>
     setProgress((p) => {
