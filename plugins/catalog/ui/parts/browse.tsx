@@ -1,6 +1,6 @@
 /** The catalog's app grid: search and a category filter (kept in the query string), one card per app. */
-import { Badge, Button, Empty, Icon, type PageContext } from '@hostd/ui'
-import { AppBadges, AppIcon } from './common.tsx'
+import { Button, Empty, Icon, type PageContext } from '@hostd/ui'
+import { AppIcon, AppTags } from './common.tsx'
 import { appPath, type Catalog, type CatalogApp } from './model.ts'
 
 function matches(app: CatalogApp, words: string[], category: string): boolean {
@@ -19,12 +19,7 @@ function AppCard({ ctx, app }: { ctx: PageContext; app: CatalogApp }) {
           <a href={appPath(ctx.base, app)}>{app.title}</a>
         </h2>
         {app.tagline && <p class="app-card-tagline">{app.tagline}</p>}
-        <p class="app-card-tags">
-          {app.categories.map((c) => (
-            <Badge key={c} tone="accent">{c}</Badge>
-          ))}
-          <AppBadges app={app} />
-        </p>
+        <AppTags app={app} />
       </div>
     </li>
   )

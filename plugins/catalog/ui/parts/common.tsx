@@ -15,10 +15,13 @@ export function AppIcon({ app, size = 'md' }: { app: Pick<CatalogApp, 'id' | 'ti
   )
 }
 
-/** Installed / update / admin badges of an app. */
-export function AppBadges({ app }: { app: CatalogApp }) {
+/** An app's categories, then its installed / update / admin badges. */
+export function AppTags({ app }: { app: CatalogApp }) {
   return (
-    <>
+    <p class="app-card-tags">
+      {app.categories.map((c) => (
+        <Badge key={c} tone="accent">{c}</Badge>
+      ))}
       {app.installed && (
         <Badge tone="success">
           <Icon name="circle-check" size={12} /> Installed{app.installs.length > 1 ? ` ×${app.installs.length}` : ''}
@@ -34,7 +37,7 @@ export function AppBadges({ app }: { app: CatalogApp }) {
           <Icon name="shield" size={12} /> Needs admin
         </Badge>
       )}
-    </>
+    </p>
   )
 }
 

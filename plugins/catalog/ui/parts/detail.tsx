@@ -1,7 +1,7 @@
 /** One app: what it is, what it needs, its installs here, and the way to install it (role permitting). */
 import { useState } from 'preact/hooks'
 import { Badge, Button, Card, DataTable, Icon, KeyValues, PageHeader, type PageContext } from '@hostd/ui'
-import { AppBadges, AppIcon, UninstallDialog, UpdateBadge } from './common.tsx'
+import { AppIcon, AppTags, UninstallDialog, UpdateBadge } from './common.tsx'
 import { adminReason, appPath, containerPath, stateTone, type Catalog, type CatalogApp, type Install } from './model.ts'
 
 /** Whether this user may start an install of this app, and if not, why (`detailed`: with the engine's own words). */
@@ -117,12 +117,7 @@ export function AppDetail({ ctx, catalog, app, onChanged }: { ctx: PageContext; 
         <AppIcon app={app} size="lg" />
         <div class="app-hero-text">
           <PageHeader title={app.title} description={app.tagline || undefined} actions={install} />
-          <p class="app-card-tags">
-            {app.categories.map((c) => (
-              <Badge key={c} tone="accent">{c}</Badge>
-            ))}
-            <AppBadges app={app} />
-          </p>
+          <AppTags app={app} />
         </div>
       </div>
       <div class="app-detail">
