@@ -18,3 +18,5 @@ export { TimeSeries, TimeChart, type ChartSeries, type TimeChartProps } from './
 export { LogView, ProgressList, Countdown, FileDrop, type ProgressItem } from './live.tsx'
 export { formatBytes, formatRate, formatPercent, formatDuration, formatDateTime, formatRelative } from './format.ts'
 export { CopyButton, type CopyButtonProps } from './copy.tsx'
+export { adoptStyles } from './styles.ts'
+export { useUniqueId } from './ids.ts'

@@ -1,14 +1,18 @@
-import { useState } from 'preact/hooks'
+import { useEffect, useState } from 'preact/hooks'
 import { ApiError } from '../kit/api.ts'
 import { Button } from '../kit/button.tsx'
 import { Icon } from '../kit/icons.tsx'
 import { Form, TextField } from '../kit/form.tsx'
-import { signIn, verifySignIn } from '../shell/session.ts'
+import { branding, signIn, verifySignIn } from '../shell/session.ts'
 
 /** Sign-in: the password, then, for a user with two-factor, a code of their authenticator app or a recovery code. */
 export default function SignInPage({ expired }: { expired: boolean }) {
   const [challenge, setChallenge] = useState<string | null>(null)
   const [restart, setRestart] = useState<string | null>(null)
+  const name = branding.value.serverName
+  useEffect(() => {
+    document.title = `Sign in · ${name}`
+  }, [name])
   if (challenge) {
     return (
       <SecondStep

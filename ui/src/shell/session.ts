@@ -68,6 +68,9 @@ async function loadBranding(): Promise<void> {
   }
 }
 
+// The branding page says when it changed something, so the header and the title follow at once.
+addEventListener('hostd:branding-changed', () => void loadBranding())
+
 /** First load: setup needed? signed in? (in parallel with the branding). */
 export async function boot(): Promise<void> {
   void loadBranding()
@@ -109,6 +112,7 @@ export async function signOut(): Promise<void> {
   } finally {
     session.value = { state: 'signed-out', expired: false }
     navigate('/sign-in', { replace: true })
+    void loadBranding() // what the sign-in page shows may have changed meanwhile
   }
 }
 
