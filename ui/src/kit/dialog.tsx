@@ -1,7 +1,7 @@
 import { signal } from '@preact/signals'
 import type { ComponentChildren } from 'preact'
 import { useEffect, useRef, useState } from 'preact/hooks'
-import { useUniqueId } from './id.ts'
+import { useUniqueId } from './ids.ts'
 import { Button } from './button.tsx'
 import { IconButton } from './button.tsx'
 

@@ -1,6 +1,6 @@
 import { createContext, type ComponentChildren, type PartialInputHTMLAttributes, type PartialSelectHTMLAttributes, type TextareaHTMLAttributes } from 'preact'
 import { useContext, useRef, useState } from 'preact/hooks'
-import { useUniqueId } from './id.ts'
+import { useUniqueId } from './ids.ts'
 import { ApiError, errorMessage } from './api.ts'
 import { Button } from './button.tsx'
 import { Icon } from './icons.tsx'

@@ -1,6 +1,6 @@
 import type { ComponentChildren } from 'preact'
 import { useEffect, useRef } from 'preact/hooks'
-import { useUniqueId } from './id.ts'
+import { useUniqueId } from './ids.ts'
 
 export interface PageHeaderProps {
   title: string

@@ -1,6 +1,6 @@
 import type { ComponentChildren } from 'preact'
 import { useEffect, useRef, useState } from 'preact/hooks'
-import { useUniqueId } from './id.ts'
+import { useUniqueId } from './ids.ts'
 import { Badge } from './feedback.tsx'
 import { ProgressBar } from './feedback.tsx'
 import { Button } from './button.tsx'
