@@ -218,7 +218,7 @@ export class PluginRegistry {
         ...(r.state === 'unavailable' && r.reason ? { reason: r.reason } : {}),
         ...(r.state === 'failed' && r.reason ? { error: r.reason } : {}),
         builtin: r.builtin,
-        ui: r.state === 'active' ? uiInfo(r, role) : null,
+        ui: uiInfo(r, r.state, role),
       }))
   }
 
