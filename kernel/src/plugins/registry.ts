@@ -123,10 +123,10 @@ export class PluginRegistry {
   }
 
   /** Every folder directly inside `root` that holds a package.json is a plugin. */
-  async loadFolder(root: string, builtin: boolean): Promise<void> {
+  async loadFolder(root: string, builtin: boolean, only: string[] | null = null): Promise<void> {
     const entries = await readdir(root, { withFileTypes: true }).catch(() => [])
     for (const entry of entries) {
-      if (entry.isDirectory() && !entry.name.startsWith('.')) await this.reconcile(`${root}/${entry.name}`, builtin)
+      if (entry.isDirectory() && !entry.name.startsWith('.') && (!only || only.includes(entry.name))) await this.reconcile(`${root}/${entry.name}`, builtin)
     }
   }
 
