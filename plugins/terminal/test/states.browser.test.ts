@@ -16,7 +16,7 @@ describe('terminal page states', { timeout: 180_000 }, () => {
 
   it('shows why the terminal is unavailable and what to set', async () => {
     expect(process.getuid?.()).toBe(0) // the condition under test: a root daemon without HOSTD_TERMINAL_USER
-    ui = await startUi({ builtinPlugins: true })
+    ui = await startUi({ builtinPlugins: true, env: { HOSTD_BUILTIN_PLUGINS: 'terminal' } })
     const page = await ui.open('admin', '/')
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Terminal' }).click()
     const alert = page.getByRole('alert').filter({ hasText: 'The terminal is unavailable' })
@@ -32,7 +32,7 @@ describe('terminal page states', { timeout: 180_000 }, () => {
 
   it('says when the terminal was closed for inactivity', async () => {
     const account = await ensureTestAccount()
-    ui = await startUi({ builtinPlugins: true, env: { HOSTD_TERMINAL_USER: account.name, HOSTD_TERMINAL_IDLE_SECONDS: '3' } })
+    ui = await startUi({ builtinPlugins: true, env: { HOSTD_BUILTIN_PLUGINS: 'terminal', HOSTD_TERMINAL_USER: account.name, HOSTD_TERMINAL_IDLE_SECONDS: '3' } })
     const page = await ui.open('admin', '/terminal')
     const notice = page.getByRole('alert').filter({ hasText: 'Closed after a while without activity' })
     await notice.getByText(/No input and no output for 3 s/).waitFor({ timeout: 30_000 })

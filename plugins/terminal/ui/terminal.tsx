@@ -5,11 +5,10 @@
  * of plugins/terminal/README.md; for a refusal before the upgrade, which a browser sees only as 1006, it reads the
  * plugin's state and reason from GET /api/extensions). xterm.js loads in a chunk of its own, with this page only.
  */
-import { Async, Badge, Button, Card, Checkbox, Spinner, PageHeader, defineElement, useResource, type PageContext, type Tone } from '@hostd/ui'
+import { Async, Badge, Button, Card, Checkbox, Spinner, PageHeader, addStyle, defineElement, useResource, type PageContext, type Tone } from '@hostd/ui'
 import { useEffect, useRef, useState } from 'preact/hooks'
 import { TerminalConnection } from './lib/connection.ts'
 import { explainEnding, explainWithPlugin, type Explanation, type PluginEntry } from './lib/protocol.ts'
-import { addStyle } from './lib/style.ts'
 import pageCss from './lib/terminal.css' with { type: 'text' }
 import type { TerminalView } from './lib/xterm.ts'
 

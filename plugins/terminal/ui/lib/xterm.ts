@@ -6,7 +6,7 @@
 import { FitAddon } from '@xterm/addon-fit'
 import { Terminal, type ITheme } from '@xterm/xterm'
 import xtermCss from '@xterm/xterm/css/xterm.css' with { type: 'text' }
-import { addStyle } from './style.ts'
+import { addStyle } from '@hostd/ui'
 
 const LIGHT: ITheme = {
   background: '#fbfbfd', foreground: '#1b1d22', cursor: '#4f46e5', cursorAccent: '#ffffff', selectionBackground: '#c7d2fe',
