@@ -80,7 +80,7 @@ describe('desktop page', { timeout: 180_000 }, () => {
 
   beforeAll(async () => {
     vnc = await startVnc()
-    xClient('xmessage', ['-geometry', '460x260+60+80', '-bg', '#ff8800', '-fg', '#000000', '-center', 'Drawn on the host by xmessage: hostd desktop page test'])
+    xClient('xmessage', ['-geometry', '460x260+60+80', '-bg', '#ff8800', '-fg', '#000000', 'Drawn on the host by xmessage: hostd desktop page test'])
     const xev = xClient('xev', ['-geometry', `${XEV_WINDOW.width}x${XEV_WINDOW.height}+${XEV_WINDOW.x}+${XEV_WINDOW.y}`, '-event', 'mouse', '-event', 'keyboard'])
     xev.stdout!.on('data', (chunk: Buffer) => (xevOutput += chunk.toString()))
     ui = await startUi({ builtinPlugins: true, env: { HOSTD_BUILTIN_PLUGINS: 'desktop', HOSTD_DESKTOP_VNC: `127.0.0.1:${vnc.port}` } })
@@ -100,7 +100,7 @@ describe('desktop page', { timeout: 180_000 }, () => {
     // The orange window: 460×260 on the screen, most of it its background.
     await expect.poll(() => countColour(page, ORANGE), { timeout: 30_000 }).toBeGreaterThan(50_000)
     // A change on the host arrives: a blue window appears.
-    const blue = xClient('xmessage', ['-geometry', '300x160+120+480', '-bg', '#2563eb', '-fg', '#ffffff', '-center', 'A second window'])
+    const blue = xClient('xmessage', ['-geometry', '300x160+120+480', '-bg', '#2563eb', '-fg', '#ffffff', 'A second window'])
     await expect.poll(() => countColour(page, BLUE), { timeout: 30_000 }).toBeGreaterThan(20_000)
     // Scaled to the window: the 1024×768 screen is drawn smaller than its size, whole, keeping its proportions.
     const scaled = await canvasBox(page)
@@ -115,6 +115,17 @@ describe('desktop page', { timeout: 180_000 }, () => {
     await expect.poll(async () => Math.round((await canvasBox(page)).width)).toBe(SCREEN.width)
     await page.getByRole('switch', { name: 'Scale to window' }).check()
     await expect.poll(async () => (await canvasBox(page)).width).toBeLessThan(SCREEN.width)
+
+    // Full screen: the remote screen alone fills the display, until Escape.
+    await page.getByRole('button', { name: 'Full screen' }).click()
+    await expect.poll(() => page.evaluate(() => document.fullscreenElement?.getAttribute('aria-label'))).toBe('Remote screen')
+    await page.evaluate(() => document.exitFullscreen())
+    await expect.poll(() => page.evaluate(() => document.fullscreenElement === null)).toBe(true)
+
+    await page.setViewportSize({ width: 390, height: 800 }) // a phone
+    await expect.poll(async () => (await canvasBox(page)).width).toBeLessThan(390)
+    await expectAccessible(page, 'desktop page at phone width')
+    await screenshot(page, 'desktop-phone')
 
     expect(await bridgeConnections(vnc.port)).toBe(1)
     await page.close()

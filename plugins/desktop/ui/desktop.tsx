@@ -6,7 +6,7 @@
  * reason when the connection ends (plugins/desktop/README.md's close codes).
  */
 import {
-  Async, Badge, Button, Card, Checkbox, Dialog, Form, PageHeader, Spinner, TextArea, TextField, addStyle, defineElement, socketUrl, useResource,
+  Async, Badge, Button, Card, Checkbox, Dialog, Form, Icon, PageHeader, Spinner, TextArea, TextField, addStyle, defineElement, socketUrl, useResource,
   type FormValues, type PageContext, type Tone,
 } from '@hostd/ui'
 import { useEffect, useId, useRef, useState } from 'preact/hooks'
@@ -212,7 +212,7 @@ function RemoteScreen({ ctx, status, onUnavailable }: { ctx: PageContext; status
           <Checkbox name="scale" label="Scale to window" switch checked={scale} onChange={(e: Event) => toggleScale((e.currentTarget as HTMLInputElement).checked)} />
           <Button size="sm" variant="secondary" icon="key" disabled={!connected || viewOnly} onClick={() => viewer.current?.sendCtrlAltDel()}>Ctrl-Alt-Del</Button>
           <Button size="sm" variant="secondary" icon="copy" aria-expanded={clipboardOpen} aria-controls={clipboardId} onClick={() => setClipboardOpen(!clipboardOpen)}>Clipboard</Button>
-          <Button size="sm" variant="ghost" icon="monitor" disabled={!connected} onClick={() => void screen.current?.requestFullscreen()}>Full screen</Button>
+          <Button size="sm" variant="secondary" icon="monitor" disabled={!connected} onClick={() => void screen.current?.requestFullscreen()}>Full screen</Button>
         </div>
       </div>
       {clipboardOpen && (
@@ -247,6 +247,7 @@ function RemoteScreen({ ctx, status, onUnavailable }: { ctx: PageContext; status
         <p id={hintId} class="sr-only">{viewOnly ? 'View only: the remote screen takes no input.' : 'Click the remote screen to control it with the mouse and keyboard.'}</p>
         <div ref={target} style={{ position: 'absolute', inset: 0 }} />
         {busy && <div class="state-block" role="status"><Spinner size={22} /><p>Connecting to the screen…</p></div>}
+        {(ended || phase.kind === 'broken') && <div class="state-block desktop-idle"><Icon name="monitor" size={28} /><p>Not connected</p></div>}
       </section>
       <Dialog open={phase.kind === 'credentials'} title="The VNC server asks for a password" onClose={() => viewer.current?.disconnect()}>
         {phase.kind === 'credentials' && (

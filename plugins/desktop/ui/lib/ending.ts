@@ -31,7 +31,7 @@ export interface Explanation {
 export function explainEnding(end: Ending): Explanation | 'check-status' {
   if (end.byUser) return { title: 'Disconnected', detail: 'Connect again to see the screen.', tone: 'neutral', canReconnect: true }
   if (end.securityFailure) {
-    const why = end.securityFailure.reason ? ` It said: ${end.securityFailure.reason}.` : ''
+    const why = end.securityFailure.reason ? ` It said: ${end.securityFailure.reason.replace(/[.!\s]+$/, '')}.` : ''
     return { title: 'The VNC server refused the password', detail: `Check the password and connect again.${why}`, tone: 'danger', canReconnect: true }
   }
   switch (end.code) {
