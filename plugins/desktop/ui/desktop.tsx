@@ -135,10 +135,8 @@ function RemoteScreen({ ctx, status, onUnavailable }: { ctx: PageContext; status
     }
     if (ctx.signal.aborted || !target.current) return
     const v: Viewer = openViewer(target.current, bridgeUrl(status), settings.current, {
-      onConnect: () => {
-        setPhase({ kind: 'connected' })
-        v.focus()
-      },
+      // Not focused on connect: noVNC takes every key, Tab too, so a keyboard user would be caught in the screen.
+      onConnect: () => setPhase({ kind: 'connected' }),
       onCredentials: (types) => setPhase({ kind: 'credentials', types }),
       onName: setName,
       onClipboard: setClipboard,

@@ -30,7 +30,6 @@ export interface Viewer {
   sendCtrlAltDel(): void
   /** Sets the remote clipboard (the server pastes it where the user pastes next). */
   sendClipboard(text: string): void
-  focus(): void
   disconnect(): void
 }
 
@@ -63,7 +62,6 @@ export function openViewer(target: HTMLElement, url: string, options: ViewerOpti
     sendCredentials: (credentials) => rfb.sendCredentials(credentials),
     sendCtrlAltDel: () => rfb.sendCtrlAltDel(),
     sendClipboard: (text) => rfb.clipboardPasteFrom(text),
-    focus: () => rfb.focus(),
     disconnect: () => {
       byUser = true
       rfb.disconnect()
