@@ -6,16 +6,16 @@
  * reason when the connection ends (plugins/desktop/README.md's close codes).
  */
 import {
-  Async, Badge, Button, Card, Checkbox, Dialog, Form, Icon, PageHeader, Spinner, TextArea, TextField, addStyle, defineElement, socketUrl, useResource,
+  Async, Badge, Button, Card, Checkbox, Dialog, Form, Icon, PageHeader, Spinner, TextArea, TextField, adoptStyles, defineElement, socketUrl, useResource, useUniqueId,
   type FormValues, type PageContext, type Tone,
 } from '@hostd/ui'
-import { useEffect, useId, useRef, useState } from 'preact/hooks'
+import { useEffect, useRef, useState } from 'preact/hooks'
 import type { DesktopStatus } from '../src/schemas.ts'
 import pageCss from './lib/desktop.css' with { type: 'text' }
 import { explainEnding, explainWithStatus, type Explanation } from './lib/ending.ts'
 import type { Viewer } from './lib/viewer.ts'
 
-addStyle('desktop-page-css', pageCss)
+adoptStyles('desktop-page', pageCss)
 
 const VIEW_ONLY_KEY = 'hostd.desktop.viewOnly'
 const SCALE_KEY = 'hostd.desktop.scale'
@@ -119,8 +119,8 @@ function RemoteScreen({ ctx, status, onUnavailable }: { ctx: PageContext; status
   const [clipboard, setClipboard] = useState('')
   const settings = useRef({ viewOnly, scale })
   settings.current = { viewOnly, scale }
-  const clipboardId = useId()
-  const hintId = useId()
+  const clipboardId = useUniqueId()
+  const hintId = useUniqueId()
 
   const connect = async () => {
     viewer.current?.disconnect()

@@ -5,14 +5,14 @@
  * of plugins/terminal/README.md; for a refusal before the upgrade, which a browser sees only as 1006, it reads the
  * plugin's state and reason from GET /api/extensions). xterm.js loads in a chunk of its own, with this page only.
  */
-import { Async, Badge, Button, Card, Checkbox, Spinner, PageHeader, addStyle, defineElement, useResource, type PageContext, type Tone } from '@hostd/ui'
+import { Async, Badge, Button, Card, Checkbox, Spinner, PageHeader, adoptStyles, defineElement, useResource, type PageContext, type Tone } from '@hostd/ui'
 import { useEffect, useRef, useState } from 'preact/hooks'
 import { TerminalConnection } from './lib/connection.ts'
 import { explainEnding, explainWithPlugin, type Explanation, type PluginEntry } from './lib/protocol.ts'
 import pageCss from './lib/terminal.css' with { type: 'text' }
 import type { TerminalView } from './lib/xterm.ts'
 
-addStyle('terminal-page-css', pageCss)
+adoptStyles('terminal-page', pageCss)
 /** Started as soon as the page module loads, while the plugin's state is being read. */
 const xterm = import('./lib/xterm.ts')
 

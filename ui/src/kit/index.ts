@@ -16,5 +16,7 @@ export { Spinner, Loading, Empty, ErrorState, ProgressBar, Badge, useResource, A
 export { PageHeader, Card, Tabs, KeyValues } from './layout.tsx'
 export { TimeSeries, TimeChart, type ChartSeries, type TimeChartProps } from './chart.tsx'
 export { LogView, ProgressList, Countdown, FileDrop, type ProgressItem } from './live.tsx'
-export { addStyle } from './style.ts'
 export { formatBytes, formatRate, formatPercent, formatDuration, formatDateTime, formatRelative } from './format.ts'
+export { CopyButton, type CopyButtonProps } from './copy.tsx'
+export { adoptStyles } from './styles.ts'
+export { useUniqueId } from './ids.ts'

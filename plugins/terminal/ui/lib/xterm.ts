@@ -6,7 +6,7 @@
 import { FitAddon } from '@xterm/addon-fit'
 import { Terminal, type ITheme } from '@xterm/xterm'
 import xtermCss from '@xterm/xterm/css/xterm.css' with { type: 'text' }
-import { addStyle } from '@hostd/ui'
+import { adoptStyles } from '@hostd/ui'
 
 const LIGHT: ITheme = {
   background: '#fbfbfd', foreground: '#1b1d22', cursor: '#4f46e5', cursorAccent: '#ffffff', selectionBackground: '#c7d2fe',
@@ -30,7 +30,7 @@ export interface TerminalView {
 
 /** Creates the terminal in `host` (an element whose size the page controls). */
 export function createTerminal(host: HTMLElement, options: { screenReaderMode: boolean }): TerminalView {
-  addStyle('xterm-css', xtermCss)
+  adoptStyles('xterm', xtermCss)
   const dark = matchMedia('(prefers-color-scheme: dark)')
   const term = new Terminal({
     fontFamily: "ui-monospace, 'DejaVu Sans Mono', Menlo, Consolas, monospace",
