@@ -5,7 +5,7 @@
  */
 import type { Page } from 'playwright-core'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { expectAccessible, screenshot, startUi, type UiHarness } from '../../../test/support/browser.ts'
+import { expectAccessible, screenshot, signOutInAnotherTab, startUi, type UiHarness } from '../../../test/support/browser.ts'
 import { SCREEN, startVnc, type Vnc } from './support/vnc.ts'
 
 const PASSWORD = 'vnc-pw-7'
@@ -66,20 +66,11 @@ describe('desktop page states', { timeout: 180_000 }, () => {
     const page = await openDesktop()
     await signIn(page, PASSWORD)
     await page.getByRole('status').getByText('Connected').waitFor({ timeout: 60_000 })
-    // Hold this tab's navigation refresh, which would notice the ended session and show the sign-in page before
-    // the page's own message can be read; released below.
-    const held: (() => Promise<void>)[] = []
-    await page.route('**/api/extensions', (route) => void held.push(() => route.continue()))
-    const other = await page.context().newPage()
-    await other.goto(new URL('/', ui.url).href)
-    await other.getByRole('button', { name: /account menu/ }).click()
-    await other.getByRole('button', { name: 'Sign out' }).click()
-    await other.getByRole('heading', { name: 'Sign in' }).waitFor()
+    const release = await signOutInAnotherTab(page)
     await page.getByRole('alert').filter({ hasText: 'Your session ended' }).waitFor({ timeout: 30_000 })
     expect(await page.getByRole('button', { name: 'Reconnect' }).isDisabled()).toBe(true)
     await screenshot(page, 'desktop-signed-out')
-    for (const release of held) await release()
-    await page.unroute('**/api/extensions')
+    await release()
     await page.getByRole('heading', { name: 'Sign in' }).waitFor({ timeout: 20_000 })
   })
 })

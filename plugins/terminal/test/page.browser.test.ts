@@ -7,7 +7,7 @@
 import { rm } from 'node:fs/promises'
 import type { Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { expectAccessible, screenshot, startUi, type UiHarness } from '../../../test/support/browser.ts'
+import { expectAccessible, screenshot, signOutInAnotherTab, startUi, type UiHarness } from '../../../test/support/browser.ts'
 import { ensureTestAccount } from '../../../test/support/unix-user.ts'
 
 /** The terminal's rows as a screen reader gets them (the page's "Screen reader mode" switch). */
@@ -164,20 +164,11 @@ describe('terminal page', { timeout: 180_000 }, () => {
     const page = await openTerminal(ui)
     await type(page, 'echo before-sign-out')
     await row(page, /^before-sign-out\s*$/).waitFor()
-    // Hold this tab's navigation refresh (every 4 s), which would notice the ended session and show the sign-in page
-    // before the terminal's own message can be read; released below.
-    const held: (() => Promise<void>)[] = []
-    await page.route('**/api/extensions', (route) => void held.push(() => route.continue()))
-    const other = await page.context().newPage()
-    await other.goto(new URL('/', ui.url).href)
-    await other.getByRole('button', { name: /account menu/ }).click()
-    await other.getByRole('button', { name: 'Sign out' }).click()
-    await other.getByRole('heading', { name: 'Sign in' }).waitFor()
+    const release = await signOutInAnotherTab(page)
     await page.getByRole('alert').filter({ hasText: 'Your session ended' }).getByText(/signed out/).waitFor()
     expect(await page.getByRole('button', { name: 'Reconnect' }).isDisabled()).toBe(true)
     await screenshot(page, 'terminal-signed-out')
-    for (const release of held) await release()
-    await page.unroute('**/api/extensions')
+    await release()
     await page.getByRole('heading', { name: 'Sign in' }).waitFor({ timeout: 20_000 })
     await page.context().close()
   })
