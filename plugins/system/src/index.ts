@@ -37,6 +37,7 @@ export function createSystemPlugin(overrides: Partial<SystemOptions> = {}) {
     kernel: '^1.0.0',
     description: 'Host facts, settings snapshot, power actions, hostd updates, and the Admin Privileges actions.',
     ui: {
+      pages: [{ path: '/system', title: 'System', icon: 'settings', role: 'viewer', module: 'ui/system.tsx', element: 'system-page' }],
       cards: [
         { title: 'This server', module: 'ui/cards.tsx', element: 'system-host', size: 'medium', order: 20 },
         { title: 'hostd', module: 'ui/cards.tsx', element: 'system-software', size: 'medium', order: 21 },
