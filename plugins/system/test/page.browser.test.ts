@@ -31,7 +31,7 @@ describe('system page', { timeout: 180_000 }, () => {
     ui = await startUi({
       builtinPlugins: true,
       env: {
-        HOSTD_HELPER_SOCKET: helper.socket, HOSTD_UPDATE_FEED_URL: feed.url, HOSTD_UPDATE_INSTALL_DIR: join(dir, 'app'),
+        HOSTD_HELPER_SOCKET: helper.socket, HOSTD_UPDATE_FEED_URL: feed.url, HOSTD_UPDATE_INSTALL_DIR: join(dir, 'app'), HOSTD_UPDATE_FIRST_CHECK_SECONDS: '1',
         HOSTD_UPDATE_PUBLIC_KEY: key.publicKey.export({ type: 'spki', format: 'pem' }).toString(),
       },
     })
@@ -51,6 +51,9 @@ describe('system page', { timeout: 180_000 }, () => {
     const actions = page.getByRole('table', { name: 'Privileged actions' })
     await actions.getByText(host, { exact: true }).waitFor() // the host name's current value
     await page.getByText('Only admins can put the server to sleep, restart it or shut it down.').waitFor()
+    const facts = page.getByRole('region', { name: 'This server' })
+    await facts.getByText(host, { exact: true }).waitFor()
+    await facts.getByText(/available\)$/).waitFor() // memory: total and available
     const main = page.getByRole('main')
     expect(await main.getByRole('button', { name: /Restart|Shut down|Sleep|Turn on|Turn off|Change|Install/ }).count()).toBe(0)
     await expectAccessible(page, 'system (viewer)')
@@ -101,19 +104,23 @@ describe('system page', { timeout: 180_000 }, () => {
   it('updates: the last check shows the new release; an admin installs it and sees where it went (restart in dry run)', async () => {
     const page = await ui.open('admin', '/system')
     const updates = page.getByRole('region', { name: 'Updates' })
-    // The daemon's first check runs 60 s after its start; reload until it has.
+    // The daemon's first check runs a second after its start; reload until it has.
     await expect.poll(async () => {
       if (await updates.getByText('Update available: 99.0.0').count()) return true
       await page.reload()
       await updates.getByText('Installed').waitFor()
       return false
-    }, { timeout: 120_000, interval: 3000 }).toBe(true)
+    }, { timeout: 60_000, interval: 2000 }).toBe(true)
     await updates.getByText('Release 99.0.0: faster and safer.').waitFor()
     await expectAccessible(page, 'system with an update')
     await screenshot(page, 'system-update-available')
+    feed.state.archiveDelayMs = 4000 // a slow download: the progress stays on screen
     await updates.getByRole('button', { name: 'Install 99.0.0' }).click()
     await page.getByRole('dialog', { name: 'Install hostd 99.0.0?' }).getByRole('button', { name: 'Install and restart' }).click()
-    await updates.getByText(/hostd 99\.0\.0 is installed in .*releases\/99\.0\.0\. Dry run: nothing was changed; the root helper would run "systemctl restart hostd\.service"/).waitFor({ timeout: 60_000 })
+    await updates.getByRole('progressbar', { name: 'Installing hostd 99.0.0' }).waitFor()
+    expect(await updates.getByRole('button', { name: 'Install 99.0.0' }).count()).toBe(0) // no second install meanwhile
+    await screenshot(page, 'system-update-installing')
+    await updates.getByText(/hostd 99\.0\.0 is installed in .*releases\/99\.0\.0\. The root helper is in dry run, so hostd did not restart \(it would have run "systemctl restart hostd\.service"\)/).waitFor({ timeout: 60_000 })
     await updates.getByText('Restarting').waitFor()
     expect(await readlink(join(dir, 'app', 'current'))).toBe(join('releases', '99.0.0'))
     expect(await readFile(join(dir, 'app', 'current', 'VERSION'), 'utf8')).toBe('99.0.0')
@@ -128,6 +135,11 @@ describe('system page', { timeout: 180_000 }, () => {
     expect(await page.getByRole('button', { name: 'Change Host name' }).isDisabled()).toBe(true)
     await expectAccessible(page, 'system without the helper')
     await screenshot(page, 'system-no-helper')
+    await page.setViewportSize({ width: 390, height: 844 }) // a phone: the cards stack, the table scrolls in its card
+    await page.getByRole('heading', { name: 'Power' }).waitFor()
+    await expectAccessible(page, 'system at phone width')
+    await screenshot(page, 'system-phone')
+    await page.setViewportSize({ width: 1280, height: 860 })
     helper = await startHelper({ dryRun: true, dir: helper.dir })
     await page.getByRole('button', { name: 'Check again' }).click()
     await page.getByText('Root helper running').waitFor()

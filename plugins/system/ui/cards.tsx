@@ -1,27 +1,7 @@
 /** The system plugin's overview cards: the host's facts, and hostd's version with its update status. */
-import { Async, ErrorState, KeyValues, formatBytes, formatDateTime, formatDuration, useResource, defineElement, type PageContext } from '@hostd/ui'
-import { updateBadge, type SystemInfo, type UpdateStatus, type Version } from './parts/shared.tsx'
-
-function HostFacts({ ctx }: { ctx: PageContext }) {
-  const info = useResource((signal) => ctx.api.get<SystemInfo>('/api/system/info', { signal }), [])
-  return (
-    <Async resource={info} label="Reading the host's facts…">
-      {(i) => (
-        <KeyValues
-          items={[
-            ['Host name', i.hostname],
-            ['System', i.os.prettyName ?? i.os.name ?? 'unknown'],
-            ['Kernel', `${i.kernel.release} (${i.arch})`],
-            ['Processor', `${i.cpu.model ?? 'unknown'} · ${i.cpu.cores} cores, ${i.cpu.threads} threads`],
-            ['Memory', formatBytes(i.memory.totalBytes)],
-            ['Hardware', [i.hardware.vendor, i.hardware.product].filter(Boolean).join(' ') || 'virtual or unknown'],
-            ['Up for', formatDuration(i.uptimeSeconds)],
-          ]}
-        />
-      )}
-    </Async>
-  )
-}
+import { Async, ErrorState, KeyValues, formatDateTime, useResource, defineElement, type PageContext } from '@hostd/ui'
+import { HostFacts } from './parts/facts.tsx'
+import { updateBadge, type UpdateStatus, type Version } from './parts/shared.tsx'
 
 function Software({ ctx }: { ctx: PageContext }) {
   const data = useResource(async (signal) => {

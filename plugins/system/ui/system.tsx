@@ -1,9 +1,11 @@
 /**
- * The system page (/system): Admin Privileges (the root helper and its allowlisted actions), power, hostd's
- * updates, and the settings snapshot. Host facts are the overview's cards; network services are the network
- * plugin's own page. Everyone sees the state; only admins get the controls.
+ * The system page (/system): this server's facts, hostd's updates, Admin Privileges (the root helper and its
+ * allowlisted actions), power, and the rest of the settings snapshot. Network services are the network plugin's
+ * own page. Everyone sees the state; only admins get the controls.
  */
-import { Button, Card, KeyValues, PageHeader, defineElement, pageStyles, useResource, type PageContext } from '@hostd/ui'
+import { useState } from 'preact/hooks'
+import { Async, Button, Card, KeyValues, PageHeader, defineElement, pageStyles, useResource, type PageContext } from '@hostd/ui'
+import { HostFacts } from './parts/facts.tsx'
 import { PowerCard } from './parts/power.tsx'
 import { PrivilegesCard } from './parts/privileges.tsx'
 import type { Privileged, Settings } from './parts/shared.tsx'
@@ -14,50 +16,57 @@ pageStyles('system', `
 .system-grid { display: grid; gap: var(--space-4); grid-template-columns: repeat(auto-fit, minmax(min(100%, 24rem), 1fr)); align-items: start; }
 .system-badges { display: inline-flex; flex-wrap: wrap; gap: var(--space-1); }
 .system-power { list-style: none; margin: 0; padding: 0; display: grid; }
-.system-power li { display: flex; gap: var(--space-4); align-items: center; justify-content: space-between; padding: var(--space-3) 0; border-top: 1px solid var(--border-subtle); }
+.system-power li { display: flex; flex-wrap: wrap; gap: var(--space-2) var(--space-4); align-items: center; justify-content: space-between; padding: var(--space-3) 0; border-top: 1px solid var(--border-subtle); }
 .system-power li:first-child { border-top: 0; padding-top: 0; }
+.system-power li > div { flex: 1 1 14rem; } /* on a phone the button goes below its text */
 .system-power .btn { min-width: 9.5rem; }
+@media (max-width: 720px) { .system-privileges .table th, .system-privileges .table td { padding-inline: var(--space-2); } } /* three columns fit a phone */
 .system-notes { white-space: pre-wrap; color: var(--text-muted); }
 `)
 
 const yesNo = (v: boolean | null, yes = 'yes', no = 'no') => (v === null ? 'unknown' : v ? yes : no)
 
 function SystemPage({ ctx }: { ctx: PageContext }) {
-  const privileged = useResource((signal) => ctx.api.get<Privileged>('/api/system/privileged', { signal }), [])
-  const settings = useResource((signal) => ctx.api.get<Settings>('/api/system/settings', { signal }), [])
-  const s = settings.data
+  // Refresh reads everything again: the two resources here, and the cards' own through `generation`.
+  const [generation, setGeneration] = useState(0)
+  const privileged = useResource((signal) => ctx.api.get<Privileged>('/api/system/privileged', { signal }), [generation])
+  const settings = useResource((signal) => ctx.api.get<Settings>('/api/system/settings', { signal }), [generation])
   const helperAvailable = privileged.data?.helper.available === true
-  const reload = () => {
-    privileged.reload()
-    settings.reload()
-  }
+  const reload = () => setGeneration((g) => g + 1)
   return (
     <>
       <PageHeader
         title="System"
-        description="Admin Privileges, power, hostd's updates and this server's settings."
+        description="This server, hostd's updates, Admin Privileges, power and the other settings."
         actions={<Button icon="refresh" onClick={reload} busy={privileged.loading && privileged.data !== undefined}>Refresh</Button>}
       />
       <div class="system-stack">
+        <div class="system-grid">
+          <Card title="This server">
+            <HostFacts ctx={ctx} detailed generation={generation} />
+          </Card>
+          <UpdatesCard ctx={ctx} settings={settings.data} helperAvailable={helperAvailable} generation={generation} />
+        </div>
         <PrivilegesCard ctx={ctx} privileged={privileged} onChanged={reload} />
         <div class="system-grid">
-          <PowerCard ctx={ctx} hostname={s?.hostname ?? null} helperAvailable={helperAvailable} />
-          <UpdatesCard ctx={ctx} settings={s} helperAvailable={helperAvailable} />
-        </div>
-        {s && (
+          <PowerCard ctx={ctx} hostname={settings.data?.hostname ?? null} helperAvailable={helperAvailable} />
           <Card title="Other settings">
-            <KeyValues
-              items={[
-                ['SSH', s.ssh.installed ? `${s.ssh.running ? 'running' : 'stopped'}${s.ssh.port ? `, port ${s.ssh.port}` : ''}` : 'not installed'],
-                ['SSH root sign-in', s.ssh.permitRootLogin ?? 'default'],
-                ['SSH passwords', s.ssh.passwordAuthentication ?? 'default'],
-                ['Network time', s.ntp.active ? `on (${s.ntp.daemon ?? 'running'})` : 'off'],
-                ['Firewall', s.firewall.tool ? `${s.firewall.tool}: ${yesNo(s.firewall.enabled, 'on', 'off')}` : 'none found'],
-                ['Automatic security updates', s.autoUpdate.unattendedUpgrades ? 'on' : 'off'],
-              ]}
-            />
+            <Async resource={settings} label="Reading the settings…">
+              {(s) => (
+                <KeyValues
+                  items={[
+                    ['SSH', s.ssh.installed ? `${s.ssh.running ? 'running' : 'stopped'}${s.ssh.port ? `, port ${s.ssh.port}` : ''}` : 'not installed'],
+                    ['SSH root sign-in', s.ssh.permitRootLogin ?? 'default'],
+                    ['SSH passwords', s.ssh.passwordAuthentication ?? 'default'],
+                    ['Network time', s.ntp.active ? `on (${s.ntp.daemon ?? 'running'})` : 'off'],
+                    ['Firewall', s.firewall.tool ? `${s.firewall.tool}: ${yesNo(s.firewall.enabled, 'on', 'off')}` : 'none found'],
+                    ['Automatic security updates', s.autoUpdate.unattendedUpgrades ? 'on' : 'off'],
+                  ]}
+                />
+              )}
+            </Async>
           </Card>
-        )}
+        </div>
       </div>
     </>
   )

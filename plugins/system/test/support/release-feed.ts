@@ -7,19 +7,20 @@ import { signedMessage } from '../../src/updates.ts'
 
 /**
  * A STAND-IN release feed: a loopback HTTP server playing the project's release site (which does not exist here),
- * serving `/feed.json` and the archive it names. Tests change `state` to offer other feeds or archives.
+ * serving `/feed.json` and the archive it names. Tests change `state` to offer other feeds or archives, or hold
+ * the archive back for `archiveDelayMs` (a slow download, so a page's progress can be seen).
  */
 export interface ReleaseFeed {
   url: string
-  state: { feed: Record<string, unknown>; archive: Buffer }
+  state: { feed: Record<string, unknown>; archive: Buffer; archiveDelayMs: number }
   close(): Promise<void>
 }
 
 export async function startReleaseFeed(): Promise<ReleaseFeed> {
-  const state = { feed: {} as Record<string, unknown>, archive: Buffer.alloc(0) }
+  const state = { feed: {} as Record<string, unknown>, archive: Buffer.alloc(0), archiveDelayMs: 0 }
   const server: Server = createServer((req, res) => {
     if (req.url === '/feed.json') res.setHeader('content-type', 'application/json').end(JSON.stringify(state.feed))
-    else if (req.url?.endsWith('.tgz')) res.setHeader('content-type', 'application/gzip').end(state.archive)
+    else if (req.url?.endsWith('.tgz')) setTimeout(() => res.setHeader('content-type', 'application/gzip').end(state.archive), state.archiveDelayMs)
     else res.writeHead(404).end()
   })
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))

@@ -40,6 +40,7 @@ export function PrivilegesCard({ ctx, privileged, onChanged }: { ctx: PageContex
   return (
     <Card
       title="Admin Privileges"
+      class="system-privileges"
       actions={data && (available ? (
         <span class="system-badges">
           <Badge tone="success">Root helper running</Badge>

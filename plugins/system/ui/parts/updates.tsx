@@ -1,12 +1,12 @@
 /** hostd's own updates: the last check's result, and for admins the install with its progress and outcome. */
 import { useEffect, useState } from 'preact/hooks'
 import { Async, Button, Card, Icon, KeyValues, ProgressBar, errorMessage, formatDateTime, formatRelative, useResource, type PageContext } from '@hostd/ui'
-import { dryRunText, updateBadge, type Settings, type UpdateInstall, type UpdateStatus, type Version } from './shared.tsx'
+import { updateBadge, type Settings, type UpdateInstall, type UpdateStatus, type Version } from './shared.tsx'
 
 type Phase = { kind: 'installing' } | { kind: 'installed'; result: UpdateInstall } | { kind: 'restarting'; version: string } | { kind: 'failed'; message: string } | null
 
-export function UpdatesCard({ ctx, settings, helperAvailable }: { ctx: PageContext; settings: Settings | undefined; helperAvailable: boolean }) {
-  const status = useResource((signal) => ctx.api.get<UpdateStatus>('/api/updates', { signal }), [])
+export function UpdatesCard({ ctx, settings, helperAvailable, generation }: { ctx: PageContext; settings: Settings | undefined; helperAvailable: boolean; generation: number }) {
+  const status = useResource((signal) => ctx.api.get<UpdateStatus>('/api/updates', { signal }), [generation])
   const [phase, setPhase] = useState<Phase>(null)
   const state = status.data?.state
 
@@ -74,12 +74,12 @@ export function UpdatesCard({ ctx, settings, helperAvailable }: { ctx: PageConte
               </div>
             )}
             {(phase?.kind === 'installing' || u.state === 'installing') && (
-              <ProgressBar label={`Installing hostd ${u.latestVersion ?? ''}`} detail="Downloading and verifying the signed release…" />
+              <ProgressBar label={`Installing hostd ${u.latestVersion ?? ''}`} detail="Downloading and verifying…" />
             )}
             {phase?.kind === 'restarting' && <ProgressBar label={`hostd ${phase.version} is installed and restarting`} detail="This page reconnects when it is back" />}
             {phase?.kind === 'installed' && (
               <p class="notice" role="status">
-                <Icon name="circle-check" /> hostd {phase.result.installed} is installed in {phase.result.path}. {dryRunText(phase.result.restart.argv)}: restart hostd to run the new version.
+                <Icon name="circle-check" /> hostd {phase.result.installed} is installed in <span class="mono">{phase.result.path}</span>. The root helper is in dry run, so hostd did not restart (it would have run "{(phase.result.restart.argv ?? []).join(' ')}"): restart hostd to run the new version.
               </p>
             )}
             {phase?.kind === 'failed' && <p class="form-error" role="alert"><Icon name="circle-alert" /> Nothing was installed: {phase.message}</p>}
