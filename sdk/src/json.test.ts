@@ -12,4 +12,13 @@ describe('findDuplicateKey', () => {
     expect(findDuplicateKey('{"a":"x\\"y","b":"a","c":["a","a"]}')).toBeNull()
     expect(findDuplicateKey('[1,2,{"k":1}]')).toBeNull()
   })
+  it('tells escaped quotes from closing ones, however many backslashes precede them', () => {
+    const valid = (text: string) => (JSON.parse(text), text)
+    expect(findDuplicateKey(valid('{"a":"x\\\\","a":1}'))).toBe('a') // the first value ends in an escaped backslash
+    const tricky = JSON.stringify('k\\"') // k, an escaped backslash, an escaped quote
+    expect(findDuplicateKey(valid(`{${tricky}:1,${tricky}:2}`))).toBe('k\\"')
+    expect(findDuplicateKey(valid(JSON.stringify({ a: 'x\\","a":"y', b: 1 })))).toBeNull()
+    const big = 'A'.repeat(5_000_000)
+    expect(findDuplicateKey(`{"files":[{"content":"${big}","path":"a"},{"content":"${big}","path":"b","path":"c"}]}`)).toBe('path')
+  })
 })

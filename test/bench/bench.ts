@@ -1,205 +1,88 @@
 /**
- * hostd benchmark (`npm run bench`). One run measures, against a real spawned daemon:
- *   1. authenticated GET /api/auth/me requests per second over TLS, next to a bare Fastify HTTPS
- *      hello-world measured the same way (both servers in child processes, the load generator here);
- *   2. plugin hot-swap times: drop-in, upgrade (folder swap and in-place rewrite) and removal;
- *   3. resident memory (VmRSS) of the idle daemon, before and after load, with the bare server as reference.
- * It prints a table and one final `BENCH_JSON {...}` line. See test/bench/README.md.
- *
- * The same file is re-executed as `bench.ts --bare-server <cert> <key>` to run the bare Fastify server.
+ * The kernel bench (`npm run bench`; alone: `BENCH_ONLY=kernel npm run bench`; soak only: `npm run bench -- --soak 10m`).
+ * Against a real spawned daemon (`node kernel/src/main.ts`, all built-in plugins) and, as the reference, a bare
+ * Fastify TLS server in plain JavaScript (bare-server.mjs), both in their own processes, loaded by wrk in a third:
+ *   - idle memory after setup and ten sign-ins, hostd / bare;
+ *   - a soak from there (10 req/s of mixed GETs and 5 event-stream clients): RSS over time and its swing;
+ *   - GET /api/auth/me req/s, hostd / bare, over alternating pairs; server CPU per request from /proc;
+ *   - memory again after that load;
+ *   - GET /api/metrics latency at a dashboard's pace;
+ *   - plugin hot-swap times: drop-in, upgrade (folder swap, rewrite in place), removal;
+ *   - start to the first /health 200, hostd (restart on its data dir) and bare, alternating.
+ * Every figure is printed beside its goal, then one `BENCH_JSON {...}` line. See test/bench/README.md.
  */
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process'
-import { cp, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises'
-import { readFileSync, rmSync } from 'node:fs'
-import { cpus, tmpdir } from 'node:os'
-import { basename, dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
-import { createInterface } from 'node:readline'
-import { once } from 'node:events'
+import { spawn } from 'node:child_process'
+import { cp, readFile, rename, rm, writeFile } from 'node:fs/promises'
+import { basename, join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { performance } from 'node:perf_hooks'
-
-type Undici = typeof import('undici')
-type Dispatcher = import('undici').Dispatcher
-
-const SELF = fileURLToPath(import.meta.url)
-const REPO = join(dirname(SELF), '..', '..')
-const HELLO_SRC = join(REPO, 'examples', 'hello-plugin')
+import { cpus } from 'node:os'
+import { createInterface } from 'node:readline'
+import { Agent, Client, request, type Dispatcher } from 'undici'
+import { REPO_ROOT, startDaemon, type Daemon } from '../support/daemon.ts'
+import {
+  figure, figureTable, median, memoryOf, printBenchJson, round, runBench, showMemory, startBare, stopChild, table, tempDir,
+  track, wrk, wrkScript, type Bare, type Figure, type Memory, type WrkResult,
+} from './support.ts'
 
 function envInt(name: string, fallback: number): number {
-  const raw = process.env[name]
-  const n = raw ? Number(raw) : NaN
+  const n = Number(process.env[name])
   return Number.isFinite(n) && n > 0 ? Math.floor(n) : fallback
 }
 
-/** Knobs (environment overrides are for experiments; the defaults are what the numbers in the README mean). */
+/** `--soak 10m`, `--soak 90s`, `--soak 600`: the soak's length in seconds; null when not asked for. */
+function soakArgument(argv: string[]): number | null {
+  const i = argv.indexOf('--soak')
+  if (i < 0) return null
+  const m = /^(\d+)(s|m|h)?$/.exec(argv[i + 1] ?? '10m')
+  if (!m) throw new Error(`--soak takes a duration such as 10m, 90s or 600, not ${argv[i + 1]}`)
+  return Number(m[1]) * (m[2] === 'h' ? 3600 : m[2] === 'm' ? 60 : 1)
+}
+
+const SOAK_ONLY_S = soakArgument(process.argv.slice(2))
+
+/** Knobs, for experiments; the defaults are what the README's figures mean. */
 const CFG = {
   connections: envInt('BENCH_CONNECTIONS', 32),
-  warmupMs: envInt('BENCH_WARMUP_MS', 1000),
-  durationMs: envInt('BENCH_DURATION_MS', 4000),
-  rounds: envInt('BENCH_ROUNDS', 5),
-  /** One unmeasured load run per server before the rounds: steady state (JIT) is what the rounds compare. */
-  preheatMs: envInt('BENCH_PREHEAT_MS', 4000),
+  preheatS: envInt('BENCH_PREHEAT_S', 3),
+  durationS: envInt('BENCH_DURATION_S', 4),
+  pairs: envInt('BENCH_PAIRS', 9),
+  signIns: 10,
+  metricsS: envInt('BENCH_METRICS_S', 20),
   swapRepeats: envInt('BENCH_SWAP_REPEATS', 5),
-  pollMs: 10,
+  swapPollMs: 5,
   swapTimeoutMs: 10_000,
-  startTimeoutMs: 30_000,
-  goalRatio: 0.6,
+  soakS: SOAK_ONLY_S ?? envInt('BENCH_SOAK_S', 60),
+  soakSampleS: 5,
+  soakClients: 5,
+  startPairs: envInt('BENCH_START_PAIRS', 3),
 }
+
+const GOALS = {
+  idleRssRatio: { op: '<=', target: 1.5 },
+  soakSwingPct: { op: '<=', target: 10 },
+  meRatio: { op: '>=', target: 0.75 },
+  metricsMs: { op: '<', target: 10 },
+  swapMs: { op: '<', target: 150 },
+  startMs: { op: '<', target: 800 },
+} as const
+
 const USERNAME = 'bench'
 const PASSWORD = 'correct horse battery'
 const ME_PATH = '/api/auth/me'
 const HELLO_PATH = '/api/hello'
+const HELLO_SRC = join(REPO_ROOT, 'examples', 'hello-plugin')
+const SOAK_PATHS = [ME_PATH, '/api/metrics', '/api/metrics/history?range=1h', '/api/extensions', '/api/audit?limit=20', '/api/users', '/api/version', '/health']
 
-// ---------------------------------------------------------------------------------------------------
-// Bare Fastify server (child mode)
-// ---------------------------------------------------------------------------------------------------
+const agent = new Agent({ connect: { rejectUnauthorized: false } })
 
-async function bareServer(certFile: string, keyFile: string): Promise<void> {
-  const { default: Fastify } = await import('fastify')
-  const app = Fastify({
-    logger: false,
-    https: { cert: readFileSync(certFile), key: readFileSync(keyFile), minVersion: 'TLSv1.2' },
-  })
-  // A hello-world handler, mounted at the same path the daemon is measured on so both get identical requests.
-  app.get(ME_PATH, async () => ({ hello: 'world' }))
-  app.get('/', async () => ({ hello: 'world' }))
-  await app.listen({ host: '127.0.0.1', port: 0 })
-  const address = app.server.address()
-  const port = typeof address === 'object' && address ? address.port : 0
-  process.stdout.write(`bare serving https://127.0.0.1:${port}\n`)
-  const stop = () => void app.close().finally(() => process.exit(0))
-  process.once('SIGTERM', stop)
-  process.once('SIGINT', stop)
-}
-
-// ---------------------------------------------------------------------------------------------------
-// Child processes
-// ---------------------------------------------------------------------------------------------------
-
-interface Server {
-  name: string
-  child: ChildProcess
-  pid: number
-  origin: string
-  /** Last lines of stdout/stderr, for error reports. */
-  log: string[]
-}
-
-const children = new Set<ChildProcess>()
-const tempDirs = new Set<string>()
-
-function alive(child: ChildProcess): boolean {
-  return child.exitCode === null && child.signalCode === null
-}
-
-/** Spawns a server and resolves once it prints its https URL; keeps draining its output afterwards. */
-async function startServer(name: string, args: string[], env: NodeJS.ProcessEnv, ready: RegExp): Promise<Server> {
-  const child = spawn(process.execPath, args, { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] })
-  children.add(child)
-  const log: string[] = []
-  const keep = (line: string) => {
-    log.push(line)
-    if (log.length > 60) log.shift()
-  }
-  const origin = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${name} did not get ready within ${CFG.startTimeoutMs} ms\n${log.join('\n')}`)), CFG.startTimeoutMs)
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      keep(line)
-      const m = ready.exec(line)
-      if (m) {
-        clearTimeout(timer)
-        resolve(m[1]!)
-      }
-    })
-    createInterface({ input: child.stderr! }).on('line', (line) => keep(`[stderr] ${line}`))
-    child.once('error', (err) => {
-      clearTimeout(timer)
-      reject(err)
-    })
-    child.once('exit', (code, signal) => {
-      clearTimeout(timer)
-      reject(new Error(`${name} exited (code ${code}, signal ${signal}) before it was ready\n${log.join('\n')}`))
-    })
-  })
-  if (!child.pid) throw new Error(`${name}: no pid`)
-  return { name, child, pid: child.pid, origin, log }
-}
-
-/** SIGTERM by pid, then SIGKILL if it has not exited within 5 s. */
-async function stopChild(child: ChildProcess): Promise<void> {
-  if (alive(child)) {
-    const exited = once(child, 'exit').catch(() => undefined)
-    child.kill('SIGTERM')
-    await Promise.race([exited, sleep(5000)])
-    if (alive(child)) {
-      child.kill('SIGKILL')
-      await Promise.race([exited, sleep(2000)])
-    }
-  }
-  children.delete(child)
-}
-
-async function cleanup(): Promise<void> {
-  await Promise.all([...children].map(stopChild))
-  for (const dir of tempDirs) await rm(dir, { recursive: true, force: true }).catch(() => undefined)
-  tempDirs.clear()
-}
-
-// Last resort (e.g. an exception escaping everything): kill what is left synchronously, remove temp dirs.
-process.on('exit', () => {
-  for (const child of children) if (alive(child)) child.kill('SIGKILL')
-  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true })
-})
-
-// ---------------------------------------------------------------------------------------------------
-// /proc readings
-// ---------------------------------------------------------------------------------------------------
-
-let clockTicks = 100
-try {
-  clockTicks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100
-} catch {
-  /* keep 100 */
-}
-
-/** VmRSS of a process in KiB. */
-async function rssKiB(pid: number): Promise<number> {
-  const status = await readFile(`/proc/${pid}/status`, 'utf8')
-  const m = /^VmRSS:\s+(\d+)\s+kB/m.exec(status)
-  if (!m) throw new Error(`no VmRSS in /proc/${pid}/status`)
-  return Number(m[1])
-}
-
-/** user+system CPU seconds a process has used so far. */
-function cpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-  return (Number(fields[11]) + Number(fields[12])) / clockTicks // utime, stime (fields 14 and 15)
-}
-
-// ---------------------------------------------------------------------------------------------------
-// HTTP helpers
-// ---------------------------------------------------------------------------------------------------
-
-async function call(
-  dispatcher: Dispatcher,
-  origin: string,
-  method: 'GET' | 'POST',
-  path: string,
-  opts: { token?: string; json?: unknown; headers?: Record<string, string> } = {},
-): Promise<{ status: number; body: any }> {
+async function call(origin: string, method: 'GET' | 'POST', path: string, opts: { token?: string; json?: unknown; headers?: Record<string, string>; dispatcher?: Dispatcher } = {}) {
   const headers: Record<string, string> = { ...opts.headers }
   if (opts.token) headers.authorization = `Bearer ${opts.token}`
   if (opts.json !== undefined) headers['content-type'] = 'application/json'
-  const res = await dispatcher.request({
-    origin,
-    method,
-    path,
-    headers,
-    body: opts.json === undefined ? undefined : JSON.stringify(opts.json),
-    headersTimeout: 10_000,
-    bodyTimeout: 10_000,
+  const res = await request(new URL(path, origin), {
+    method, headers, dispatcher: opts.dispatcher ?? agent, body: opts.json === undefined ? undefined : JSON.stringify(opts.json),
+    headersTimeout: 10_000, bodyTimeout: 10_000,
   })
   const text = await res.body.text()
   let body: any = text
@@ -212,126 +95,105 @@ async function call(
 }
 
 // ---------------------------------------------------------------------------------------------------
-// Load generator
+// Starting servers: spawn to the first 200 from /health
 // ---------------------------------------------------------------------------------------------------
 
-interface LoadRun {
-  round: number
-  target: 'bare' | 'hostd'
-  rps: number
-  ok: number
-  non2xx: number
-  errors: number
-  errorSamples: string[]
-  p50Ms: number
-  p99Ms: number
-  serverCpuPct: number
-  clientCpuPct: number
-  /** 2xx answers per second of server CPU time: efficiency, less sensitive to the shared cores. */
-  reqPerServerCpuSec: number
+const DAEMON_ENV: Record<string, string> = {
+  HOSTD_BUILTIN_PLUGINS: '1',
+  HOSTD_LOG_LEVEL: 'info',
+  // For experiments (heap or allocator settings): node options for the daemon only, never the bare server.
+  ...(process.env.BENCH_DAEMON_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_DAEMON_NODE_OPTIONS } : {}),
 }
 
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return NaN
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
+async function firstHealth(origin: string): Promise<void> {
+  const res = await call(origin, 'GET', '/health')
+  if (res.status !== 200) throw new Error(`${origin}/health answered ${res.status}`)
 }
 
-function median(values: number[]): number {
-  const v = values.filter((x) => Number.isFinite(x)).sort((a, b) => a - b)
-  if (v.length === 0) return NaN
-  const mid = Math.floor(v.length / 2)
-  return v.length % 2 ? v[mid]! : (v[mid - 1]! + v[mid]!) / 2
-}
-
-/**
- * `connections` workers, each with one request in flight at a time, on a keep-alive Pool (pipelining 1).
- * Warm-up (handshakes, JIT), then a measured window; every loop ends by itself at the deadline.
- * Only 2xx answers completed inside the window count; non-2xx and errors are counted over the whole run.
- */
-async function loadRun(undici: Undici, server: Server, target: 'bare' | 'hostd', round: number, token: string, durationMs = CFG.durationMs): Promise<LoadRun> {
-  const pool = new undici.Pool(server.origin, {
-    connections: CFG.connections,
-    pipelining: 1,
-    connect: { rejectUnauthorized: false },
-    keepAliveTimeout: 60_000,
-    keepAliveMaxTimeout: 60_000,
-    headersTimeout: 10_000,
-    bodyTimeout: 10_000,
-  })
-  const headers = { authorization: `Bearer ${token}` }
+async function timedDaemonStart(dataDir: string): Promise<{ daemon: Daemon; ms: number }> {
   const t0 = performance.now()
-  const measureStart = t0 + CFG.warmupMs
-  const end = measureStart + durationMs
-  let ok = 0
-  let non2xx = 0
-  let errors = 0
-  const errorSamples = new Map<string, number>()
-  const latencies: number[] = []
-  let serverCpu0 = 0
-  let clientCpu0: NodeJS.CpuUsage = process.cpuUsage()
-  let serverCpu1 = 0
-  let clientCpu1: NodeJS.CpuUsage = clientCpu0
-  const startTimer = setTimeout(() => {
-    serverCpu0 = cpuSeconds(server.pid)
-    clientCpu0 = process.cpuUsage()
-  }, CFG.warmupMs)
-  const endTimer = setTimeout(() => {
-    serverCpu1 = cpuSeconds(server.pid)
-    clientCpu1 = process.cpuUsage(clientCpu0)
-  }, CFG.warmupMs + durationMs)
+  const daemon = await startDaemon({ dataDir, env: DAEMON_ENV, startTimeoutMs: 30_000 })
+  track(daemon.process)
+  await firstHealth(daemon.url)
+  return { daemon, ms: performance.now() - t0 }
+}
 
-  const worker = async () => {
-    for (;;) {
-      const start = performance.now()
-      if (start >= end) return
-      try {
-        const res = await pool.request({ method: 'GET', path: ME_PATH, headers })
-        await res.body.dump()
-        const done = performance.now()
-        if (res.statusCode >= 200 && res.statusCode < 300) {
-          if (done >= measureStart && done < end) {
-            ok++
-            latencies.push(done - start)
-          }
-        } else {
-          non2xx++
-          const key = `HTTP ${res.statusCode}`
-          errorSamples.set(key, (errorSamples.get(key) ?? 0) + 1)
-        }
-      } catch (err) {
-        errors++
-        const e = err as NodeJS.ErrnoException
-        const key = `${e.code ?? e.name}: ${e.message}`
-        errorSamples.set(key, (errorSamples.get(key) ?? 0) + 1)
-        await sleep(10) // no hot loop on a dead server
-      }
+async function timedBareStart(dataDir: string): Promise<{ bare: Bare; ms: number }> {
+  const t0 = performance.now()
+  const bare = await startBare(join(dataDir, 'tls', 'cert.pem'), join(dataDir, 'tls', 'key.pem'))
+  await firstHealth(bare.origin)
+  return { bare, ms: performance.now() - t0 }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Throughput: alternating pairs
+// ---------------------------------------------------------------------------------------------------
+
+interface LoadRun extends WrkResult {
+  pair: number
+  target: 'bare' | 'hostd'
+  /** Server CPU per answered request, µs. */
+  cpuUsPerRequest: number
+}
+
+async function loadRun(target: 'bare' | 'hostd', origin: string, pid: number, token: string, pair: number, durationS: number): Promise<LoadRun> {
+  const r = await wrk({ url: `${origin}${ME_PATH}`, connections: CFG.connections, durationS, headers: { authorization: `Bearer ${token}` }, serverPid: pid })
+  return { ...r, pair, target, cpuUsPerRequest: (r.serverCpuS / r.requests) * 1e6 }
+}
+
+async function throughput(hostd: Daemon, bare: Bare, token: string): Promise<{ runs: LoadRun[]; figures: Figure[] }> {
+  const servers = { bare: [bare.origin, bare.pid], hostd: [hostd.url, hostd.pid] } as const
+  for (const target of ['bare', 'hostd'] as const) {
+    await loadRun(target, servers[target][0], servers[target][1], token, 0, CFG.preheatS)
+    console.log(`  preheat ${target} (${CFG.preheatS} s, not counted)`)
+  }
+  const runs: LoadRun[] = []
+  for (let pair = 1; pair <= CFG.pairs; pair++) {
+    // Odd pairs bare first, even pairs hostd first: a drift in the machine's load favours neither.
+    const order = pair % 2 ? (['bare', 'hostd'] as const) : (['hostd', 'bare'] as const)
+    for (const target of order) {
+      const run = await loadRun(target, servers[target][0], servers[target][1], token, pair, CFG.durationS)
+      runs.push(run)
+      console.log(`  pair ${pair} ${target.padEnd(5)} ${Math.round(run.rps).toString().padStart(6)} req/s  ${Math.round(run.cpuUsPerRequest)} µs CPU/request` +
+        `${run.non2xx || run.socketErrors ? `  (${run.non2xx} non-2xx, ${run.socketErrors} socket errors)` : ''}`)
     }
   }
-  try {
-    await Promise.all(Array.from({ length: CFG.connections }, worker))
-  } finally {
-    clearTimeout(startTimer)
-    clearTimeout(endTimer)
-    await pool.close().catch(() => undefined)
-  }
-  if (serverCpu1 === 0) serverCpu1 = cpuSeconds(server.pid) // timer starved: read now
-  const seconds = durationMs / 1000
-  const serverCpu = serverCpu1 - serverCpu0
-  latencies.sort((a, b) => a - b)
+  console.log('\nThroughput: GET /api/auth/me over TLS, wrk -t1 -c' + CFG.connections + ` -d${CFG.durationS}s (hostd: bearer token; bare: the same request, a hello-world)`)
+  console.log(table(runs.map((r) => [`${r.pair} ${r.target}`, Math.round(r.rps), round(r.p50Ms, 2), round(r.p99Ms, 2), r.non2xx, r.socketErrors,
+    Math.round((r.serverCpuS / r.wallS) * 100), Math.round((r.clientCpuS / r.wallS) * 100), Math.round(r.cpuUsPerRequest)]),
+  ['run', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx', 'errors', 'server CPU%', 'wrk CPU%', 'server µs/req']))
+  const of = (target: string, pair: number) => runs.find((r) => r.target === target && r.pair === pair)!
+  const ratios = Array.from({ length: CFG.pairs }, (_, i) => of('hostd', i + 1).rps / of('bare', i + 1).rps)
+  const cpuRatios = Array.from({ length: CFG.pairs }, (_, i) => of('bare', i + 1).cpuUsPerRequest / of('hostd', i + 1).cpuUsPerRequest)
+  const med = (target: string, key: 'rps' | 'cpuUsPerRequest') => median(runs.filter((r) => r.target === target).map((r) => r[key]))
+  const bad = runs.reduce((n, r) => n + r.non2xx + r.socketErrors, 0)
   return {
-    round,
-    target,
-    rps: ok / seconds,
-    ok,
-    non2xx,
-    errors,
-    errorSamples: [...errorSamples].map(([k, n]) => `${n}× ${k}`),
-    p50Ms: percentile(latencies, 50),
-    p99Ms: percentile(latencies, 99),
-    serverCpuPct: (serverCpu / seconds) * 100,
-    clientCpuPct: ((clientCpu1.user + clientCpu1.system) / 1e6 / seconds) * 100,
-    reqPerServerCpuSec: serverCpu > 0 ? ok / serverCpu : NaN,
+    runs,
+    figures: [
+      figure('GET /api/auth/me req/s, hostd / bare (median of pairs)', median(ratios), 'x', GOALS.meRatio,
+        `min ${round(Math.min(...ratios), 2)}, max ${round(Math.max(...ratios), 2)} of ${CFG.pairs} pairs; medians ${Math.round(med('hostd', 'rps'))} / ${Math.round(med('bare', 'rps'))} req/s` +
+        (bad ? `; ${bad} failed requests` : '')),
+      figure('server CPU per request, bare / hostd (median of pairs)', median(cpuRatios), 'x', undefined,
+        `hostd ${Math.round(med('hostd', 'cpuUsPerRequest'))} µs, bare ${Math.round(med('bare', 'cpuUsPerRequest'))} µs`),
+    ],
   }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// GET /api/metrics latency
+// ---------------------------------------------------------------------------------------------------
+
+/**
+ * Two clients, each polling every 50 ms (dashboards are slower; two at once is what made every answer wait for two
+ * readings half a second apart): answers come from the shared sampler's fresh sample, one every 2 s reads the host.
+ */
+async function metricsLatency(hostd: Daemon, token: string): Promise<Figure> {
+  // One request first, not counted: the route's first answer compiles its code paths; a dashboard polls for hours.
+  if ((await call(hostd.url, 'GET', '/api/metrics', { token })).status !== 200) throw new Error('GET /api/metrics failed')
+  const r = await wrk({ url: `${hostd.url}/api/metrics`, connections: 2, durationS: CFG.metricsS, headers: { authorization: `Bearer ${token}` }, script: wrkScript(['/api/metrics'], 50), serverPid: hostd.pid })
+  if (r.non2xx || r.socketErrors) throw new Error(`GET /api/metrics: ${r.non2xx} non-2xx, ${r.socketErrors} socket errors`)
+  return figure('GET /api/metrics latency, p99 (2 clients, each every 50 ms)', r.p99Ms, 'ms', GOALS.metricsMs,
+    `p50 ${round(r.p50Ms, 2)} ms, max ${round(r.maxMs, 2)} ms over ${r.requests} requests`)
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -340,429 +202,237 @@ async function loadRun(undici: Undici, server: Server, target: 'bare' | 'hostd',
 
 interface SwapSample {
   ms: number
-  /** Statuses other than the old or new answer seen while waiting (e.g. 404/503 during an upgrade). */
-  blips: string[]
-}
-
-interface SwapStats {
-  samples: (number | null)[]
-  medianMs: number
-  minMs: number
-  maxMs: number
-  failures: number
+  /** Answers other than the old or the new one seen while waiting (e.g. a 404 or 503 during an upgrade). */
   blips: string[]
 }
 
 const copyFilter = (src: string) => basename(src) !== 'node_modules'
 
-/** A copy of examples/hello-plugin at version 1.0.<n> whose message is "Hello v<n>, <user>!". */
-async function writeHelloVersion(dir: string, n: number): Promise<string> {
-  await cp(HELLO_SRC, dir, { recursive: true, filter: copyFilter })
-  const entry = join(dir, 'src', 'index.ts')
-  const source = await readFile(entry, 'utf8')
+function helloSource(source: string, n: number): string {
   const next = source.replace("version: '1.0.0'", `version: '1.0.${n}'`).replace('`Hello, ${', `\`Hello v${n}, \${`)
-  if (next === source || !next.includes(`Hello v${n}, `) || !next.includes(`'1.0.${n}'`)) {
-    throw new Error('examples/hello-plugin/src/index.ts changed shape: cannot make a new version of it')
-  }
-  await writeFile(entry, next)
-  const pkgFile = join(dir, 'package.json')
-  const pkg = JSON.parse(await readFile(pkgFile, 'utf8'))
-  pkg.version = `1.0.${n}`
-  await writeFile(pkgFile, `${JSON.stringify(pkg, null, 2)}\n`)
-  return `Hello v${n}, ${USERNAME}!`
+  if (next === source || !next.includes(`Hello v${n}, `)) throw new Error('examples/hello-plugin/src/index.ts changed shape: cannot make a new version of it')
+  return next
 }
 
-/** Rewrites an installed hello plugin's files in place to version 1.0.<n>. */
-async function rewriteHelloInPlace(dir: string, n: number): Promise<string> {
-  const source = await readFile(join(HELLO_SRC, 'src', 'index.ts'), 'utf8')
-  const next = source.replace("version: '1.0.0'", `version: '1.0.${n}'`).replace('`Hello, ${', `\`Hello v${n}, \${`)
+/** Writes version 1.0.<n> of the hello plugin into `dir` (a copy first when `fresh`); returns the message it answers. */
+async function writeHelloVersion(dir: string, n: number, fresh: boolean): Promise<string> {
+  if (fresh) await cp(HELLO_SRC, dir, { recursive: true, filter: copyFilter })
+  await writeFile(join(dir, 'src', 'index.ts'), helloSource(await readFile(join(HELLO_SRC, 'src', 'index.ts'), 'utf8'), n))
   const pkg = JSON.parse(await readFile(join(HELLO_SRC, 'package.json'), 'utf8'))
   pkg.version = `1.0.${n}`
-  await writeFile(join(dir, 'src', 'index.ts'), next)
   await writeFile(join(dir, 'package.json'), `${JSON.stringify(pkg, null, 2)}\n`)
   return `Hello v${n}, ${USERNAME}!`
 }
 
-/**
- * Polls GET /api/hello every CFG.pollMs (fixed cadence from t0) until `done` holds; returns ms since t0.
- * Answers that are neither `done` nor `expectedWhileWaiting` are collected as blips.
- */
-async function pollHello(
-  client: Dispatcher,
-  hostd: Server,
-  token: string,
-  t0: number,
-  done: (status: number, body: any) => boolean,
-  expectedWhileWaiting: (status: number, body: any) => boolean,
-): Promise<SwapSample> {
-  const blips: string[] = []
-  for (let n = 1; ; n++) {
-    const { status, body } = await call(client, hostd.origin, 'GET', HELLO_PATH, { token })
-    const now = performance.now()
-    if (done(status, body)) return { ms: now - t0, blips }
-    if (!expectedWhileWaiting(status, body)) {
-      const what = `${status}${body?.message ? ` "${body.message}"` : body?.code ? ` ${body.code}` : ''}`
-      if (!blips.includes(what)) blips.push(what)
-    }
-    if (now - t0 > CFG.swapTimeoutMs) throw new Error(`no expected answer within ${CFG.swapTimeoutMs} ms (last: ${status} ${JSON.stringify(body)})`)
-    const next = t0 + n * CFG.pollMs
-    const wait = next - performance.now()
-    if (wait > 0) await sleep(wait)
-  }
-}
-
-function swapStats(samples: (SwapSample | null)[]): SwapStats {
-  const ms = samples.map((s) => (s ? s.ms : null))
-  const good = ms.filter((x): x is number => x !== null)
-  return {
-    samples: ms.map((x) => (x === null ? null : round1(x))),
-    medianMs: round1(median(good)),
-    minMs: round1(good.length ? Math.min(...good) : NaN),
-    maxMs: round1(good.length ? Math.max(...good) : NaN),
-    failures: ms.length - good.length,
-    blips: [...new Set(samples.flatMap((s) => s?.blips ?? []))],
-  }
-}
-
-async function pluginSwaps(undici: Undici, hostd: Server, token: string, pluginsDir: string) {
-  const client = new undici.Client(hostd.origin, { connect: { rejectUnauthorized: false }, pipelining: 1, keepAliveTimeout: 60_000 })
-  const live = join(pluginsDir, 'hello')
-  const staging = join(pluginsDir, '.hello-next') // dot-folders are ignored by the watcher
-  const retired = join(pluginsDir, '.hello-old')
-  const dropIn: (SwapSample | null)[] = []
-  const folderSwap: (SwapSample | null)[] = []
-  const rewrite: (SwapSample | null)[] = []
-  const removal: (SwapSample | null)[] = []
+async function pluginSwaps(hostd: Daemon, token: string): Promise<{ figures: Figure[]; problems: string[] }> {
+  const client = new Client(hostd.url, { connect: { rejectUnauthorized: false }, pipelining: 1, keepAliveTimeout: 60_000 })
+  const live = join(hostd.pluginsDir, 'hello')
+  const staging = join(hostd.pluginsDir, '.hello-next') // dot-folders are ignored by the watcher
+  const retired = join(hostd.pluginsDir, '.hello-old')
+  const steps = { 'drop-in': [] as SwapSample[], 'upgrade, folder swap': [] as SwapSample[], 'upgrade, rewrite in place': [] as SwapSample[], removal: [] as SwapSample[] }
   const problems: string[] = []
-  const is404 = (s: number) => s === 404
+  /** Polls GET /api/hello every CFG.swapPollMs from t0 until `done`; other answers than `meanwhile` are blips. */
+  const poll = async (t0: number, done: (s: number, b: any) => boolean, meanwhile: (s: number, b: any) => boolean): Promise<SwapSample> => {
+    const blips = new Set<string>()
+    for (let n = 1; ; n++) {
+      const { status, body } = await call(hostd.url, 'GET', HELLO_PATH, { token, dispatcher: client })
+      const now = performance.now()
+      if (done(status, body)) return { ms: now - t0, blips: [...blips] }
+      if (!meanwhile(status, body)) blips.add(`${status}${body?.message ? ` "${body.message}"` : ''}`)
+      if (now - t0 > CFG.swapTimeoutMs) throw new Error(`no expected answer within ${CFG.swapTimeoutMs} ms (last: ${status} ${JSON.stringify(body)})`)
+      const wait = t0 + n * CFG.swapPollMs - performance.now()
+      if (wait > 0) await sleep(wait)
+    }
+  }
   const is200 = (s: number) => s === 200
+  const is404 = (s: number) => s === 404
+  const says = (message: string) => (s: number, b: any) => s === 200 && b?.message === message
   let version = 1
   try {
-    const first = await call(client, hostd.origin, 'GET', HELLO_PATH, { token })
-    if (first.status !== 404) throw new Error(`GET ${HELLO_PATH} answers ${first.status} before any plugin was dropped in`)
-    for (let i = 0; i < CFG.swapRepeats; i++) {
-      const step = async (name: string, list: (SwapSample | null)[], run: () => Promise<SwapSample>) => {
-        try {
-          list.push(await run())
-        } catch (err) {
-          list.push(null)
-          problems.push(`cycle ${i + 1} ${name}: ${(err as Error).message}`)
-          throw err
-        }
-        await sleep(200) // let the watcher and registry go quiet before the next change
+    if ((await call(hostd.url, 'GET', HELLO_PATH, { token, dispatcher: client })).status !== 404) throw new Error(`${HELLO_PATH} answers before any plugin was dropped in`)
+    for (let cycle = 1; cycle <= CFG.swapRepeats; cycle++) {
+      const step = async (name: keyof typeof steps, run: () => Promise<SwapSample>) => {
+        steps[name].push(await run())
+        await sleep(300) // the watcher and the registry go quiet before the next change
       }
       try {
-        // 1. Fresh drop-in: copy the folder in, until the first 200.
-        await step('drop-in', dropIn, async () => {
+        await step('drop-in', async () => {
           const t0 = performance.now()
           await cp(HELLO_SRC, live, { recursive: true, filter: copyFilter })
-          return pollHello(client, hostd, token, t0, is200, is404)
+          return poll(t0, is200, is404)
         })
-        // 2. Upgrade by folder swap: new version staged beside it, then two renames.
-        await step('upgrade (folder swap)', folderSwap, async () => {
-          const n = version++
+        await step('upgrade, folder swap', async () => {
           await rm(staging, { recursive: true, force: true })
-          const expected = await writeHelloVersion(staging, n)
+          const expected = await writeHelloVersion(staging, version++, true)
           const t0 = performance.now()
           await rename(live, retired)
           await rename(staging, live)
-          const sample = await pollHello(client, hostd, token, t0, (s, b) => s === 200 && b?.message === expected, (s) => s === 200)
+          const sample = await poll(t0, says(expected), is200)
           await rm(retired, { recursive: true, force: true })
           return sample
         })
-        // 3. Upgrade by rewriting the files in place.
-        await step('upgrade (rewrite in place)', rewrite, async () => {
-          const n = version++
+        await step('upgrade, rewrite in place', async () => {
           const t0 = performance.now()
-          const expected = await rewriteHelloInPlace(live, n)
-          return pollHello(client, hostd, token, t0, (s, b) => s === 200 && b?.message === expected, (s) => s === 200)
+          const expected = await writeHelloVersion(live, version++, false)
+          return poll(t0, says(expected), is200)
         })
-        // 4. Removal: delete the folder, until the first 404.
-        await step('removal', removal, async () => {
+        await step('removal', async () => {
           const t0 = performance.now()
           await rm(live, { recursive: true, force: true })
-          return pollHello(client, hostd, token, t0, is404, is200)
+          return poll(t0, is404, is200)
         })
-      } catch {
-        // Put things back to "no plugin" and go on with the next cycle.
-        await rm(live, { recursive: true, force: true })
-        await rm(staging, { recursive: true, force: true })
-        await rm(retired, { recursive: true, force: true })
-        await pollHello(client, hostd, token, performance.now(), is404, () => true).catch(() => undefined)
-        await sleep(500)
+      } catch (err) {
+        problems.push(`cycle ${cycle}: ${(err as Error).message}`)
+        for (const dir of [live, staging, retired]) await rm(dir, { recursive: true, force: true })
+        await poll(performance.now(), is404, () => true).catch(() => undefined)
       }
     }
   } finally {
     await client.close().catch(() => undefined)
   }
-  return {
-    dropIn: swapStats(dropIn),
-    upgradeFolderSwap: swapStats(folderSwap),
-    upgradeRewrite: swapStats(rewrite),
-    removal: swapStats(removal),
-    problems,
-  }
+  console.log(`\nPlugin hot-swap: GET ${HELLO_PATH} polled every ${CFG.swapPollMs} ms from the change, ${CFG.swapRepeats} cycles`)
+  console.log(table(Object.entries(steps).map(([name, samples]) => [name, round(median(samples.map((s) => s.ms))), round(Math.max(...samples.map((s) => s.ms))),
+    samples.map((s) => Math.round(s.ms)).join(' '), [...new Set(samples.flatMap((s) => s.blips))].join(', ') || '-']),
+  ['operation', 'median ms', 'max ms', 'samples ms', 'other answers while waiting']))
+  for (const p of problems) console.log(`  problem: ${p}`)
+  const figures = Object.entries(steps).map(([name, samples]) => {
+    const ms = samples.map((s) => s.ms)
+    return figure(`plugin ${name} (median)`, median(ms), 'ms', GOALS.swapMs, `max ${round(Math.max(...ms))} ms of ${ms.length}${ms.length < CFG.swapRepeats ? ` (${CFG.swapRepeats - ms.length} failed)` : ''}`)
+  })
+  return { figures, problems }
 }
 
 // ---------------------------------------------------------------------------------------------------
-// Output
+// Soak: 10 req/s of mixed GETs (wrk, paced) and 5 event-stream clients (curl), RSS every 5 s
 // ---------------------------------------------------------------------------------------------------
 
-const round1 = (x: number) => (Number.isFinite(x) ? Math.round(x * 10) / 10 : NaN)
-const round3 = (x: number) => (Number.isFinite(x) ? Math.round(x * 1000) / 1000 : NaN)
-const mib = (kib: number) => round1(kib / 1024)
-
-function table(rows: (string | number)[][], header: string[]): string {
-  const cells = [header, ...rows.map((r) => r.map((c) => (typeof c === 'number' ? (Number.isFinite(c) ? String(c) : '-') : c)))]
-  const widths = header.map((_, i) => Math.max(...cells.map((r) => String(r[i] ?? '').length)))
-  const line = (r: (string | number)[]) => '  ' + r.map((c, i) => (i === 0 ? String(c).padEnd(widths[i]!) : String(c).padStart(widths[i]!))).join('  ')
-  return [line(cells[0]!), '  ' + widths.map((w) => '-'.repeat(w)).join('  '), ...cells.slice(1).map(line)].join('\n')
+async function soak(hostd: Daemon, token: string, seconds: number): Promise<{ figure: Figure; samples: { s: number; memory: Memory }[] }> {
+  console.log(`\nSoak: ${seconds} s of ~10 req/s over ${SOAK_PATHS.length} GET routes (wrk, 1 connection, one request per 100 ms) and ${CFG.soakClients} GET /api/metrics/stream clients (curl)`)
+  const events: number[] = Array(CFG.soakClients).fill(0)
+  const streams = Array.from({ length: CFG.soakClients }, (_, i) => {
+    const child = track(spawn('curl', ['-sk', '-N', '-H', `authorization: Bearer ${token}`, `${hostd.url}/api/metrics/stream`], { stdio: ['ignore', 'pipe', 'ignore'] }))
+    createInterface({ input: child.stdout! }).on('line', (line) => line.startsWith('event: metrics') && events[i]!++)
+    return child
+  })
+  const samples: { s: number; memory: Memory }[] = []
+  const printEveryS = seconds >= 300 ? 60 : 10
+  const t0 = performance.now()
+  const load = wrk({ url: hostd.url, connections: 1, durationS: seconds, headers: { authorization: `Bearer ${token}` }, script: wrkScript(SOAK_PATHS, 100), serverPid: hostd.pid })
+  let done = false
+  void load.finally(() => (done = true)).catch(() => undefined)
+  for (let n = 0; !done; n++) {
+    const s = n * CFG.soakSampleS
+    const memory = await memoryOf(hostd.pid)
+    samples.push({ s, memory })
+    if (s % printEveryS === 0) console.log(`  ${String(s).padStart(4)} s  RSS ${showMemory(memory)}`)
+    const next = t0 + (n + 1) * CFG.soakSampleS * 1000
+    while (!done && performance.now() < next) await sleep(Math.min(200, next - performance.now()))
+  }
+  const result = await load
+  for (const child of streams) await stopChild(child)
+  const rss = samples.map((x) => x.memory.rss)
+  const min = Math.min(...rss)
+  const max = Math.max(...rss)
+  const swing = ((max - min) / min) * 100
+  console.log(`  ${result.requests} requests (${round(result.rps)} req/s, ${result.non2xx} non-2xx, ${result.socketErrors} socket errors); events per stream client: ${events.join(', ')}`)
+  console.log(`  RSS min ${min} MiB, max ${max} MiB: swing ${round(swing)} %`)
+  if (result.non2xx || result.socketErrors) throw new Error('the soak had failed requests')
+  if (events.some((n) => n < seconds / 2 / 2)) throw new Error(`an event-stream client got too few events: ${events.join(', ')}`)
+  return { figure: figure(`RSS swing in a ${seconds >= 60 ? `${round(seconds / 60)} min` : `${seconds} s`} soak`, swing, '%', GOALS.soakSwingPct, `min ${min} MiB, max ${max} MiB, ${samples.length} samples${seconds < 600 ? '; the goal is for 10 min: --soak 10m' : ''}`), samples }
 }
 
 // ---------------------------------------------------------------------------------------------------
 // Main
 // ---------------------------------------------------------------------------------------------------
 
+async function signIns(hostd: Daemon): Promise<string> {
+  const setup = await call(hostd.url, 'POST', '/api/setup', { json: { username: USERNAME, password: PASSWORD } })
+  if (setup.status !== 201) throw new Error(`POST /api/setup answered ${setup.status}: ${JSON.stringify(setup.body)}`)
+  let token = ''
+  for (let i = 0; i < CFG.signIns; i++) {
+    const login = await call(hostd.url, 'POST', '/api/auth/login', { json: { username: USERNAME, password: PASSWORD }, headers: { 'x-svc-client': 'bench' } })
+    if (login.status !== 200 || typeof login.body?.token !== 'string') throw new Error(`login answered ${login.status}: ${JSON.stringify(login.body)}`)
+    token = login.body.token
+  }
+  const me = await call(hostd.url, 'GET', ME_PATH, { token })
+  if (me.status !== 200 || me.body?.username !== USERNAME) throw new Error(`GET ${ME_PATH} answered ${me.status}`)
+  return token
+}
+
 async function main(): Promise<void> {
   const began = performance.now()
-  const undici: Undici = await import('undici')
-  if (!process.version.startsWith('v24.')) {
-    console.warn(`warning: running on node ${process.version}; the repository pins node 24 (export PATH=node_modules/.bin:$PATH)`)
-  }
-  const agent = new undici.Agent({ connect: { rejectUnauthorized: false } })
-  const tmp = await mkdtemp(join(tmpdir(), 'hostd-bench-'))
-  tempDirs.add(tmp)
-  const dataDir = join(tmp, 'data')
-  const pluginsDir = join(dataDir, 'plugins')
-  const results: Record<string, unknown> = {}
-  try {
-    console.log(
-      `hostd bench: node ${process.version}, ${cpus().length} CPUs, ${CFG.connections} connections, ` +
-        `${CFG.preheatMs} ms unmeasured preheat per server, then ${CFG.rounds} rounds per server of ` +
-        `${CFG.warmupMs} ms warm-up + ${CFG.durationMs} ms measured\n`,
-    )
+  if (!process.version.startsWith('v24.')) console.warn(`warning: node ${process.version}; the repository pins node 24 (npm run bench uses it)`)
+  const dataDir = join(tempDir('hostd-bench-'), 'data')
+  const figures: Figure[] = []
+  const extra: Record<string, unknown> = {}
+  console.log(`hostd kernel bench: node ${process.version}, ${cpus().length} CPUs` + (SOAK_ONLY_S ? `, soak only (${SOAK_ONLY_S} s)` : ''))
 
-    // --- the daemon ---
-    const env: NodeJS.ProcessEnv = {}
-    for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('HOSTD_') && k !== 'DOCKER_HOST') env[k] = v
-    Object.assign(env, {
-      HOSTD_DATA_DIR: dataDir,
-      HOSTD_PLUGINS_DIR: pluginsDir,
-      HOSTD_HOST: '127.0.0.1',
-      HOSTD_PORT: '0', // the kernel binds a free port and prints it
-      HOSTD_HELPER_SOCKET: join(tmp, 'helper.sock'),
-    })
-    const startedAt = performance.now()
-    const hostd = await startServer('hostd', ['kernel/src/main.ts'], env, /serving (https:\/\/127\.0\.0\.1:\d+)/)
-    const startupMs = performance.now() - startedAt
-    const setup = await call(agent, hostd.origin, 'POST', '/api/setup', { json: { username: USERNAME, password: PASSWORD } })
-    if (setup.status !== 201) throw new Error(`POST /api/setup answered ${setup.status}: ${JSON.stringify(setup.body)}`)
-    const login = await call(agent, hostd.origin, 'POST', '/api/auth/login', {
-      json: { username: USERNAME, password: PASSWORD },
-      headers: { 'x-svc-client': '1' },
-    })
-    if (login.status !== 200 || typeof login.body?.token !== 'string') throw new Error(`login answered ${login.status}: ${JSON.stringify(login.body)}`)
-    const token: string = login.body.token
-    const me = await call(agent, hostd.origin, 'GET', ME_PATH, { token })
-    if (me.status !== 200 || me.body?.username !== USERNAME) throw new Error(`GET ${ME_PATH} answered ${me.status}: ${JSON.stringify(me.body)}`)
-    await sleep(1000)
-    const hostdIdleKiB = await rssKiB(hostd.pid)
+  // First start on an empty data dir (certificate and database made), setup and ten sign-ins, then idle memory.
+  const { daemon: hostd, ms: firstStartMs } = await timedDaemonStart(dataDir)
+  const token = await signIns(hostd)
+  await sleep(2000)
+  const hostdIdle = await memoryOf(hostd.pid)
+  console.log(`\nhostd: first start to /health ${Math.round(firstStartMs)} ms; after setup and ${CFG.signIns} sign-ins, 2 s idle: RSS ${showMemory(hostdIdle)}`)
+  extra.hostdIdle = hostdIdle
 
-    // --- the bare Fastify server, with the cert and key hostd generated ---
-    const bare = await startServer(
-      'bare fastify',
-      [SELF, '--bare-server', join(dataDir, 'tls', 'cert.pem'), join(dataDir, 'tls', 'key.pem')],
-      env,
-      /bare serving (https:\/\/127\.0\.0\.1:\d+)/,
-    )
-    const bareCheck = await call(agent, bare.origin, 'GET', ME_PATH, { token })
-    if (bareCheck.status !== 200) throw new Error(`bare server answered ${bareCheck.status}`)
-    await sleep(1000)
-    const bareIdleKiB = await rssKiB(bare.pid)
-
-    // --- throughput: a preheat per server, then rounds that alternate which server goes first ---
-    for (const [target, server] of [['bare', bare], ['hostd', hostd]] as const) {
-      await loadRun(undici, server, target, 0, token, CFG.preheatMs)
-      process.stdout.write(`  preheat ${target}\n`)
-    }
-    const runs: LoadRun[] = []
-    for (let r = 1; r <= CFG.rounds; r++) {
-      const pair = [['bare', bare], ['hostd', hostd]] as const
-      // Odd rounds bare first, even rounds hostd first: a drift in machine load favours neither.
-      for (const [target, server] of r % 2 ? pair : [pair[1], pair[0]]) {
-        const run = await loadRun(undici, server, target, r, token)
-        runs.push(run)
-        process.stdout.write(
-          `  round ${r} ${target.padEnd(5)} ${run.rps.toFixed(0).padStart(6)} req/s` +
-            `${run.non2xx || run.errors ? `  (${run.non2xx} non-2xx, ${run.errors} errors)` : ''}\n`,
-        )
-      }
-    }
-    for (const server of [hostd, bare]) if (!alive(server.child)) throw new Error(`${server.name} died during the load test\n${server.log.join('\n')}`)
+  // The soak starts from that state, in the default run (1 min) as in `--soak 10m`.
+  const soaked = await soak(hostd, token, CFG.soakS)
+  extra.soak = soaked.samples
+  if (SOAK_ONLY_S) figures.push(soaked.figure)
+  else {
+    const { bare } = await timedBareStart(dataDir)
     await sleep(2000)
-    const [hostdAfterLoadKiB, bareAfterLoadKiB] = await Promise.all([rssKiB(hostd.pid), rssKiB(bare.pid)])
-    await stopChild(bare.child) // its cores are not needed any more
+    const bareIdle = await memoryOf(bare.pid)
+    console.log(`bare:  after one request, 2 s idle: RSS ${showMemory(bareIdle)}\n`)
+    figures.push(figure(`idle RSS after setup + ${CFG.signIns} sign-ins, hostd / bare`, hostdIdle.rss / bareIdle.rss, 'x', GOALS.idleRssRatio,
+      `hostd ${hostdIdle.rss} MiB (anon ${hostdIdle.anon}), bare ${bareIdle.rss} MiB (anon ${bareIdle.anon})`), soaked.figure)
 
-    const bareRps = median(runs.filter((r) => r.target === 'bare').map((r) => r.rps))
-    const hostdRps = median(runs.filter((r) => r.target === 'hostd').map((r) => r.rps))
-    const ratio = hostdRps / bareRps
-    // Within each round, hostd over bare: drifting machine load cancels out within a pair.
-    const rpsOf = (target: string, round: number) => runs.find((run) => run.target === target && run.round === round)!.rps
-    const pairedRatios = Array.from({ length: CFG.rounds }, (_, i) => rpsOf('hostd', i + 1) / rpsOf('bare', i + 1))
-    const pairedRatio = median(pairedRatios)
-    const bareEff = median(runs.filter((r) => r.target === 'bare').map((r) => r.reqPerServerCpuSec))
-    const hostdEff = median(runs.filter((r) => r.target === 'hostd').map((r) => r.reqPerServerCpuSec))
-
-    // --- plugin hot-swap ---
-    console.log('\n  plugin hot-swap cycles ...')
-    const swaps = await pluginSwaps(undici, hostd, token, pluginsDir)
+    const t = await throughput(hostd, bare, token)
+    figures.push(...t.figures)
     await sleep(2000)
-    const hostdAfterSwapsKiB = await rssKiB(hostd.pid)
-    if (!alive(hostd.child)) throw new Error(`hostd died during the plugin cycles\n${hostd.log.join('\n')}`)
+    const [hostdLoaded, bareLoaded] = await Promise.all([memoryOf(hostd.pid), memoryOf(bare.pid)])
+    console.log(`\nAfter the load, 2 s idle: hostd RSS ${showMemory(hostdLoaded)}, bare ${showMemory(bareLoaded)}`)
+    figures.push(figure('RSS after the load, hostd / bare', hostdLoaded.rss / bareLoaded.rss, 'x', undefined, `hostd ${hostdLoaded.rss} MiB, bare ${bareLoaded.rss} MiB`))
+    await bare.stop()
 
-    // --- report ---
-    console.log('\nThroughput: GET /api/auth/me over TLS, keep-alive, pipelining 1 (hostd: bearer token; bare: hello-world)')
-    console.log(
-      table(
-        runs.map((r) => [
-          `${r.round} ${r.target}`,
-          Math.round(r.rps),
-          round1(r.p50Ms),
-          round1(r.p99Ms),
-          r.non2xx,
-          r.errors,
-          Math.round(r.serverCpuPct),
-          Math.round(r.clientCpuPct),
-          Math.round(r.reqPerServerCpuSec),
-        ]),
-        ['run', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx', 'errors', 'server CPU%', 'client CPU%', 'req/server-CPU-s'],
-      ),
-    )
-    const errorLines = runs.flatMap((r) => r.errorSamples.map((s) => `    round ${r.round} ${r.target}: ${s}`))
-    if (errorLines.length) console.log(`  errors under load:\n${errorLines.join('\n')}`)
-    console.log(`\n  median bare : ${Math.round(bareRps)} req/s   (${Math.round(bareEff)} req per server CPU-second)`)
-    console.log(`  median hostd: ${Math.round(hostdRps)} req/s   (${Math.round(hostdEff)} req per server CPU-second)`)
-    console.log(
-      `  ratio hostd/bare (of medians): ${ratio.toFixed(3)}  -> goal >= ${CFG.goalRatio}: ${ratio >= CFG.goalRatio ? 'MET' : 'NOT MET'}`,
-    )
-    console.log(
-      `  cross-checks: median of per-round ratios ${pairedRatio.toFixed(3)} (${pairedRatios.map((r) => r.toFixed(2)).join(', ')}); ` +
-        `per server CPU-second ${(hostdEff / bareEff).toFixed(3)}`,
-    )
+    figures.push(await metricsLatency(hostd, token))
+    const swaps = await pluginSwaps(hostd, token)
+    figures.push(...swaps.figures)
+    await sleep(2000)
+    const afterSwaps = await memoryOf(hostd.pid)
+    console.log(`After ${CFG.swapRepeats} plugin cycles, 2 s idle: hostd RSS ${showMemory(afterSwaps)}`)
 
-    console.log(`\nPlugin hot-swap: GET ${HELLO_PATH} polled every ${CFG.pollMs} ms, ${CFG.swapRepeats} cycles`)
-    const swapRow = (name: string, s: SwapStats) => [name, s.medianMs, s.minMs, s.maxMs, s.failures, s.samples.map((x) => (x === null ? 'fail' : Math.round(x))).join(' ')]
-    console.log(
-      table(
-        [
-          swapRow('drop-in (copy folder in -> first 200)', swaps.dropIn),
-          swapRow('upgrade, folder swap (rename -> new message)', swaps.upgradeFolderSwap),
-          swapRow('upgrade, rewrite files (write -> new message)', swaps.upgradeRewrite),
-          swapRow('removal (delete folder -> first 404)', swaps.removal),
-        ],
-        ['operation', 'median ms', 'min', 'max', 'failed', 'samples ms'],
-      ),
-    )
-    const blips = Object.entries({ dropIn: swaps.dropIn, upgradeFolderSwap: swaps.upgradeFolderSwap, upgradeRewrite: swaps.upgradeRewrite, removal: swaps.removal })
-      .filter(([, s]) => s.blips.length)
-      .map(([k, s]) => `    ${k}: unexpected answers while waiting: ${s.blips.join(', ')}`)
-    if (blips.length) console.log(blips.join('\n'))
-    for (const p of swaps.problems) console.log(`    problem: ${p}`)
+    Object.assign(extra, { hostdLoaded, bareIdle, bareLoaded, afterSwaps, throughputRuns: t.runs, swapProblems: swaps.problems })
 
-    console.log('\nMemory: VmRSS from /proc/<pid>/status')
-    console.log(
-      table(
-        [
-          ['hostd idle (start + setup + 1 s)', mib(hostdIdleKiB), round1(hostdIdleKiB / bareIdleKiB)],
-          ['hostd idle after load (+2 s)', mib(hostdAfterLoadKiB), round1(hostdAfterLoadKiB / bareAfterLoadKiB)],
-          [`hostd idle after ${CFG.swapRepeats} plugin cycles (+2 s)`, mib(hostdAfterSwapsKiB), '-'],
-          ['bare fastify idle (start + 1 s)', mib(bareIdleKiB), 1],
-          ['bare fastify idle after load (+2 s)', mib(bareAfterLoadKiB), 1],
-        ],
-        ['process', 'MiB', 'x bare'],
-      ),
-    )
-    const totalS = (performance.now() - began) / 1000
-    console.log(`\n  hostd startup to "serving": ${Math.round(startupMs)} ms; whole bench ${totalS.toFixed(1)} s`)
-
-    Object.assign(results, {
-      node: process.version,
-      cpus: cpus().length,
-      config: { connections: CFG.connections, pipelining: 1, preheatMs: CFG.preheatMs, warmupMs: CFG.warmupMs, durationMs: CFG.durationMs, rounds: CFG.rounds, swapRepeats: CFG.swapRepeats, pollMs: CFG.pollMs },
-      hostdStartupMs: Math.round(startupMs),
-      throughput: {
-        bareMedianRps: Math.round(bareRps),
-        hostdMedianRps: Math.round(hostdRps),
-        ratio: round3(ratio),
-        pairedRatios: pairedRatios.map(round3),
-        medianPairedRatio: round3(pairedRatio),
-        goal: CFG.goalRatio,
-        goalMet: ratio >= CFG.goalRatio,
-        bareReqPerServerCpuSec: Math.round(bareEff),
-        hostdReqPerServerCpuSec: Math.round(hostdEff),
-        cpuEfficiencyRatio: round3(hostdEff / bareEff),
-        totalNon2xx: runs.reduce((a, r) => a + r.non2xx, 0),
-        totalErrors: runs.reduce((a, r) => a + r.errors, 0),
-        runs: runs.map((r) => ({
-          round: r.round,
-          target: r.target,
-          rps: Math.round(r.rps),
-          ok: r.ok,
-          non2xx: r.non2xx,
-          errors: r.errors,
-          errorSamples: r.errorSamples,
-          p50Ms: round1(r.p50Ms),
-          p99Ms: round1(r.p99Ms),
-          serverCpuPct: Math.round(r.serverCpuPct),
-          clientCpuPct: Math.round(r.clientCpuPct),
-          reqPerServerCpuSec: Math.round(r.reqPerServerCpuSec),
-        })),
+    // Start to the first /health: hostd restarted on its data dir (what a restart costs), bare started, alternately.
+    await hostd.stop({ keepDataDir: true })
+    const startOnce = {
+      hostd: async () => {
+        const { daemon, ms } = await timedDaemonStart(dataDir)
+        await daemon.stop({ keepDataDir: true })
+        return ms
       },
-      pluginSwap: swaps,
-      memory: {
-        hostdIdleMiB: mib(hostdIdleKiB),
-        hostdAfterLoadMiB: mib(hostdAfterLoadKiB),
-        hostdAfterPluginCyclesMiB: mib(hostdAfterSwapsKiB),
-        bareIdleMiB: mib(bareIdleKiB),
-        bareAfterLoadMiB: mib(bareAfterLoadKiB),
-        idleRatioHostdToBare: round3(hostdIdleKiB / bareIdleKiB),
-        afterLoadRatioHostdToBare: round3(hostdAfterLoadKiB / bareAfterLoadKiB),
+      bare: async () => {
+        const { bare, ms } = await timedBareStart(dataDir)
+        await bare.stop()
+        return ms
       },
-      totalSeconds: round1(totalS),
-    })
-  } finally {
-    await agent.close().catch(() => undefined)
-    await cleanup()
+    }
+    const starts = { hostd: [] as number[], bare: [] as number[] }
+    for (let pair = 1; pair <= CFG.startPairs; pair++) {
+      for (const which of pair % 2 ? (['hostd', 'bare'] as const) : (['bare', 'hostd'] as const)) starts[which].push(await startOnce[which]())
+    }
+    console.log(`\nStart to first /health 200 (ms): hostd ${starts.hostd.map(Math.round).join(', ')}; bare ${starts.bare.map(Math.round).join(', ')}`)
+    figures.push(figure('start to first /health (restart, median)', median(starts.hostd), 'ms', GOALS.startMs,
+      `bare ${Math.round(median(starts.bare))} ms (hostd / bare ${round(median(starts.hostd) / median(starts.bare), 2)}); first start ${Math.round(firstStartMs)} ms`))
+    extra.starts = starts
   }
-  console.log(`BENCH_JSON ${JSON.stringify(results)}`)
+  await hostd.stop()
+
+  console.log(`\nFigures (whole kernel bench ${round((performance.now() - began) / 1000)} s; ${cpus().length} shared CPUs: compare ratios, not absolutes)`)
+  console.log(figureTable(figures))
+  printBenchJson('kernel', figures, extra)
 }
 
-// ---------------------------------------------------------------------------------------------------
-
-if (process.argv[2] === '--bare-server') {
-  const [certFile, keyFile] = process.argv.slice(3)
-  if (!certFile || !keyFile) {
-    console.error('usage: bench.ts --bare-server <cert.pem> <key.pem>')
-    process.exit(2)
-  }
-  await bareServer(certFile, keyFile)
-} else {
-  // Stop children and remove temp dirs on Ctrl-C / SIGTERM too; and never run for more than 3 minutes.
-  let aborting = false
-  const abort = (why: string, code: number) => {
-    if (aborting) return
-    aborting = true
-    console.error(`bench: ${why}, cleaning up`)
-    void cleanup().finally(() => process.exit(code))
-  }
-  process.once('SIGINT', () => abort('SIGINT', 130))
-  process.once('SIGTERM', () => abort('SIGTERM', 143))
-  setTimeout(() => abort('took longer than 180 s', 1), 180_000).unref()
-  try {
-    await main()
-  } catch (err) {
-    console.error(`bench failed: ${(err as Error).stack ?? err}`)
-    await cleanup()
-    process.exitCode = 1
-  }
-}
+await runBench('kernel', main, (SOAK_ONLY_S ?? 0) * 1000 + 10 * 60_000)
+await agent.close()

@@ -12,6 +12,7 @@ import { join } from 'node:path'
 import type { Page } from 'playwright-core'
 import { buildUi, DIST } from '../../ui/build.mjs'
 import { gotoRetrying, signInThroughForm, startUi } from '../support/browser.ts'
+import { figure, printBenchJson } from './support.ts'
 
 const REPEATS = Number(process.env.BENCH_UI_REPEATS ?? 7)
 const GOAL_KB = 60
@@ -111,7 +112,10 @@ async function main(): Promise<void> {
     console.log(`| navigation -> overview with live data (median of ${REPEATS}) | ${results.overviewLiveMs} ms |`)
     console.log(`| reference: a static file from the same daemon, same browser | ${results.referenceStaticMs} ms |`)
     console.log(`| ratio overview / reference | ${results.ratio} |`)
-    console.log(`BENCH_JSON ${JSON.stringify(results)}`)
+    printBenchJson('ui', [
+      figure('sign-in + shell JavaScript (gzip)', results.signInPlusShellJsGzipKB, 'KB', { op: '<=', target: GOAL_KB }, `sign-in alone ${results.signInJsGzipKB} KB; the overview adds ${results.overviewAddsJsGzipKB} KB`),
+      figure('navigation to a live overview / a static file', results.ratio, 'x', undefined, `${results.overviewLiveMs} vs ${results.referenceStaticMs} ms, median of ${REPEATS}`),
+    ], results)
   } finally {
     await ui.close()
   }

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { X509Certificate } from 'node:crypto'
 import { existsSync } from 'node:fs'
-import { cp, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
+import { cp, mkdir, mkdtemp, open, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { connect } from 'node:tls'
@@ -140,7 +140,9 @@ async function writePlugin(dir: string, pkgName: string, version: string, source
   )
 }
 
-const secondPluginSource = (version: string, answer: string) => `
+/** The `second` test plugin. Its slow route says it is in flight (`<gate>.started`), then holds until `<gate>` exists. */
+const secondPluginSource = (version: string, answer: string, gate: string) => `
+import { existsSync, writeFileSync } from 'node:fs'
 import { definePlugin } from '@hostd/sdk'
 
 export default definePlugin({
@@ -150,7 +152,8 @@ export default definePlugin({
   routes: (r) => {
     r.get('/api/second', { role: 'viewer' }, () => (${answer}))
     r.get('/api/second/slow', { role: 'viewer' }, async () => {
-      await new Promise((resolve) => setTimeout(resolve, 500))
+      writeFileSync(${JSON.stringify(`${gate}.started`)}, '')
+      for (let i = 0; i < 1000 && !existsSync(${JSON.stringify(gate)}); i++) await new Promise((resolve) => setTimeout(resolve, 10))
       return { slow: true, version: '${version}' }
     })
   },
@@ -418,13 +421,11 @@ describe('hot loading on a running daemon', () => {
     await d?.stop()
   })
 
-  it('a copied-in plugin folder is served within 2 s', async () => {
+  // How fast a swap is, is the bench's figure (test/bench), not an assertion here.
+  it('a copied-in plugin folder is served', async () => {
     expect((await getJson(d, '/api/hello', bearer(admin))).status).toBe(404)
-    const start = performance.now()
     await cp(HELLO_DIR, join(d.pluginsDir, 'hello'), { recursive: true })
     await waitFor(async () => (await d.fetch('/api/hello', { headers: bearer(admin) }).then((r) => (r.body?.cancel(), r.status))) === 200, 5000)
-    const elapsed = performance.now() - start
-    expect(elapsed).toBeLessThanOrEqual(2000)
     const hello = await getJson(d, '/api/hello', bearer(admin))
     expect(hello.body).toEqual({ message: `Hello, ${ADMIN}!` })
     expect((await extensions(d, admin)).find((e) => e.id === 'hello')).toMatchObject({ state: 'active', version: '1.0.0', builtin: false })
@@ -456,32 +457,21 @@ describe('hot loading on a running daemon', () => {
   it('a second plugin loads, upgrades with a request in flight, and is removed; the hello socket stays open', async () => {
     expect(echoSocket).toBeDefined()
     const dir = join(d.pluginsDir, 'second')
-    await writePlugin(dir, 'hostd-plugin-second', '1.0.0', secondPluginSource('1.0.0', '{ ok: true }'))
+    const gate = join(d.dataDir, 'second-gate') // outside the plugins dir: the watcher does not see it
+    await writePlugin(dir, 'hostd-plugin-second', '1.0.0', secondPluginSource('1.0.0', '{ ok: true }', gate))
     await waitFor(async () => (await getJson(d, '/api/second', bearer(admin))).status === 200, 5000)
     expect((await getJson(d, '/api/second', bearer(admin))).body).toEqual({ ok: true })
 
-    // Upgrade: rewrite the files. The watcher waits ~250 ms for quiet before reloading, so a slow request
-    // sent right after the write is served by 1.0.0 and is still running when 1.1.0 takes over.
-    await writePlugin(dir, 'hostd-plugin-second', '1.1.0', secondPluginSource('1.1.0', "{ ok: true, version: '1.1.0' }"))
-    await new Promise((r) => setTimeout(r, 80))
-    let slowDoneAt = 0
-    const slow = d.fetch('/api/second/slow', { headers: bearer(admin) }).then(async (res) => {
-      const body = (await res.json()) as Json
-      slowDoneAt = performance.now()
-      return { status: res.status, body }
-    })
-    let newServedAt = 0
-    await waitFor(async () => {
-      const r = await getJson(d, '/api/second', bearer(admin))
-      if (r.body?.version !== '1.1.0') return false
-      newServedAt = performance.now()
-      return true
-    }, 5000, 15)
+    // Upgrade with a request in flight: 1.0.0's slow request is running when the files are rewritten, and is
+    // held until 1.1.0 answers; it must still finish, served by 1.0.0 (the old version drains, it is not cut).
+    const slow = d.fetch('/api/second/slow', { headers: bearer(admin) }).then(async (res) => ({ status: res.status, body: (await res.json()) as Json }))
+    await waitFor(async () => existsSync(`${gate}.started`), 5000)
+    await writePlugin(dir, 'hostd-plugin-second', '1.1.0', secondPluginSource('1.1.0', "{ ok: true, version: '1.1.0' }", gate))
+    await waitFor(async () => (await getJson(d, '/api/second', bearer(admin))).body?.version === '1.1.0', 5000, 15)
+    await writeFile(gate, '')
     const slowResult = await slow
     expect(slowResult.status).toBe(200)
     expect(slowResult.body).toEqual({ slow: true, version: '1.0.0' })
-    // The old version's request really was in flight while the new version was already answering.
-    expect(newServedAt).toBeLessThan(slowDoneAt)
 
     const second = (await extensions(d, admin)).find((e) => e.id === 'second')
     expect(second).toMatchObject({ version: '1.1.0', state: 'active' })
@@ -501,11 +491,27 @@ describe('hot loading on a running daemon', () => {
     expect(await echo(echoSocket!, 'still here')).toBe('>still here')
   })
 
-  it('deleting the hello folder unloads it within 2 s and closes its socket', async () => {
-    const start = performance.now()
+  it('a folder written slowly (its entry in many small writes, a comment first) is loaded once, complete', async () => {
+    // Any load before the last write would import a file cut inside its opening comment and fail; the watcher
+    // waits for the folder to be quiet, so the audit shows exactly one load, a successful one.
+    const dir = join(d.pluginsDir, 'third')
+    await mkdir(join(dir, 'src'), { recursive: true })
+    await writeFile(join(dir, 'package.json'), JSON.stringify({ name: 'hostd-plugin-third', version: '1.0.0', type: 'module', hostd: { entry: 'src/index.ts' } }))
+    const source = `/*\n${'padding line\n'.repeat(150_000)}*/\nimport { definePlugin } from '@hostd/sdk'\n` +
+      `export default definePlugin({ id: 'third', version: '1.0.0', kernel: '^1.0.0', routes: (r) => { r.get('/api/third', { role: 'viewer' }, () => ({ ok: true })) } })\n`
+    const file = await open(join(dir, 'src', 'index.ts'), 'w')
+    for (let at = 0; at < source.length; at += 2048) await file.write(source.slice(at, at + 2048))
+    await file.close()
+    await waitFor(async () => (await getJson(d, '/api/third', bearer(admin))).status === 200, 10_000)
+    const loads = (await audit(d, admin)).filter((e) => e.target === 'third' && (e.action === 'plugin.load' || e.action === 'plugin.upgrade'))
+    expect(loads.map((e) => [e.action, e.result])).toEqual([['plugin.load', 'success']])
+    await rm(dir, { recursive: true, force: true })
+    await waitFor(async () => (await getJson(d, '/api/third', bearer(admin))).status === 404, 5000)
+  })
+
+  it('deleting the hello folder unloads it and closes its socket', async () => {
     await rm(join(d.pluginsDir, 'hello'), { recursive: true, force: true })
     await waitFor(async () => (await getJson(d, '/api/hello', bearer(admin))).status === 404, 5000)
-    expect(performance.now() - start).toBeLessThanOrEqual(2000)
     const missing = await getJson(d, '/api/hello', bearer(admin))
     expect(missing.body.error).toBe('HOSTD_ROUTE_NOT_FOUND')
     await waitFor(async () => echoClosed.code !== null, 2000)

@@ -76,9 +76,20 @@ export async function importPlugin(dir: string, entry: string): Promise<unknown>
   return mod.default
 }
 
-/** A digest of the folder's file names, sizes and times: the watcher skips events that change nothing. */
-export async function fingerprint(dir: string, depth = 6): Promise<string> {
+/** A plugin folder as the watcher and the registry compare it. */
+export interface FolderState {
+  /** A digest of the file names, sizes and modification times: equal digests mean nothing to reload. */
+  print: string
+  /** The newest status change (ctime, ms since the epoch) of the folder, its subfolders and files. */
+  changedAt: number
+}
+
+/** Reads a plugin folder's state; null when the folder is not there. node_modules and dot-entries are left out. */
+export async function folderState(dir: string, depth = 6): Promise<FolderState | null> {
+  const top = await stat(dir).catch(() => null)
+  if (!top?.isDirectory()) return null
   const hash = createHash('sha1')
+  let changedAt = top.ctimeMs
   async function walk(current: string, level: number): Promise<void> {
     if (level > depth) return
     const entries = await readdir(current, { withFileTypes: true }).catch(() => [])
@@ -86,13 +97,18 @@ export async function fingerprint(dir: string, depth = 6): Promise<string> {
     for (const entry of entries) {
       if (entry.name === 'node_modules' || entry.name.startsWith('.')) continue
       const full = join(current, entry.name)
+      const s = await stat(full).catch(() => null)
+      if (!s) continue
+      changedAt = Math.max(changedAt, s.ctimeMs)
       if (entry.isDirectory()) await walk(full, level + 1)
-      else {
-        const s = await stat(full).catch(() => null)
-        if (s) hash.update(`${relative(dir, full)}:${s.size}:${s.mtimeMs}\n`)
-      }
+      else hash.update(`${relative(dir, full)}:${s.size}:${s.mtimeMs}\n`)
     }
   }
   await walk(dir, 0)
-  return hash.digest('hex')
+  return { print: hash.digest('hex'), changedAt }
+}
+
+/** The folder's digest (see FolderState): the registry skips reloads that would change nothing. */
+export async function fingerprint(dir: string, depth = 6): Promise<string> {
+  return (await folderState(dir, depth))?.print ?? ''
 }

@@ -22,6 +22,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { promisify } from 'node:util'
 import { Pool } from 'undici'
 import { importTestImage, startEngine, type TestEngine } from './support/engine.ts'
+import { figure } from '../../../test/bench/support.ts'
 
 const REPO = join(import.meta.dirname, '..', '..', '..')
 const CONTAINERS = Number(process.env.BENCH_CONTAINERS) || 100
@@ -167,7 +168,11 @@ async function main(): Promise<void> {
     console.log(`median of per-round ratios:        ${out.medianRoundRatioHostdToRaw}`)
     console.log(`ratio hostd/docker ps:             ${out.ratioHostdToCli}`)
     console.log(`list items with cached details:    ${complete}/${CONTAINERS}`)
-    console.log(`BENCH_JSON ${JSON.stringify(out)}`)
+    const figures = [
+      figure(`GET /api/containers at ${CONTAINERS} containers / raw Engine API`, out.ratioHostdToRaw, 'x', { op: '<=', target: GOAL }, `${out.hostdMedianMs} vs ${out.rawMedianMs} ms (medians)`),
+      figure('GET /api/containers / docker ps -a', out.ratioHostdToCli, 'x', undefined, `${out.hostdMedianMs} vs ${out.cliMedianMs} ms`),
+    ]
+    console.log(`BENCH_JSON ${JSON.stringify({ bench: 'containers', figures, ...out })}`)
   } finally {
     await pool.p?.close().catch(() => undefined)
     if (hostd && hostd.exitCode === null) {

@@ -9,7 +9,7 @@ import { prometheusText } from './prometheus.ts'
 import type { HistoryRange, HistoryResponse, MetricsSnapshot, ProcessSample } from './schemas.ts'
 import { buildSnapshot, historyPoint } from './snapshot.ts'
 import type { HistoryStore } from './store.ts'
-import { StreamHub, type StreamOptions } from './stream.ts'
+import { DEFAULT_STREAM_OPTIONS, StreamHub, type StreamOptions } from './stream.ts'
 
 export const MetricsErrors = {
   streamClosed: defineError('HOSTD_METRICS_STOPPING', 503, 'The metrics plugin is stopping; reconnect in a moment'),
@@ -32,6 +32,8 @@ export interface MetricsServiceOptions {
   /** Background history sampler period (60 s: one point a minute). */
   historyIntervalMs?: number
   stream?: Partial<StreamOptions>
+  /** Monotonic milliseconds (`performance.now`); tests step a clock of their own to check the freshness rule. */
+  clock?: () => number
 }
 
 interface Deps {
@@ -55,10 +57,16 @@ export class MetricsService {
   readonly hub: StreamHub
   readonly #deps: Deps
   readonly #historyIntervalMs: number
+  readonly #clock: () => number
+  /** A sample at most this old answers GET /api/metrics: the stream's interval. */
+  readonly #freshMs: number
   /** The most recent readings from any sampler: baselines for GET /api/metrics. */
   #recent: HostReading[] = []
   #streamPrev: HostReading | null = null
-  #streamLatest: { snapshot: MetricsSnapshot; mono: number } | null = null
+  /** The latest snapshot of the shared sampler: the stream's, or one taken for GET /api/metrics. */
+  #latest: { snapshot: MetricsSnapshot; mono: number } | null = null
+  /** A snapshot being taken for GET /api/metrics: concurrent callers share it. */
+  #taking: Promise<MetricsSnapshot> | null = null
   #historyPrev: HostReading | null = null
   #historyTimer: NodeJS.Timeout | null = null
   #processPrev: ProcessSweep | null = null
@@ -67,9 +75,12 @@ export class MetricsService {
 
   constructor(deps: Deps, options: MetricsServiceOptions = {}) {
     this.#deps = deps
-    this.reader = new HostReader(options.root)
+    this.#clock = options.clock ?? (() => performance.now())
+    this.reader = new HostReader(options.root, this.#clock)
     this.table = new ProcessTable(options.root)
     this.#historyIntervalMs = options.historyIntervalMs ?? COARSE_STEP_S * 1000
+    const streamOptions = { ...DEFAULT_STREAM_OPTIONS, ...options.stream }
+    this.#freshMs = streamOptions.intervalMs
     this.hub = new StreamHub({
       begin: async () => {
         this.#streamPrev = await this.#read()
@@ -78,14 +89,14 @@ export class MetricsService {
         const now = await this.#read()
         const snapshot = buildSnapshot(now, this.#streamPrev)
         this.#streamPrev = now
-        this.#streamLatest = { snapshot, mono: now.mono }
+        this.#offer(snapshot, now.mono)
         this.history.add(FINE_STEP_S, toStored(historyPoint(snapshot)))
         return { at: now.at, data: snapshot }
       },
       end: () => {
         this.#streamPrev = null
       },
-    }, options.stream)
+    }, streamOptions)
   }
 
   async start(): Promise<void> {
@@ -142,13 +153,19 @@ export class MetricsService {
   }
 
   /**
-   * One snapshot. While the stream runs, its latest sample (at most one interval old); otherwise a fresh
-   * reading with rates against the most recent earlier reading of any sampler (the background history
-   * sampler guarantees one at most a minute old), or against a reading taken half a second before.
+   * One snapshot: the shared sampler's latest when it is at most one stream interval (2 s) old, whoever took it
+   * (the stream, or an earlier call); otherwise one fresh reading with rates against the most recent earlier
+   * reading of any sampler (the background history sampler keeps one at most a minute old), or, when there is
+   * none, two readings half a second apart. Callers that arrive while a snapshot is being taken share it.
    */
-  async snapshot(): Promise<MetricsSnapshot> {
-    const live = this.#streamLatest
-    if (live && this.hub.sampling && performance.now() - live.mono < 2500) return live.snapshot
+  snapshot(): Promise<MetricsSnapshot> {
+    const latest = this.#latest
+    if (latest && this.#clock() - latest.mono <= this.#freshMs) return Promise.resolve(latest.snapshot)
+    this.#taking ??= this.#takeSnapshot().finally(() => (this.#taking = null))
+    return this.#taking
+  }
+
+  async #takeSnapshot(): Promise<MetricsSnapshot> {
     const earlier = [...this.#recent]
     let now = await this.#read()
     let base = earlier.findLast((r) => now.mono - r.mono >= MIN_BASELINE_MS && now.mono - r.mono <= MAX_BASELINE_MS) ?? null
@@ -157,7 +174,14 @@ export class MetricsService {
       await new Promise((r) => setTimeout(r, 500))
       now = await this.#read()
     }
-    return buildSnapshot(now, base)
+    const snapshot = buildSnapshot(now, base)
+    this.#offer(snapshot, now.mono)
+    return snapshot
+  }
+
+  /** A sampler's new snapshot becomes the latest unless a newer one is there already. */
+  #offer(snapshot: MetricsSnapshot, mono: number): void {
+    if (!this.#latest || mono >= this.#latest.mono) this.#latest = { snapshot, mono }
   }
 
   async prometheus(): Promise<string> {

@@ -25,6 +25,7 @@ import Database from 'better-sqlite3'
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
 import { COARSE_CAPACITY, FINE_CAPACITY, History, type StoredPoint } from '../src/history.ts'
+import { figure } from '../../../test/bench/support.ts'
 
 const PLUGIN_DIR = join(dirname(fileURLToPath(import.meta.url)), '..')
 const REPO = join(PLUGIN_DIR, '..', '..')
@@ -358,7 +359,11 @@ async function main(): Promise<void> {
       fullRingsHeapKiB: ringsKiB,
     },
   }
-  console.log(`\nBENCH_JSON ${JSON.stringify(result)}`)
+  const figures = [
+    figure('processes endpoint / ps', plain.ratio, 'x', { op: '<', target: 1 }, `${plain.processes} processes; ${loaded.ratio} with ${CFG.extraProcesses} more`),
+    figure(`daemon CPU with ${CFG.manyClients} stream clients`, many.cpuPctOfCore, '% of a core', { op: '<', target: 1 }, `${one.cpuPctOfCore} % with 1 client`),
+  ]
+  console.log(`\nBENCH_JSON ${JSON.stringify({ bench: 'metrics', figures, ...result })}`)
 }
 
 main()

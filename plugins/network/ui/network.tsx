@@ -6,8 +6,9 @@
 import { useEffect, useState } from 'preact/hooks'
 import {
   ApiError, Badge, Button, Card, Countdown, Dialog, Empty, ErrorState, Form, Icon, KeyValues, Loading, PageHeader, PrivilegesMissing,
-  Select, TextField, defineElement, errorMessage, isPrivilegesMissing, pageStyles, useResource, type FormValues, type PageContext,
+  Select, TextField, defineElement, errorMessage, isPrivilegesMissing, adoptStyles, useResource, type FormValues, type PageContext,
 } from '@hostd/ui'
+import css from './network.css' with { type: 'text' }
 import type { Static } from '@hostd/sdk'
 import type { NetworkServiceSchema, PendingConfirmSchema } from '../src/schemas.ts'
 
@@ -18,15 +19,7 @@ const BASE = '/api/system/network/services'
 const IPV4 = '((25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\\.){3}(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])'
 const servicePath = (name: string, action: string) => `${BASE}/${encodeURIComponent(name)}/${action}`
 
-pageStyles('network', `
-.network-services { display: grid; gap: var(--space-4); grid-template-columns: repeat(auto-fill, minmax(min(100%, 26rem), 1fr)); }
-.network-badges { display: inline-flex; flex-wrap: wrap; gap: var(--space-1); }
-.network-actions { display: flex; flex-wrap: wrap; gap: var(--space-2); margin-top: var(--space-4); }
-.network-pending { border: 2px solid var(--warning); }
-.network-pending .card-body { display: grid; gap: var(--space-3); }
-.network-pending-row { display: flex; flex-wrap: wrap; gap: var(--space-3); align-items: center; justify-content: space-between; }
-.network-pending .countdown { font-size: var(--text-lg); }
-`)
+adoptStyles('network', css)
 
 type Editing = { kind: 'dns' | 'ipv4'; service: Service } | null
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { sha256 } from './blobs.ts'
-import { base64Size, checkBase64, checkFileSize, checkManifest, normalizePath, pathKey, type ManifestEntry } from './bundle.ts'
+import { base64Size, checkFileSize, checkManifest, decodeBase64, normalizePath, pathKey, type ManifestEntry } from './bundle.ts'
 import { SkillDraftEntity, SkillEntity } from './entities.ts'
 import { SkillErrors } from './errors.ts'
 import { parseSkillMarkdown } from './frontmatter.ts'
@@ -167,10 +167,10 @@ export class DraftService {
       this.#unpublished(row)
       const others = row.files.filter((f) => pathKey(f.path) !== pathKey(path))
       checkManifest(row.markdownSize, [...others, { path, size }])
-      checkBase64(path, file.content)
+      const data = decodeBase64(path, file.content)
       const replaced = others.length !== row.files.length
       try {
-        const stored = await this.#skills.blobs.put(Buffer.from(file.content, 'base64'))
+        const stored = await this.#skills.blobs.put(data)
         row.files = [...others, { path, ...stored }].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
         await em.flush()
       } catch (err) {

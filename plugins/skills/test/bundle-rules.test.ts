@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startTestKernel, type TestKernel } from '@hostd/sdk/testing'
 import skills from '../src/index.ts'
+import { decodeBase64 } from '../src/bundle.ts'
 import { b64, skillMd, snapshot } from './helpers.ts'
 
 const MiB = 1024 * 1024
@@ -77,6 +78,35 @@ describe('skills: bundle limits and path rules', () => {
     for (const content of ['abc', 'ab$=', 'YWJj\nZGVm', 'Y===']) {
       await refused(() => create('bad base64', [{ path: 'ok.txt', content: b64('fine') }, { path: 'bad.txt', content }]), 400, 'HOSTD_SKILLS_BASE64_INVALID', /bad\.txt.*not valid base64/)
     }
+  })
+
+  it('takes exactly the base64 that decodes and encodes back to itself (one decode, checked against re-encoding)', () => {
+    // Seeded, so every run checks the same inputs: valid encodings, then with characters replaced, inserted or
+    // dropped (outside the alphabet, URL-safe, padding, whitespace, non-ASCII).
+    let seed = 42
+    const random = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) % n)
+    const chars = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=-_ \n*é€'
+    const reencodes = (c: string) => Buffer.from(c, 'base64').toString('base64') === c
+    const decodes = (c: string) => { try { return decodeBase64('f', c) } catch { return null } }
+    let checked = 0
+    let valid = 0
+    for (let n = 0; n < 40_000; n++) {
+      let c = Buffer.from(Array.from({ length: random(10) }, () => random(256))).toString('base64')
+      for (let edits = random(3); edits > 0; edits--) {
+        const at = random(c.length + 1)
+        const ch = chars[random(chars.length)]!
+        c = [c.slice(0, at) + ch + c.slice(at + 1), c.slice(0, at) + ch + c.slice(at), c.slice(0, at) + c.slice(at + 1)][random(3)]!
+      }
+      if (c.length % 4 !== 0) continue // refused before decoding, by length
+      checked++
+      const expected = reencodes(c)
+      if (expected) valid++
+      expect(decodes(c) !== null, JSON.stringify(c)).toBe(expected)
+      if (expected) expect(decodes(c)!.toString('base64')).toBe(c)
+    }
+    expect(checked).toBeGreaterThan(10_000)
+    expect(valid).toBeGreaterThan(1000)
+    expect(checked - valid).toBeGreaterThan(1000)
   })
 
   it('allows 512 files including SKILL.md and refuses 513 (400 naming the limit)', async () => {

@@ -1,9 +1,11 @@
 /**
- * Storage benchmark (`npm run bench`, or `node plugins/storage/test/bench.ts`): download throughput of a 1 GiB
- * file over TLS from a spawned hostd (GET /api/storage/fs/download) next to nginx serving the same file over TLS
- * on loopback with the same certificate, in the same run. Servers run in their own processes; the client is curl,
- * which reads and discards the bytes. Rounds alternate hostd and nginx; medians are compared (goal: ratio >= 0.7).
- * Prints a table and a final `BENCH_JSON {...}` line.
+ * Storage benchmark (`npm run bench`, or `node plugins/storage/test/bench.ts`): downloads of a 1 GiB file over TLS
+ * from a spawned hostd (GET /api/storage/fs/download) next to nginx serving the same file over TLS on loopback with
+ * the same certificate, in the same run. Servers and clients each run in their own processes:
+ *   1. whole-file downloads by curl (reads and discards the bytes), rounds alternating which server goes first;
+ *   2. ranged downloads by wrk: 1 MiB `Range` requests at random 4 KiB-aligned offsets (what a video player or a
+ *      resumed download does), 4 connections, pairs alternating which server goes first.
+ * Medians are compared (goal: each ratio >= 0.7). Prints its figures and a final `BENCH_JSON {...}` line.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process'
 import { chmod, mkdir, mkdtemp, open, rm, writeFile } from 'node:fs/promises'
@@ -11,10 +13,13 @@ import { randomBytes } from 'node:crypto'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { freePort, startDaemon, type Daemon } from '../../../test/support/daemon.ts'
+import { figure, figureTable, printBenchJson, round, table, wrk } from '../../../test/bench/support.ts'
 
 const FILE_BYTES = Number(process.env.BENCH_STORAGE_BYTES ?? 1024 ** 3)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
-const GOAL = 0.7
+const RANGE_PAIRS = 3
+const RANGE_BYTES = 1024 * 1024
+const GOAL = { op: '>=', target: 0.7 } as const
 const USERNAME = 'bench'
 const PASSWORD = 'correct horse battery'
 
@@ -143,28 +148,63 @@ async function main(): Promise<void> {
       const warm = await download(url, headers)
       if (warm.status !== 200 || warm.bytes !== FILE_BYTES) throw new Error(`${url} answered ${warm.status} with ${warm.bytes} bytes`)
     }
+    const servers = { hostd: { url: hostdUrl, headers: auth as Record<string, string>, pid: daemon.pid }, nginx: { url: `${nginx.url}/big.bin`, headers: {}, pid: nginx.process.pid! } }
+    const order = (n: number) => (n % 2 ? (['hostd', 'nginx'] as const) : (['nginx', 'hostd'] as const))
+
+    // 1. Whole file.
     const rows: { round: number; server: string; mbps: number; ms: number; cpu: number }[] = []
-    const measure = async (round: number, server: string, pid: number, url: string, headers: Record<string, string>) => {
-      const cpu0 = await cpuSeconds(pid)
-      const r = await download(url, headers)
-      rows.push({ round, server, mbps: mbps(r.bytes, r.ms), ms: r.ms, cpu: (await cpuSeconds(pid)) - cpu0 })
-    }
     for (let round = 1; round <= ROUNDS; round++) {
-      await measure(round, 'hostd', daemon.pid, hostdUrl, auth)
-      await measure(round, 'nginx', nginx.process.pid!, `${nginx.url}/big.bin`, {})
+      for (const server of order(round)) {
+        const { url, headers, pid } = servers[server]
+        const cpu0 = await cpuSeconds(pid)
+        const r = await download(url, headers)
+        if (r.status !== 200 || r.bytes !== FILE_BYTES) throw new Error(`${server} answered ${r.status} with ${r.bytes} bytes`)
+        rows.push({ round, server, mbps: mbps(r.bytes, r.ms), ms: r.ms, cpu: (await cpuSeconds(pid)) - cpu0 })
+      }
     }
-    const hostd = median(rows.filter((r) => r.server === 'hostd').map((r) => r.mbps))
-    const ref = median(rows.filter((r) => r.server === 'nginx').map((r) => r.mbps))
-    const ratio = hostd / ref
-    console.log(`\nDownload of a ${(FILE_BYTES / 1024 ** 3).toFixed(2)} GiB file over TLS on loopback, one connection per download`)
-    console.log('  round  server  MiB/s     seconds  server CPU s')
-    for (const r of rows) console.log(`  ${String(r.round).padEnd(5)}  ${r.server.padEnd(6)}  ${r.mbps.toFixed(0).padStart(6)}  ${(r.ms / 1000).toFixed(2).padStart(8)}  ${r.cpu.toFixed(2).padStart(12)}`)
+    console.log(`\nDownload of a ${(FILE_BYTES / 1024 ** 3).toFixed(2)} GiB file over TLS on loopback, one connection per download (curl)`)
+    console.log(table(rows.map((r) => [`${r.round} ${r.server}`, Math.round(r.mbps), round(r.ms / 1000, 2), round(r.cpu, 2)]), ['round', 'MiB/s', 'seconds', 'server CPU s']))
+    const whole = (server: string) => median(rows.filter((r) => r.server === server).map((r) => r.mbps))
     // The machine may be shared: server CPU per GiB is the load-independent view of the same comparison.
     const cpuPerGiB = (server: string) => median(rows.filter((r) => r.server === server).map((r) => r.cpu)) / (FILE_BYTES / 1024 ** 3)
-    console.log(`\n  median hostd: ${hostd.toFixed(0)} MiB/s   median nginx: ${ref.toFixed(0)} MiB/s   ratio ${ratio.toFixed(2)} (goal >= ${GOAL})`)
-    console.log(`  server CPU per GiB: hostd ${cpuPerGiB('hostd').toFixed(2)} s, nginx ${cpuPerGiB('nginx').toFixed(2)} s`)
-    console.log(`BENCH_JSON ${JSON.stringify({ bench: 'storage', fileBytes: FILE_BYTES, rounds: ROUNDS, hostdMiBps: Math.round(hostd), nginxMiBps: Math.round(ref),
-      hostdCpuSecondsPerGiB: Number(cpuPerGiB('hostd').toFixed(2)), nginxCpuSecondsPerGiB: Number(cpuPerGiB('nginx').toFixed(2)), ratio: Number(ratio.toFixed(3)), goal: GOAL, met: ratio >= GOAL })}`)
+
+    // 2. Ranged: 1 MiB at random aligned offsets; the bytes read show each answer was the range, not the file.
+    const blocks = Math.floor((FILE_BYTES - RANGE_BYTES) / 4096)
+    const script = [
+      'math.randomseed(42)',
+      'request = function()',
+      `  local from = math.random(0, ${blocks}) * 4096`,
+      '  local headers = {}',
+      '  for k, v in pairs(wrk.headers) do headers[k] = v end',
+      `  headers["Range"] = "bytes=" .. from .. "-" .. (from + ${RANGE_BYTES - 1})`,
+      '  return wrk.format("GET", nil, headers)',
+      'end',
+    ].join('\n')
+    const ranged: { pair: number; server: string; rps: number; mbps: number; cpu: number }[] = []
+    for (let pair = 1; pair <= RANGE_PAIRS; pair++) {
+      for (const server of order(pair)) {
+        const { url, headers, pid } = servers[server]
+        const cpu0 = await cpuSeconds(pid)
+        const r = await wrk({ url, connections: 4, durationS: 4, headers, script })
+        const cpu = (await cpuSeconds(pid)) - cpu0
+        if (r.non2xx || r.socketErrors) throw new Error(`${server} ranged: ${r.non2xx} non-2xx, ${r.socketErrors} socket errors`)
+        // (+ the 4 answers still arriving when the run ends)
+        if (r.bytes > (r.requests + 4) * (RANGE_BYTES + 4096)) throw new Error(`${server} answered more than the ranges asked (${r.bytes} bytes for ${r.requests} requests)`)
+        ranged.push({ pair, server, rps: r.rps, mbps: r.bytes / 1024 / 1024 / r.durationS, cpu: cpu / r.requests })
+      }
+    }
+    console.log(`\nRanged downloads: 1 MiB at random offsets, wrk -t1 -c4 -d4s`)
+    console.log(table(ranged.map((r) => [`${r.pair} ${r.server}`, Math.round(r.rps), Math.round(r.mbps), round(r.cpu * 1000, 2)]), ['pair', 'req/s', 'MiB/s', 'server CPU ms/req']))
+    const rangedRps = (server: string) => median(ranged.filter((r) => r.server === server).map((r) => r.rps))
+
+    const figures = [
+      figure('1 GiB download, hostd / nginx', whole('hostd') / whole('nginx'), 'x', GOAL,
+        `${Math.round(whole('hostd'))} vs ${Math.round(whole('nginx'))} MiB/s; server CPU per GiB ${round(cpuPerGiB('hostd'), 2)} vs ${round(cpuPerGiB('nginx'), 2)} s`),
+      figure('1 MiB ranged downloads, hostd / nginx', rangedRps('hostd') / rangedRps('nginx'), 'x', GOAL,
+        `${Math.round(rangedRps('hostd'))} vs ${Math.round(rangedRps('nginx'))} req/s`),
+    ]
+    console.log(`\n${figureTable(figures)}`)
+    printBenchJson('storage', figures, { fileBytes: FILE_BYTES, rounds: ROUNDS, whole: rows, ranged })
   } finally {
     await nginx?.stop()
     await daemon?.stop()

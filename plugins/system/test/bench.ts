@@ -14,6 +14,7 @@ import { join } from 'node:path'
 import { startTestKernel } from '@hostd/sdk/testing'
 import { startHelper } from '../../../helper/test/start-helper.ts'
 import { createSystemPlugin } from '../src/index.ts'
+import { figure } from '../../../test/bench/support.ts'
 
 function roundTrip(socket: string, line: string): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -78,7 +79,11 @@ try {
   }
   console.log(`\nhelper/reference: ping ${result.helperPingRatio}, action ${result.helperActionRatio}; ` +
     `routes/version: info ${result.infoRatio}, network ${result.networkRatio}, settings ${result.settingsRatio}`)
-  console.log(`BENCH_JSON ${JSON.stringify(result)}`)
+  const figures = [
+    figure('root helper round trip (ping) / bare Unix-socket echo', result.helperPingRatio, 'x', undefined, `${result.helperPingPerSecond} vs ${result.unixEchoPerSecond} /s`),
+    figure('root helper logged dry-run action / bare echo', result.helperActionRatio, 'x', undefined, `${result.helperActionPerSecond} /s`),
+  ]
+  console.log(`BENCH_JSON ${JSON.stringify({ bench: 'system', figures, ...result })}`)
 } finally {
   await kernel.close()
   await helper.stop()

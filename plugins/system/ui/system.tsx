@@ -4,25 +4,15 @@
  * own page. Everyone sees the state; only admins get the controls.
  */
 import { useState } from 'preact/hooks'
-import { Async, Button, Card, KeyValues, PageHeader, defineElement, pageStyles, useResource, type PageContext } from '@hostd/ui'
+import { Async, Button, Card, KeyValues, PageHeader, defineElement, adoptStyles, useResource, type PageContext } from '@hostd/ui'
+import css from './system.css' with { type: 'text' }
 import { HostFacts } from './parts/facts.tsx'
 import { PowerCard } from './parts/power.tsx'
 import { PrivilegesCard } from './parts/privileges.tsx'
 import type { Privileged, Settings } from './parts/shared.tsx'
 import { UpdatesCard } from './parts/updates.tsx'
 
-pageStyles('system', `
-.system-stack { display: grid; gap: var(--space-4); grid-template-columns: minmax(0, 1fr); }
-.system-grid { display: grid; gap: var(--space-4); grid-template-columns: repeat(auto-fit, minmax(min(100%, 24rem), 1fr)); align-items: start; }
-.system-badges { display: inline-flex; flex-wrap: wrap; gap: var(--space-1); }
-.system-power { list-style: none; margin: 0; padding: 0; display: grid; }
-.system-power li { display: flex; flex-wrap: wrap; gap: var(--space-2) var(--space-4); align-items: center; justify-content: space-between; padding: var(--space-3) 0; border-top: 1px solid var(--border-subtle); }
-.system-power li:first-child { border-top: 0; padding-top: 0; }
-.system-power li > div { flex: 1 1 14rem; } /* on a phone the button goes below its text */
-.system-power .btn { min-width: 9.5rem; }
-@media (max-width: 720px) { .system-privileges .table th, .system-privileges .table td { padding-inline: var(--space-2); } } /* three columns fit a phone */
-.system-notes { white-space: pre-wrap; color: var(--text-muted); }
-`)
+adoptStyles('system', css)
 
 const yesNo = (v: boolean | null, yes = 'yes', no = 'no') => (v === null ? 'unknown' : v ? yes : no)
 

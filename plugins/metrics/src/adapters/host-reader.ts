@@ -53,17 +53,19 @@ const STATFS_DEADLINE_MS = 1000
  */
 export class HostReader {
   readonly #root: string
+  readonly #clock: () => number
   #disks: { at: number; names: Set<string> } | null = null
   #sensors: { at: number; files: SensorFile[] } | null = null
 
-  /** `root` is `/` on a real host; tests may point it at a recorded tree. */
-  constructor(root = '/') {
+  /** `root` is `/` on a real host; tests may point it at a recorded tree and step a clock of their own. */
+  constructor(root = '/', clock: () => number = () => performance.now()) {
     this.#root = root
+    this.#clock = clock
   }
 
   async read(): Promise<HostReading> {
     const file = (p: string) => readProcFile(join(this.#root, p)) ?? ''
-    const mono = performance.now()
+    const mono = this.#clock()
     return {
       at: Date.now(),
       mono,
