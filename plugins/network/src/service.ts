@@ -84,17 +84,7 @@ export class NetworkConfiguration {
 
   confirm(name: string, actor: Actor): Promise<void> {
     return this.#serial(async () => {
-      const pending = this.#pending
-      if (!pending || pending.service !== name) throw NothingToConfirm()
-      if (Date.now() >= pending.expiresAt.getTime()) throw AlreadyReverted()
-      try {
-        await this.#nm.confirm(pending.checkpoint)
-      } catch (err) {
-        this.#log.warn({ err }, 'confirming a network change failed')
-        throw AlreadyReverted()
-      }
-      clearTimeout(pending.timer)
-      this.#pending = null
+      const pending = await this.#settle(name, 'confirming', (checkpoint) => this.#nm.confirm(checkpoint))
       await this.#audit.record({ action: 'network.confirm', target: name, detail: { after: pending.changed } }, actor)
     })
   }
@@ -102,17 +92,7 @@ export class NetworkConfiguration {
   /** Undoes the pending change now, as NetworkManager would at the end of the window. */
   revert(name: string, actor: Actor): Promise<void> {
     return this.#serial(async () => {
-      const pending = this.#pending
-      if (!pending || pending.service !== name) throw NothingToConfirm()
-      if (Date.now() >= pending.expiresAt.getTime()) throw AlreadyReverted()
-      try {
-        await this.#nm.rollback(pending.checkpoint)
-      } catch (err) {
-        this.#log.warn({ err }, 'reverting a network change failed')
-        throw AlreadyReverted()
-      }
-      clearTimeout(pending.timer)
-      this.#pending = null
+      const pending = await this.#settle(name, 'reverting', (checkpoint) => this.#nm.rollback(checkpoint))
       const after = await this.#nm.show(name).catch(() => null)
       await this.#audit.record({ action: 'network.revert', target: name, detail: { reason: 'reverted by an admin', before: pending.changed, after } }, actor)
     })
@@ -129,6 +109,22 @@ export class NetworkConfiguration {
   stop(): void {
     if (this.#pending) clearTimeout(this.#pending.timer)
     this.#pending = null
+  }
+
+  /** Ends `name`'s pending change through NetworkManager's checkpoint (confirm or roll back): 404 when there is none, 409 when too late. */
+  async #settle(name: string, doing: string, end: (checkpoint: string) => Promise<unknown>): Promise<Pending> {
+    const pending = this.#pending
+    if (!pending || pending.service !== name) throw NothingToConfirm()
+    if (Date.now() >= pending.expiresAt.getTime()) throw AlreadyReverted()
+    try {
+      await end(pending.checkpoint)
+    } catch (err) {
+      this.#log.warn({ err }, `${doing} a network change failed`)
+      throw AlreadyReverted()
+    }
+    clearTimeout(pending.timer)
+    this.#pending = null
+    return pending
   }
 
   /** Could this change cut off the admin? The service carries the address they reached us on, or the default route. */
