@@ -163,10 +163,13 @@ export async function signInThroughForm(page: Page, account: Account): Promise<v
 /** Saves the page in the light and in the dark theme: `.hostd-test/screenshots/<name>-light.png` and `-dark.png`. */
 export async function screenshot(page: Page, name: string): Promise<void> {
   await mkdir(SCREENSHOTS, { recursive: true })
+  // With a modal open, the viewport: a full-page capture of a scrolled page draws the fixed shell, the backdrop and
+  // the dialog at the scrolled offset, over a page that looks broken.
+  const fullPage = (await page.locator('dialog[open]').count()) === 0
   for (const colorScheme of ['light', 'dark'] as const) {
     await page.emulateMedia({ colorScheme })
     await page.waitForTimeout(150) // charts redraw on the theme change
-    await page.screenshot({ path: join(SCREENSHOTS, `${name}-${colorScheme}.png`), fullPage: true })
+    await page.screenshot({ path: join(SCREENSHOTS, `${name}-${colorScheme}.png`), fullPage })
   }
   await page.emulateMedia({ colorScheme: null })
 }
