@@ -121,7 +121,8 @@ describe('Activity page', { timeout: 180_000 }, () => {
     const table = page.getByRole('table', { name: 'Processes' })
     await table.waitFor({ timeout: 30_000 })
     const toggle = page.getByRole('switch', { name: 'Network columns' })
-    await toggle.check()
+    // click, not check: the switch turns back off as soon as the refusal arrives, which may be before check() looks.
+    await toggle.click()
     await page.getByRole('alert').filter({ hasText: 'Network columns need the root helper' }).waitFor({ timeout: 30_000 })
     await expect.poll(() => toggle.isChecked(), { timeout: 10_000 }).toBe(false)
     expect(await page.getByRole('columnheader', { name: 'Net in' }).count()).toBe(0)
