@@ -8,112 +8,22 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createHash } from 'node:crypto'
-import { request } from 'node:http'
-import WebSocket from 'ws'
-import { definePlugin, Type, type Role } from '@hostd/sdk'
+import type { Role } from '@hostd/sdk'
 import { startTestKernel, type TestKernel } from '@hostd/kernel/testing'
 import { createMetricsPlugin } from '../plugins/metrics/src/index.ts'
+import { closeClients, openSocket as open, openStream as stream, probePlugin, within } from './support/live-probe.ts'
 
 const PASSWORD = 'live connections password'
-/** Bound on every wait: far above the one second the rule promises, so a loaded machine does not fail it. */
-const WAIT_MS = 8000
 
 /** Tags of the connections whose handler signal (socket `ctx.signal`, stream `lifetime`) fired. */
 const aborted = new Set<string>()
-/** Client ends of everything opened, closed after the tests so the kernel can shut down. */
-const clientEnds: (() => void)[] = []
-
-const probe = definePlugin({
-  id: 'liveprobe',
-  version: '1.0.0',
-  kernel: '^1.0.0',
-  routes: (r) => {
-    // A stream that ignores its signals and never ends by itself: the kernel must cut it.
-    r.get('/api/liveprobe/drip', { role: 'operator', schema: { querystring: Type.Object({ tag: Type.String() }) } }, (req, reply) => {
-      req.lifetime.addEventListener('abort', () => aborted.add(req.query.tag))
-      reply.hijack()
-      reply.raw.writeHead(200, { 'content-type': 'text/plain' })
-      reply.raw.write('start\n')
-      const timer = setInterval(() => reply.raw.write('.'), 100)
-      reply.raw.once('close', () => clearInterval(timer))
-    })
-  },
-  sockets: (s) => {
-    for (const role of ['viewer', 'operator'] as const) {
-      s.ws(`/api/liveprobe/${role}`, { role, query: Type.Object({ tag: Type.String() }) }, (socket, ctx) => {
-        ctx.signal.addEventListener('abort', () => aborted.add(ctx.query.tag))
-        socket.on('message', (data: Buffer) => socket.send(data.toString()))
-        socket.send('ready')
-      })
-    }
-  },
-})
+const probe = probePlugin('liveprobe', aborted)
 
 /** The sessions table's key for a token (its SHA-256). */
 const tokenHash = (token: string) => createHash('sha256').update(token).digest('base64url')
 
-function within<T>(promise: Promise<T>, what: string): Promise<T> {
-  let timer: NodeJS.Timeout
-  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: not within ${WAIT_MS} ms`)), WAIT_MS)))
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer))
-}
-
-interface OpenSocket {
-  ws: WebSocket
-  closed: Promise<{ code: number; reason: string }>
-  isOpen(): boolean
-  echo(text: string): Promise<string>
-}
-
-async function openSocket(t: TestKernel, path: string, token: string): Promise<OpenSocket> {
-  const ws = new WebSocket(`${t.url!.replace(/^http/, 'ws')}${path}`, { headers: { authorization: `Bearer ${token}` } })
-  const closed = new Promise<{ code: number; reason: string }>((resolve) => ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() })))
-  clientEnds.push(() => ws.terminate())
-  await within(new Promise<void>((resolve, reject) => {
-    ws.once('message', () => resolve())
-    ws.once('error', reject)
-    ws.once('unexpected-response', (_req, res) => reject(new Error(`upgrade refused: ${res.statusCode}`)))
-  }), `socket ${path} ready`)
-  return {
-    ws,
-    closed,
-    isOpen: () => ws.readyState === WebSocket.OPEN,
-    echo: (text) => within(new Promise<string>((resolve) => {
-      ws.once('message', (data: Buffer) => resolve(data.toString()))
-      ws.send(text)
-    }), 'echo'),
-  }
-}
-
-interface OpenStream {
-  /** Resolves when the server ends or cuts the response. */
-  ended: Promise<void>
-  isOpen(): boolean
-}
-
-/** A long-lived GET over a real connection; resolves once the first bytes arrived. */
-async function openStream(t: TestKernel, path: string, token: string): Promise<OpenStream> {
-  let open = true
-  let markEnded!: () => void
-  const ended = new Promise<void>((resolve) => (markEnded = () => {
-    open = false
-    resolve()
-  }))
-  await within(new Promise<void>((resolve, reject) => {
-    const req = request(new URL(path, t.url!), { headers: { authorization: `Bearer ${token}` } }, (res) => {
-      if (res.statusCode !== 200) return reject(new Error(`stream ${path}: ${res.statusCode}`))
-      res.once('data', () => resolve())
-      res.on('data', () => undefined)
-      res.once('end', markEnded)
-      res.once('close', markEnded)
-      res.once('error', markEnded)
-    })
-    clientEnds.push(() => req.destroy())
-    req.once('error', (err) => (open ? reject(err) : markEnded()))
-    req.end()
-  }), `stream ${path} open`)
-  return { ended, isOpen: () => open }
-}
+const openSocket = (t: TestKernel, path: string, token: string) => open(t.url!, path, token)
+const openStream = (t: TestKernel, path: string, token: string) => stream(t.url!, path, token)
 
 /** Everything one session can hold open: a viewer socket, an operator socket, the metrics SSE, the drip stream. */
 async function openAll(t: TestKernel, token: string, tag: string) {
@@ -151,7 +61,7 @@ describe('open sockets and streams end with their session', () => {
     admin = (await t.login('admin')).token
   })
   afterAll(async () => {
-    for (const end of clientEnds) end()
+    closeClients()
     await t.close()
   })
 

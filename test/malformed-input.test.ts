@@ -254,6 +254,7 @@ describe('malformed input gets no 5xx on any route', () => {
     expect(ops.length).toBeGreaterThan(90)
     const ctx: Ctx = {
       t,
+      userId: adminId,
       pluginArchive: Buffer.alloc(0),
       freshUser: async () => (await t.kernel.services.users.create(`fuzz${Math.random().toString(36).slice(2, 10)}`, 'fuzz user password', 'viewer')).id,
     }

@@ -12,6 +12,11 @@ import { scopedSettings } from './db/settings.ts'
 import { SessionStore } from './auth/sessions.ts'
 import { primeDecoy } from './auth/passwords.ts'
 import { LoginThrottle } from './auth/throttle.ts'
+import { TwoFactorPolicy } from './auth/policy.ts'
+import { TwoFactorService } from './auth/two-factor.ts'
+import { LoginChallenges } from './auth/challenges.ts'
+import { SecretBox } from './auth/secret-box.ts'
+import { accountRoutes } from './auth/account-routes.ts'
 import { UserService } from './users/service.ts'
 import { KernelAudit } from './audit/service.ts'
 import { UnixHelperClient } from './helper-client.ts'
@@ -64,8 +69,11 @@ export async function createKernel(config: KernelConfig, options: KernelOptions 
   await mkdir(config.dataDir, { recursive: true, mode: 0o700 })
   const db = await openDatabase(config.dataDir)
   void primeDecoy()
-  const sessions = new SessionStore(db.native, { idleSeconds: config.sessionIdleSeconds, maxSeconds: config.sessionMaxSeconds }, (err) =>
+  const policy = new TwoFactorPolicy(scopedSettings(db, 'kernel'))
+  await policy.load()
+  const sessions = new SessionStore(db.native, { idleSeconds: config.sessionIdleSeconds, maxSeconds: config.sessionMaxSeconds }, policy, (err) =>
     log.error({ err }, 'closing a live connection failed'))
+  const secretBox = await SecretBox.load(config.dataDir)
   const audit = new KernelAudit(db, log)
   const helper = new UnixHelperClient(config.helperSocket)
   const version = readVersion(REPO_ROOT)
@@ -100,12 +108,16 @@ export async function createKernel(config: KernelConfig, options: KernelOptions 
     users: new UserService(db, sessions),
     sessions,
     throttle: new LoginThrottle({ perUser: config.loginMaxFailuresPerUser, perAddress: config.loginMaxFailuresPerAddress, windowSeconds: config.loginWindowSeconds }),
+    twoFactor: new TwoFactorService(db, secretBox, sessions),
+    policy,
+    challenges: new LoginChallenges(),
     audit,
     registry: () => registry!,
   }
   const kernelRoutes: RouteDefinition[] = collectRoutes((r) => {
     systemRoutes(r, services)
     authRoutes(r, services)
+    accountRoutes(r, services)
     userRoutes(r, services)
     auditRoutes(r, services)
     extensionRoutes(r, services)

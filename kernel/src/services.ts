@@ -3,6 +3,9 @@ import type { KernelAudit } from './audit/service.ts'
 import type { UserService } from './users/service.ts'
 import type { SessionStore } from './auth/sessions.ts'
 import type { LoginThrottle } from './auth/throttle.ts'
+import type { TwoFactorService } from './auth/two-factor.ts'
+import type { TwoFactorPolicy } from './auth/policy.ts'
+import type { LoginChallenges } from './auth/challenges.ts'
 import type { PluginRegistry } from './plugins/registry.ts'
 
 /** What the kernel's own route modules are handed. Plugins get services through tokens instead. */
@@ -12,8 +15,14 @@ export interface KernelServices {
   commit: string
   apiVersion: string
   users: UserService
+  /** Sessions, and API tokens (`sessions.apiTokens`). */
   sessions: SessionStore
   throttle: LoginThrottle
+  twoFactor: TwoFactorService
+  /** The admin's two-factor policy. */
+  policy: TwoFactorPolicy
+  /** Sign-ins waiting for their two-factor code. */
+  challenges: LoginChallenges
   audit: KernelAudit
   /** A getter: the registry is built after the kernel routes it must not shadow. */
   registry: () => PluginRegistry

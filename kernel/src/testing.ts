@@ -41,6 +41,8 @@ export interface RouteSampleContext {
   t: TestKernel
   /** A fresh viewer user's id, for routes that change a user. */
   freshUser(): Promise<string>
+  /** The user the sample's request is sent as, when the test knows it (routes about your own account need it). */
+  userId?: string
 }
 export interface RouteSampleRequest {
   url: string

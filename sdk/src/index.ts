@@ -20,7 +20,7 @@ export { definePlugin, isHostdPlugin, bind, PLUGIN_BRAND } from './plugin.ts'
 export type {
   HostdPlugin, PluginDefinition, DepsMap, ResolvedDeps, RouteSchema, RouteRequest, RouteHandler, RouteOptions, RouteDefinition,
   RouteRegistrar, RouteNeed, HttpMethod, SocketRegistrar, SocketOptions, SocketHandler, SocketContext, SocketDefinition, SocketAdmission,
-  Condition, UiPage, UiCard, UiManifest, ServiceBinding,
+  Condition, UiPage, UiCard, UiManifest, ServiceBinding, ApiTokenRef,
 } from './plugin.ts'
 export * as conditions from './conditions.ts'
 export { findDuplicateKey } from './json.ts'

@@ -30,12 +30,23 @@ export type RouteRequest<S extends RouteSchema = RouteSchema> = Omit<FastifyRequ
   body: StaticOr<S['body'], unknown>
   user: SessionUser | null
   /**
+   * Set when the request signed in with an API token (a script) rather than a session (a person): its id and name.
+   * The kernel's audit log records it on every entry written with this request as the actor.
+   */
+  apiToken: ApiTokenRef | null
+  /**
    * Aborted when this version of the plugin is unloaded, disabled or replaced, before the kernel waits for
    * in-flight requests, and when the request's session ends (sign-out, expiry, revocation, its user disabled or
    * removed, or demoted below the route's role; the reason is then a 401 or 403 HostdError): a long-lived response
    * (server-sent events, a long poll) ends on it. After a session's end the kernel cuts the response anyway.
    */
   lifetime: AbortSignal
+}
+
+/** The API token a request signed in with. */
+export interface ApiTokenRef {
+  id: string
+  name: string
 }
 
 export type RouteHandler<S extends RouteSchema> = (req: RouteRequest<S>, reply: FastifyReply) => unknown
@@ -46,6 +57,11 @@ export type RouteNeed = 'helper'
 export interface RouteOptions<S extends RouteSchema> {
   /** Required. A route without a role fails its plugin's load (deny by default). */
   role: RouteRole
+  /**
+   * Only a signed-in session (a person) may use it, never an API token (403 `HOSTD_AUTH_SESSION_REQUIRED`): for what a
+   * script must not do even with the role, e.g. changing credentials. The kernel's account routes set it.
+   */
+  sessionOnly?: boolean
   schema?: S
   needs?: RouteNeed[]
   /**
@@ -98,6 +114,11 @@ export interface SocketAdmission<Q> {
 
 export interface SocketOptions<Q extends TSchema | undefined> {
   role: Exclude<RouteRole, 'public'>
+  /**
+   * Only a signed-in session may open it, never an API token (the upgrade answers 403 `HOSTD_AUTH_SESSION_REQUIRED`):
+   * set it on interactive sockets (a shell, a remote desktop) that a leaked script token must not reach.
+   */
+  sessionOnly?: boolean
   query?: Q
   /**
    * Subprotocols the socket speaks (`Sec-WebSocket-Protocol`): the first one the client offers that is listed here is

@@ -46,7 +46,7 @@ export interface AuditEntry extends Required<Omit<AuditEvent, 'detail'>> {
 }
 
 export interface AuditService {
-  /** Write one entry. `actor` may be a request: its user and client address are used. */
+  /** Write one entry. `actor` may be a request: its user, client address and API token (as `detail.apiToken`) are used. */
   record(event: AuditEvent, actor?: Actor | { user?: SessionUser | null; ip?: string }): Promise<void>
 }
 

@@ -137,8 +137,9 @@ export async function startUi(options: StartUiOptions = {}): Promise<UiHarness> 
 }
 
 /**
- * page.goto, tried again when Chromium reports ERR_NETWORK_CHANGED: other work on the machine (network
- * namespaces, interfaces coming and going) makes Chromium drop navigations in flight, even on loopback.
+ * page.goto, tried again when Chromium reports ERR_NETWORK_CHANGED (or shows its error page for it): other work
+ * on the machine (network namespaces, interfaces coming and going, a container started) makes Chromium drop
+ * navigations in flight, even on loopback.
  */
 export async function gotoRetrying(page: Page, url: string): Promise<void> {
   for (let attempt = 1; ; attempt++) {
@@ -146,7 +147,7 @@ export async function gotoRetrying(page: Page, url: string): Promise<void> {
       await page.goto(url)
       return
     } catch (err) {
-      if (attempt >= 3 || !/ERR_NETWORK_CHANGED/.test(String(err))) throw err
+      if (attempt >= 3 || !/ERR_NETWORK_CHANGED|chrome-error:\/\/chromewebdata/.test(String(err))) throw err
     }
   }
 }

@@ -1,4 +1,4 @@
-import type { AuditEntry, AuditEvent, AuditService, Actor, SessionUser } from '@hostd/sdk'
+import type { ApiTokenRef, AuditEntry, AuditEvent, AuditService, Actor, SessionUser } from '@hostd/sdk'
 import type { Logger } from 'pino'
 import type { KernelDatabase } from '../db/database.ts'
 import { AuditEntity } from '../db/entities.ts'
@@ -6,13 +6,15 @@ import { AuditEntity } from '../db/entities.ts'
 export const AUDIT_RANGES = { '24h': 24 * 3600_000, '7d': 7 * 24 * 3600_000, '30d': 30 * 24 * 3600_000, all: Infinity } as const
 export type AuditRange = keyof typeof AUDIT_RANGES
 
-type ActorLike = Actor | { user?: SessionUser | null; ip?: string }
+/** An actor, or a request (its user, client address, and the API token it signed in with, if any). */
+type ActorLike = Actor | { user?: SessionUser | null; ip?: string; apiToken?: ApiTokenRef | null }
 
-function actorOf(actor: ActorLike | undefined): Actor {
+function actorOf(actor: ActorLike | undefined): Actor & { apiToken?: ApiTokenRef } {
   if (!actor) return {}
   if ('user' in actor || ('ip' in actor && !('userId' in actor))) {
-    const a = actor as { user?: SessionUser | null; ip?: string }
-    return { userId: a.user?.id ?? null, username: a.user?.username ?? null, ip: a.ip ?? null }
+    const a = actor as { user?: SessionUser | null; ip?: string; apiToken?: ApiTokenRef | null }
+    const who = { userId: a.user?.id ?? null, username: a.user?.username ?? null, ip: a.ip ?? null }
+    return a.apiToken ? { ...who, apiToken: { id: a.apiToken.id, name: a.apiToken.name } } : who
   }
   return actor as Actor
 }
@@ -39,7 +41,8 @@ export class KernelAudit implements AuditService {
         action: event.action,
         target: event.target ?? null,
         result: event.result ?? 'success',
-        detail: event.detail ?? null,
+        // A script's change says which API token made it.
+        detail: who.apiToken ? { ...event.detail, apiToken: who.apiToken } : (event.detail ?? null),
       })
       await em.flush()
     } catch (err) {

@@ -13,18 +13,29 @@ export const LIVE_ENDS = {
   /** Found by a re-check: expired, deleted, or its user disabled or removed. */
   gone: { code: 4401, reason: 'session ended or expired, or the user is disabled or removed' },
   roleTooLow: (role: Role): LiveEnd => ({ code: 4403, reason: `role too low: this needs ${role}` }),
+  /** The admin's policy now requires two-factor of this user, who has not enrolled yet. */
+  enrollmentRequired: { code: 4403, reason: 'two-factor enrollment required' },
+  /** The API token was revoked, expired, or its owner disabled or removed. */
+  tokenRevoked: { code: 4401, reason: 'API token revoked or expired' },
 } as const satisfies Record<string, LiveEnd | ((role: Role) => LiveEnd)>
 
-/** A session's holder as the store has it right now; null when the session no longer counts. */
+/** A session's or API token's holder as the store has it right now; null when it no longer counts. */
 export interface SessionHolder {
   userId: string
+  /** The role it has now (for a token: the lower of its own and its owner's). */
   role: Role
+  /** The two-factor policy now covers its user, who has not enrolled. */
+  mustEnroll: boolean
 }
 
-/** One open WebSocket or HTTP request riding on a session. */
+/** What a connection signed in with: a session (a person) or an API token (a script). */
+export type CredentialKind = 'session' | 'token'
+
+/** One open WebSocket or HTTP request riding on a session or an API token. */
 export interface LiveConnection {
-  /** SHA-256 of the session token, as the sessions table keys it. */
+  /** SHA-256 of the session token or API token, as the sessions or api_tokens table keys it. */
   readonly sessionHash: string
+  readonly kind: CredentialKind
   readonly userId: string
   /** The least role its endpoint needs. */
   readonly role: Role
@@ -46,11 +57,11 @@ export const RECHECK_EVERY_MS = 250
  */
 export class LiveConnections {
   readonly #open = new Set<LiveConnection>()
-  readonly #check: (sessionHash: string) => SessionHolder | null
+  readonly #check: (sessionHash: string, kind: CredentialKind) => SessionHolder | null
   readonly #onError: (err: unknown) => void
   #timer: NodeJS.Timeout | null = null
 
-  constructor(check: (sessionHash: string) => SessionHolder | null, onError: (err: unknown) => void = () => undefined) {
+  constructor(check: (sessionHash: string, kind: CredentialKind) => SessionHolder | null, onError: (err: unknown) => void = () => undefined) {
     this.#check = check
     this.#onError = onError
   }
@@ -77,14 +88,15 @@ export class LiveConnections {
     return this.#endWhere((c) => c.sessionHash === sessionHash, why)
   }
 
-  /** Ends every connection of a user, except those of the session `exceptSessionHash`; answers how many. */
-  endUser(userId: string, why: LiveEnd = LIVE_ENDS.revoked, exceptSessionHash?: string): number {
-    return this.#endWhere((c) => c.userId === userId && c.sessionHash !== exceptSessionHash, why)
+  /** Ends every connection a user opened with a session (or with an API token), except those of `exceptHash`; answers how many. */
+  endUser(userId: string, kind: CredentialKind, why: LiveEnd = LIVE_ENDS.revoked, exceptHash?: string): number {
+    return this.#endWhere((c) => c.userId === userId && c.kind === kind && c.sessionHash !== exceptHash, why)
   }
 
   /**
-   * Checks open connections (all, or one user's) against the store now: a session that is gone, expired or whose
-   * user is disabled or removed ends its connections with 4401, a role below an endpoint's with 4403.
+   * Checks open connections (all, or one user's) against the store now: a session or token that is gone, expired or
+   * whose user is disabled or removed ends its connections with 4401; a role below an endpoint's, or a user the
+   * two-factor policy now sends to enrollment, with 4403.
    */
   recheck(userId?: string): number {
     const holders = new Map<string, SessionHolder | null>()
@@ -93,10 +105,11 @@ export class LiveConnections {
       if (userId !== undefined && connection.userId !== userId) continue
       let holder = holders.get(connection.sessionHash)
       if (holder === undefined) {
-        holder = this.#check(connection.sessionHash)
+        holder = this.#check(connection.sessionHash, connection.kind)
         holders.set(connection.sessionHash, holder)
       }
-      if (!holder || holder.userId !== connection.userId) this.#end(connection, LIVE_ENDS.gone)
+      if (!holder || holder.userId !== connection.userId) this.#end(connection, connection.kind === 'token' ? LIVE_ENDS.tokenRevoked : LIVE_ENDS.gone)
+      else if (holder.mustEnroll) this.#end(connection, LIVE_ENDS.enrollmentRequired)
       else if (!roleSatisfies(holder.role, connection.role)) this.#end(connection, LIVE_ENDS.roleTooLow(connection.role))
       else continue
       ended++

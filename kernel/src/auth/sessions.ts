@@ -1,7 +1,12 @@
-import { hash, randomBytes } from 'node:crypto'
+import { randomBytes } from 'node:crypto'
 import type BetterSqlite3 from 'better-sqlite3'
 import { isRole, type SessionUser } from '@hostd/sdk'
 import { LIVE_ENDS, LiveConnections, type LiveEnd, type SessionHolder } from './live-connections.ts'
+import { ApiTokenStore } from './api-tokens.ts'
+import type { TwoFactorPolicy } from './policy.ts'
+import { hashToken, RememberedHashes } from './token-hashes.ts'
+
+export { hashToken } from './token-hashes.ts'
 
 interface SessionRow {
   user_id: string
@@ -10,6 +15,34 @@ interface SessionRow {
   username: string
   role: string
   disabled: number
+  two_factor: number
+}
+
+interface ListedRow {
+  id: string
+  token_hash: string
+  created_at: number
+  last_seen_at: number
+  ip: string | null
+  user_agent: string | null
+}
+
+/** The signed-in user as the kernel sees it on a request: plugins see the SessionUser part. */
+export interface AuthUser extends SessionUser {
+  twoFactor: boolean
+  /** The two-factor policy covers this user, who has not enrolled: only enrollment, /api/auth/me and sign-out answer. */
+  mustEnroll: boolean
+}
+
+/** A live session as its user (or an admin) sees it: never the token or its hash. */
+export interface SessionInfo {
+  id: string
+  createdAt: string
+  lastSeenAt: string
+  ip: string | null
+  userAgent: string | null
+  /** The session this request came with. */
+  current: boolean
 }
 
 export interface SessionLifetimes {
@@ -19,74 +52,75 @@ export interface SessionLifetimes {
 
 /** Only write last-seen when it moved this much: keeps the authenticated hot path read-only. */
 const TOUCH_EVERY_MS = 60_000
-/** How many live sessions' token hashes are remembered (oldest forgotten first). */
-const REMEMBERED_HASHES = 4096
-
-export const hashToken = (token: string): string => hash('sha256', token, 'base64url')
+/** Longer user agents are cut: they are shown, never parsed. */
+const USER_AGENT_MAX = 512
 
 /**
  * Server-side sessions. Tokens are 256 random bits; only their SHA-256 is stored. Every resolve joins the
- * users table, so a role change, a disable or a removal takes effect on live sessions at once.
+ * users table, so a role change, a disable, a removal or two-factor state takes effect on live sessions at once.
  * Prepared statements on the ORM's own better-sqlite3 handle: this runs on every request (see ARCHITECTURE.md).
- * Ending a session here also ends its open sockets and streams (`connections`).
+ * Ending a session here also ends its open sockets and streams (`connections`), which API tokens share.
  */
 export class SessionStore {
-  /** The sockets and streams open on each session: ended with it (see live-connections.ts). */
+  /** The sockets and streams open on each session or API token: ended with it (see live-connections.ts). */
   readonly connections: LiveConnections
+  /** API tokens for scripts, told from session tokens by their prefix. */
+  readonly apiTokens: ApiTokenStore
   readonly #lifetimes: SessionLifetimes
+  readonly #policy: TwoFactorPolicy
   readonly #select: BetterSqlite3.Statement<[string], SessionRow>
   readonly #touch: BetterSqlite3.Statement<[number, string]>
-  readonly #insert: BetterSqlite3.Statement<[string, string, number, number, string | null]>
+  readonly #insert: BetterSqlite3.Statement<[string, string, string, number, number, string | null, string | null]>
   readonly #delete: BetterSqlite3.Statement<[string]>
   readonly #deleteForUser: BetterSqlite3.Statement<[string, string]>
   readonly #purge: BetterSqlite3.Statement<[number, number]>
-  /**
-   * Token -> its SHA-256, for tokens that resolved to a live session. Hashing is about 4 µs of the ~75 µs an
-   * authenticated request costs in the daemon (measured); a Map hit is a fraction of that. Only the hash is
-   * remembered, never the session: the row and its user are still read on every request.
-   */
-  readonly #hashes = new Map<string, string>()
+  readonly #list: BetterSqlite3.Statement<[string], ListedRow>
+  readonly #byId: BetterSqlite3.Statement<[string, string], { token_hash: string }>
+  readonly #hashes = new RememberedHashes()
 
-  constructor(db: BetterSqlite3.Database, lifetimes: SessionLifetimes, onError?: (err: unknown) => void) {
+  constructor(db: BetterSqlite3.Database, lifetimes: SessionLifetimes, policy: TwoFactorPolicy, onError?: (err: unknown) => void) {
     this.#lifetimes = lifetimes
-    this.connections = new LiveConnections((tokenHash) => this.holder(tokenHash), onError)
+    this.#policy = policy
+    this.connections = new LiveConnections((hash, kind) => (kind === 'token' ? this.apiTokens.holder(hash) : this.holder(hash)), onError)
+    this.apiTokens = new ApiTokenStore(db, this.connections, policy)
+    // Sessions made before sessions had public ids get one.
+    db.prepare('UPDATE sessions SET id = lower(hex(randomblob(16))) WHERE id IS NULL').run()
     this.#select = db.prepare(
-      `SELECT s.user_id, s.created_at, s.last_seen_at, u.username, u.role, u.disabled
+      `SELECT s.user_id, s.created_at, s.last_seen_at, u.username, u.role, u.disabled, u.two_factor
          FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.token_hash = ?`,
     )
     this.#touch = db.prepare('UPDATE sessions SET last_seen_at = ? WHERE token_hash = ?')
-    this.#insert = db.prepare('INSERT INTO sessions (token_hash, user_id, created_at, last_seen_at, ip) VALUES (?, ?, ?, ?, ?)')
+    this.#insert = db.prepare('INSERT INTO sessions (token_hash, id, user_id, created_at, last_seen_at, ip, user_agent) VALUES (?, ?, ?, ?, ?, ?, ?)')
     this.#delete = db.prepare('DELETE FROM sessions WHERE token_hash = ?')
     this.#deleteForUser = db.prepare('DELETE FROM sessions WHERE user_id = ? AND token_hash != ?')
     this.#purge = db.prepare('DELETE FROM sessions WHERE created_at < ? OR last_seen_at < ?')
+    this.#list = db.prepare('SELECT id, token_hash, created_at, last_seen_at, ip, user_agent FROM sessions WHERE user_id = ? ORDER BY last_seen_at DESC, created_at DESC')
+    this.#byId = db.prepare('SELECT token_hash FROM sessions WHERE user_id = ? AND id = ?')
   }
 
-  create(userId: string, ip: string | null): string {
+  /** A new session of the user; the client's address and user agent are kept to show in their list of sessions. */
+  create(userId: string, ip: string | null, userAgent?: string | null): string {
     const now = Date.now()
     this.#purge.run(now - this.#lifetimes.maxSeconds * 1000, now - this.#lifetimes.idleSeconds * 1000)
     const token = randomBytes(32).toString('base64url')
-    this.#insert.run(hashToken(token), userId, now, now, ip)
+    this.#insert.run(hashToken(token), randomBytes(16).toString('hex'), userId, now, now, ip, userAgent ? userAgent.slice(0, USER_AGENT_MAX) : null)
     return token
   }
 
   /** The live session's user, or null (unknown, expired, or the user is disabled or gone). */
-  resolve(token: string): SessionUser | null {
+  resolve(token: string): AuthUser | null {
     const remembered = this.#hashes.get(token)
     const tokenHash = remembered ?? hashToken(token)
     const row = this.#select.get(tokenHash)
-    if (!row || row.disabled || !isRole(row.role)) return this.#forget(token)
+    if (!row || row.disabled || !isRole(row.role)) return this.#hashes.forget(token)
     const now = Date.now()
     if (this.#expired(row, now)) {
       this.#delete.run(tokenHash)
-      return this.#forget(token)
+      return this.#hashes.forget(token)
     }
     if (now - row.last_seen_at > TOUCH_EVERY_MS) this.#touch.run(now, tokenHash)
-    // Remembered only once a token proved live, so made-up tokens cannot crowd out real ones.
-    if (remembered === undefined) {
-      if (this.#hashes.size >= REMEMBERED_HASHES) this.#hashes.delete(this.#hashes.keys().next().value!)
-      this.#hashes.set(token, tokenHash)
-    }
-    return { id: row.user_id, username: row.username, role: row.role }
+    if (remembered === undefined) this.#hashes.remember(token, tokenHash)
+    return { id: row.user_id, username: row.username, role: row.role, twoFactor: row.two_factor === 1, mustEnroll: this.#policy.mustEnroll(row.role, row.two_factor) }
   }
 
   /**
@@ -96,17 +130,42 @@ export class SessionStore {
   holder(tokenHash: string): SessionHolder | null {
     const row = this.#select.get(tokenHash)
     if (!row || row.disabled || !isRole(row.role) || this.#expired(row, Date.now())) return null
-    return { userId: row.user_id, role: row.role }
+    return { userId: row.user_id, role: row.role, mustEnroll: this.#policy.mustEnroll(row.role, row.two_factor) }
   }
 
   /** The token's hash (remembered for live tokens, so this is a map lookup on the request path). */
   hashOf(token: string): string {
-    return this.#hashes.get(token) ?? hashToken(token)
+    return this.#hashes.hashOf(token)
+  }
+
+  /** A user's live sessions, most recently used first; `currentToken`'s is marked. */
+  list(userId: string, currentToken: string | null = null): SessionInfo[] {
+    const now = Date.now()
+    const current = currentToken === null ? null : this.hashOf(currentToken)
+    return this.#list
+      .all(userId)
+      .filter((r) => !this.#expired(r, now))
+      .map((r) => ({
+        id: r.id,
+        createdAt: new Date(r.created_at).toISOString(),
+        lastSeenAt: new Date(r.last_seen_at).toISOString(),
+        ip: r.ip,
+        userAgent: r.user_agent,
+        current: r.token_hash === current,
+      }))
+  }
+
+  /** Ends one session of a user by its public id, and its open sockets and streams; false when they have none by that id. */
+  revokeById(userId: string, id: string): boolean {
+    const row = this.#byId.get(userId, id)
+    if (!row) return false
+    this.revokeHash(row.token_hash)
+    return true
   }
 
   /** Ends the session of this token (sign-out) and its open sockets and streams. */
   revoke(token: string, why: LiveEnd = LIVE_ENDS.signedOut): void {
-    this.#forget(token)
+    this.#hashes.forget(token)
     this.revokeHash(hashToken(token), why)
   }
 
@@ -116,20 +175,18 @@ export class SessionStore {
     this.connections.endSession(tokenHash, why)
   }
 
-  #expired(row: SessionRow, now: number): boolean {
+  #expired(row: { created_at: number; last_seen_at: number }, now: number): boolean {
     return now - row.created_at > this.#lifetimes.maxSeconds * 1000 || now - row.last_seen_at > this.#lifetimes.idleSeconds * 1000
   }
 
-  #forget(token: string): null {
-    this.#hashes.delete(token)
-    return null
-  }
-
-  /** End every session of a user, except the one holding `keepToken` if given, and their open sockets and streams. */
-  revokeUser(userId: string, keepToken?: string): void {
+  /**
+   * End every session of a user, except the one holding `keepToken` if given, and what they have open. Their API
+   * tokens stay (a disabled or removed owner ends them through the owner's row; see ApiTokenStore).
+   */
+  revokeUser(userId: string, keepToken?: string | null): void {
     const keep = keepToken ? hashToken(keepToken) : ''
     this.#deleteForUser.run(userId, keep)
-    this.connections.endUser(userId, LIVE_ENDS.revoked, keep)
+    this.connections.endUser(userId, 'session', LIVE_ENDS.revoked, keep)
   }
 }
 

@@ -13,6 +13,14 @@ export const UserEntity = defineEntity({
     role: p.string(),
     disabled: p.boolean().default(false),
     twoFactor: p.boolean().default(false),
+    /** The confirmed TOTP secret, sealed with the data dir's key (auth/secret-box.ts); null without two-factor. */
+    totpSecret: p.string().nullable().hidden(),
+    /** A secret being enrolled, sealed too: becomes totpSecret when a code from it is confirmed. */
+    totpPending: p.string().nullable().hidden(),
+    /** The last TOTP time step used: a code of this step or an earlier one is refused (no replay). */
+    totpLastStep: p.integer().nullable(),
+    /** Keyed hashes of the unused recovery codes (auth/secret-box.ts `mac`); each is removed when used. */
+    recoveryCodes: p.json<string[]>().nullable().hidden(),
     createdAt: p.datetime(),
     updatedAt: p.datetime(),
   },
@@ -28,6 +36,28 @@ export const SessionEntity = defineEntity({
     createdAt: p.integer(),
     lastSeenAt: p.integer(),
     ip: p.string().nullable(),
+    /** The session's public id (lists and "end this session"); never the token or its hash. */
+    id: p.string().nullable().index(),
+    userAgent: p.string().nullable(),
+  },
+})
+
+/** API tokens for scripts: only the SHA-256 of the secret is stored (auth/api-tokens.ts). */
+export const ApiTokenEntity = defineEntity({
+  name: 'ApiToken',
+  tableName: 'api_tokens',
+  properties: {
+    id: p.string().primary(),
+    userId: p.string().index(),
+    name: p.string(),
+    tokenHash: p.string().unique(),
+    /** The most the token may do; its owner's current role caps it on every request. */
+    role: p.string(),
+    /** Path prefixes it may call (JSON array), or null for any path. */
+    prefixes: p.json<string[]>().nullable(),
+    createdAt: p.integer(),
+    lastUsedAt: p.integer().nullable(),
+    expiresAt: p.integer().nullable(),
   },
 })
 
@@ -57,4 +87,4 @@ export const SettingEntity = defineEntity({
   },
 })
 
-export const kernelEntities = [UserEntity, SessionEntity, AuditEntity, SettingEntity]
+export const kernelEntities = [UserEntity, SessionEntity, ApiTokenEntity, AuditEntity, SettingEntity]

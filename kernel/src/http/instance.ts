@@ -1,16 +1,19 @@
 import Fastify, { LogController, errorCodes, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerFactory, type onRequestHookHandler } from 'fastify'
 import type { Logger as PinoLogger } from 'pino'
-import { findDuplicateKey, roleSatisfies, errors, HostdError, type HelperClient, type RouteDefinition, type RouteRole, type SessionUser, ROLES } from '@hostd/sdk'
+import { findDuplicateKey, roleSatisfies, errors, HostdError, type HelperClient, type RouteDefinition, type RouteOptions, type RouteRole, type RouteSchema, ROLES } from '@hostd/sdk'
 import { errorHandler, notFoundHandler, KernelErrors } from './errors.ts'
 import { validatorCompiler } from './validation.ts'
-import { extractToken, type SessionStore } from '../auth/sessions.ts'
+import { extractToken, type AuthUser, type SessionStore } from '../auth/sessions.ts'
+import { API_TOKEN_PREFIX, ApiTokenStore, pathAllowed, type ResolvedApiToken } from '../auth/api-tokens.ts'
 import { trackRequest, type LiveRequest } from './live-request.ts'
 
 declare module 'fastify' {
   interface FastifyRequest {
-    user: SessionUser | null
-    /** The session token this request carried, if any (logout ends it). */
+    user: AuthUser | null
+    /** The session token this request carried, if any (logout ends it); null when it signed in with an API token. */
     sessionToken: string | null
+    /** The API token this request signed in with (a script), or null (a session, or nobody). */
+    apiToken: ResolvedApiToken | null
     /** Aborted when the instance's plugin version retires or the session ends (see RouteRequest.lifetime in the sdk). */
     lifetime: AbortSignal
     /** A signed-in plugin request, tied to its session until it closes (see live-request.ts). */
@@ -21,6 +24,10 @@ declare module 'fastify' {
     rawBody?: boolean
     role?: RouteRole
     owner?: string
+    /** API tokens are refused (RouteOptions.sessionOnly). */
+    sessionOnly?: boolean
+    /** A session the two-factor policy sends to enrollment may use it (kernel routes only: see KernelRouteOptions). */
+    duringEnrollment?: boolean
     /** The route's own 413 message for a body over its limit. */
     bodyLimitMessage?: string
   }
@@ -55,21 +62,71 @@ export function originAllowed(req: FastifyRequest, via: 'bearer' | 'cookie'): bo
   }
 }
 
+/** What a route allows besides its role (bound per route, like the role). */
+export interface RouteAccess {
+  /** Refuse API tokens. */
+  sessionOnly?: boolean
+  /** Open to a user the two-factor policy sends to enrollment. */
+  duringEnrollment?: boolean
+}
+
+/** Options only the kernel's own routes may set. */
+export interface KernelRouteOptions {
+  /** Open to a session the two-factor policy sends to enrollment (enrollment itself, /api/auth/me, sign-out). */
+  duringEnrollment?: boolean
+}
+export type KernelRouteDefinition = RouteDefinition & { options: RouteOptions<RouteSchema> & KernelRouteOptions }
+
+const NO_ACCESS_FLAGS: RouteAccess = Object.freeze({})
+
 /**
  * The one place requests are authenticated and authorized. Runs first on every route of every instance (the onRoute
- * hook in createInstance binds each route's role): the role and disabled flag come from the store each time.
+ * hook in createInstance binds each route's role and access): the role and disabled flag come from the store each
+ * time. A bearer token with the API-token prefix is looked up among API tokens; anything else among sessions, so a
+ * session costs no extra lookup.
  */
-export function authenticate(sessions: SessionStore, req: FastifyRequest, role: RouteRole | 'public'): HostdError | null {
+export function authenticate(sessions: SessionStore, req: FastifyRequest, role: RouteRole | 'public', access: RouteAccess = NO_ACCESS_FLAGS): HostdError | null {
   const found = extractToken(req.headers)
   if (found) {
-    req.user = sessions.resolve(found.token)
-    if (req.user) req.sessionToken = found.token
+    if (found.via === 'bearer' && ApiTokenStore.isApiToken(found.token)) {
+      const resolved = sessions.apiTokens.resolve(found.token)
+      if (resolved) {
+        req.user = resolved.user
+        req.apiToken = resolved.token
+      }
+    } else {
+      req.user = sessions.resolve(found.token)
+      if (req.user) req.sessionToken = found.token
+    }
   }
   if (role !== 'public') {
-    if (!req.user) return KernelErrors.unauthenticated()
-    if (!roleSatisfies(req.user.role, role)) return KernelErrors.forbidden(`This needs the ${role} role; you are ${req.user.role}`)
+    const err = authorize(req, role, access)
+    if (err) return err
   }
   if (found?.via === 'cookie' && req.user && !SAFE_METHODS.has(req.method) && !originAllowed(req, 'cookie')) return KernelErrors.crossOrigin()
+  return null
+}
+
+/**
+ * Whether the signed-in user of `req` may use an endpoint that needs `role`: signed in (401), an API token only where
+ * the endpoint allows tokens and on the token's paths, nothing but enrollment while the two-factor policy asks for it,
+ * then the role (403). Shared by routes and WebSocket upgrades.
+ */
+export function authorize(req: FastifyRequest, role: Exclude<RouteRole, 'public'>, access: RouteAccess): HostdError | null {
+  const user = req.user
+  if (!user) {
+    const auth = req.headers.authorization
+    return auth !== undefined && auth.slice(7).trimStart().startsWith(API_TOKEN_PREFIX)
+      ? KernelErrors.unauthenticated('This API token is unknown, expired or revoked, or its owner is disabled')
+      : KernelErrors.unauthenticated()
+  }
+  const token = req.apiToken
+  if (token !== null) {
+    if (access.sessionOnly) return KernelErrors.sessionRequired()
+    if (!pathAllowed(token.prefixes, req.url)) return KernelErrors.tokenScope(`The API token "${token.name}" may only call ${token.prefixes!.join(', ')}`)
+  }
+  if (user.mustEnroll && !access.duringEnrollment) return KernelErrors.enrollmentRequired()
+  if (!roleSatisfies(user.role, role)) return KernelErrors.forbidden(`This needs the ${role} role; you are ${user.role}`)
   return null
 }
 
@@ -125,6 +182,7 @@ export function createInstance(deps: InstanceDeps, serverFactory?: FastifyServer
   })
   app.decorateRequest('user', null)
   app.decorateRequest('sessionToken', null)
+  app.decorateRequest('apiToken', null)
   if (liveRequests) app.decorateRequest('liveRequest', null)
   // Every route, however it is added, gets the auth hook first, bound to the role in its config; a route without one
   // is refused as it is added (deny by default). Binding the role here spares each request a routeOptions lookup.
@@ -134,13 +192,15 @@ export function createInstance(deps: InstanceDeps, serverFactory?: FastifyServer
     const hooks = route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest]
     // Fastify adds a HEAD route for each GET with the GET's hooks, which already start with this one.
     if (hooks.some((hook) => AUTH_HOOKS.has(hook))) return
+    const config = route.config!
+    const access = config.sessionOnly || config.duringEnrollment ? { sessionOnly: config.sessionOnly, duringEnrollment: config.duringEnrollment } : NO_ACCESS_FLAGS
     const auth: onRequestHookHandler = liveRequests && role !== 'public'
       ? (req, reply, done) => {
-          const err = authenticate(deps.sessions, req, role)
+          const err = authenticate(deps.sessions, req, role, access)
           if (err === null) trackRequest(deps.sessions, req, reply, role)
           done(err ?? undefined)
         }
-      : (req, _reply, done) => done(authenticate(deps.sessions, req, role) ?? undefined)
+      : (req, _reply, done) => done(authenticate(deps.sessions, req, role, access) ?? undefined)
     AUTH_HOOKS.add(auth)
     route.onRequest = [auth, ...hooks]
   })
@@ -183,7 +243,15 @@ export function mountRoute(app: FastifyInstance, deps: InstanceDeps, def: RouteD
     url: def.path,
     schema: def.options.schema as Record<string, unknown> | undefined,
     bodyLimit: def.options.bodyLimit,
-    config: { role: def.options.role, owner, bodyLimitMessage: def.options.bodyLimitMessage, rawBody: def.options.rawBody === true },
+    config: {
+      role: def.options.role,
+      owner,
+      bodyLimitMessage: def.options.bodyLimitMessage,
+      rawBody: def.options.rawBody === true,
+      sessionOnly: def.options.sessionOnly === true,
+      // Only the kernel's own routes may open themselves to a session that must enroll in two-factor first.
+      duringEnrollment: owner === 'kernel' && (def as KernelRouteDefinition).options.duringEnrollment === true,
+    },
     onRequest: [...gates, ...needGates(def, deps.helper)],
     // Not an async function: a handler that answers synchronously is spared a promise round trip per request.
     handler: (req: FastifyRequest, reply: FastifyReply) => {

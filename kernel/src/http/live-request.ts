@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { errors, type HostdError, type Role } from '@hostd/sdk'
-import type { LiveConnection, LiveEnd } from '../auth/live-connections.ts'
+import type { CredentialKind, LiveConnection, LiveEnd } from '../auth/live-connections.ts'
 import type { SessionStore } from '../auth/sessions.ts'
 
 /** How long an ended response may take to flush to a slow reader before its connection is cut. */
@@ -18,6 +18,7 @@ export function liveEndError(why: LiveEnd): HostdError {
  */
 export class LiveRequest implements LiveConnection {
   readonly sessionHash: string
+  readonly kind: CredentialKind
   readonly userId: string
   readonly role: Role
   readonly #res: ServerResponse
@@ -26,8 +27,9 @@ export class LiveRequest implements LiveConnection {
   #signal: AbortSignal | null = null
   #ended: LiveEnd | null = null
 
-  constructor(sessionHash: string, userId: string, role: Role, res: ServerResponse) {
-    this.sessionHash = sessionHash
+  constructor(credential: RequestCredential, userId: string, role: Role, res: ServerResponse) {
+    this.sessionHash = credential.hash
+    this.kind = credential.kind
     this.userId = userId
     this.role = role
     this.#res = res
@@ -52,11 +54,24 @@ export class LiveRequest implements LiveConnection {
   }
 }
 
-/** Registers a signed-in plugin request with the session's live connections until its response closes. */
+export interface RequestCredential {
+  /** The session's or API token's hash, as its table keys it. */
+  hash: string
+  kind: CredentialKind
+}
+
+/** What a signed-in request signed in with: its session, or its API token. */
+export function credentialOf(sessions: SessionStore, req: FastifyRequest): RequestCredential | null {
+  if (req.apiToken !== null) return { hash: req.apiToken.hash, kind: 'token' }
+  return req.sessionToken === null ? null : { hash: sessions.hashOf(req.sessionToken), kind: 'session' }
+}
+
+/** Registers a signed-in plugin request with the live connections of its session or API token until its response closes. */
 export function trackRequest(sessions: SessionStore, req: FastifyRequest, reply: FastifyReply, role: Role): void {
   const res = reply.raw
-  if (res.destroyed || req.sessionToken === null || req.user === null) return
-  const live = new LiveRequest(sessions.hashOf(req.sessionToken), req.user.id, role, res)
+  const credential = credentialOf(sessions, req)
+  if (res.destroyed || credential === null || req.user === null) return
+  const live = new LiveRequest(credential, req.user.id, role, res)
   req.liveRequest = live
   sessions.connections.add(live)
   res.once('close', () => sessions.connections.delete(live))

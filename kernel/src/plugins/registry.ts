@@ -224,7 +224,7 @@ export class PluginRegistry {
 
   /** Every route the daemon serves, with its role and owner: the route-table test walks this. */
   routeTable(): DocumentedRoute[] {
-    const entry = (r: RouteDefinition, owner: string) => ({ method: r.method, path: r.path, role: r.options.role, owner, schema: r.options.schema })
+    const entry = (r: RouteDefinition, owner: string) => ({ method: r.method, path: r.path, role: r.options.role, owner, sessionOnly: r.options.sessionOnly === true, schema: r.options.schema })
     const kernel = this.#deps.kernelRoutes.map((r) => entry(r, 'kernel'))
     const plugins = [...this.#records.values()].flatMap((rec) => (rec.runtime?.routes ?? []).map((r) => entry(r, rec.id)))
     return [...kernel, ...plugins]

@@ -3,13 +3,12 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import websocket from '@fastify/websocket'
 import fp from 'fastify-plugin'
 import type { WebSocket } from 'ws'
-import { roleSatisfies } from '@hostd/sdk'
 import type { PluginRegistry, SocketTarget } from './registry.ts'
 import { KernelErrors, notFoundHandler } from '../http/errors.ts'
 import { compileQueryValidator } from '../http/validation.ts'
-import { originAllowed } from '../http/instance.ts'
+import { authorize, originAllowed } from '../http/instance.ts'
 import { setSecurityHeaders } from '../http/security-headers.ts'
-import { liveEndError } from '../http/live-request.ts'
+import { credentialOf, liveEndError } from '../http/live-request.ts'
 import type { LiveConnection } from '../auth/live-connections.ts'
 import { extractToken, type SessionStore } from '../auth/sessions.ts'
 
@@ -54,9 +53,9 @@ export const socketHub = fp<{ registry: PluginRegistry; sessions: SessionStore }
         if (!req.ws) return
         const target = registry.findSocket(req.url)
         if (!target) throw KernelErrors.routeNotFound(`No socket ${req.url.split('?')[0]}`)
-        const { role } = target.def.options
-        if (!req.user) throw KernelErrors.unauthenticated()
-        if (!roleSatisfies(req.user.role, role)) throw KernelErrors.forbidden(`This socket needs the ${role} role; you are ${req.user.role}`)
+        const { role, sessionOnly } = target.def.options
+        const refused = authorize(req, role, { sessionOnly })
+        if (refused) throw refused
         if (!originAllowed(req, extractToken(req.headers)!.via)) {
           throw KernelErrors.crossOrigin("WebSocket refused: Origin must be this daemon's own origin (and is required with the session cookie)")
         }
@@ -67,7 +66,7 @@ export const socketHub = fp<{ registry: PluginRegistry; sessions: SessionStore }
           const validate = compileQueryValidator(target.def.options.query)
           if (!validate(query)) throw KernelErrors.validation(`querystring ${validate.errors?.[0]?.instancePath ?? ''} ${validate.errors?.[0]?.message ?? 'is invalid'}`.trim())
         }
-        await target.def.options.admit?.({ user: req.user, query, request: req })
+        await target.def.options.admit?.({ user: req.user!, query, request: req })
         if (target.def.options.protocols) spoken.set(req.raw, target.def.options.protocols)
         req.socketTarget = target
         req.socketQuery = query
@@ -81,9 +80,11 @@ export const socketHub = fp<{ registry: PluginRegistry; sessions: SessionStore }
         const closed = new AbortController()
         const onLifetimeEnd = () => closed.abort()
         runtime.lifetime.signal.addEventListener('abort', onLifetimeEnd, { once: true })
-        // Tied to its session: ended (4401/4403) when the session ends or the role no longer suffices.
+        // Tied to its session or API token: ended (4401/4403) when that ends or the role no longer suffices.
+        const credential = credentialOf(sessions, req)!
         const live: LiveConnection = {
-          sessionHash: sessions.hashOf(req.sessionToken!),
+          sessionHash: credential.hash,
+          kind: credential.kind,
           userId: req.user!.id,
           role: target.def.options.role,
           end(why) {

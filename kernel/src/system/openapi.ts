@@ -5,6 +5,8 @@ export interface DocumentedRoute {
   path: string
   role: string
   owner: string
+  /** API tokens are refused (RouteOptions.sessionOnly). */
+  sessionOnly?: boolean
   schema?: RouteSchema
 }
 
@@ -36,6 +38,7 @@ export function openApiDocument(version: string, routes: DocumentedRoute[]) {
     paths[path][route.method.toLowerCase()] = {
       'x-hostd-role': route.role,
       'x-hostd-owner': route.owner,
+      ...(route.sessionOnly ? { 'x-hostd-session-only': true } : {}),
       ...(s.summary ? { summary: s.summary } : {}),
       ...(route.role === 'public' ? { security: [] } : {}),
       parameters: [...parameters(s.params, 'path'), ...parameters(s.querystring, 'query')],
@@ -45,7 +48,7 @@ export function openApiDocument(version: string, routes: DocumentedRoute[]) {
   }
   return {
     openapi: '3.1.0',
-    info: { title: 'hostd', version, description: 'Roles: viewer < operator < admin; x-hostd-role names the least role an operation needs.' },
+    info: { title: 'hostd', version, description: 'Roles: viewer < operator < admin; x-hostd-role names the least role an operation needs; x-hostd-session-only marks what an API token may not do.' },
     security: [{ bearer: [] }, { cookie: [] }],
     components: {
       securitySchemes: {

@@ -29,7 +29,7 @@ export function userRoutes(r: RouteRegistrar, k: KernelServices): void {
     await k.audit.record({ action: user.disabled ? 'user.disable' : 'user.enable', target: user.username }, req)
   })
 
-  r.post('/api/users/:id/password', { role: 'admin', schema: { params: UserIdParams, body: PasswordBody } }, async (req) => {
+  r.post('/api/users/:id/password', { role: 'admin', sessionOnly: true, schema: { params: UserIdParams, body: PasswordBody } }, async (req) => {
     const user = await k.users.resetPassword(req.params.id, req.body.password)
     await k.audit.record({ action: 'user.password.reset', target: user.username }, req)
   })
@@ -39,7 +39,7 @@ export function userRoutes(r: RouteRegistrar, k: KernelServices): void {
     await k.audit.record({ action: 'user.remove', target: user.username }, req)
   })
 
-  r.post('/api/me/password', { role: 'viewer', schema: { body: OwnPasswordBody } }, async (req) => {
+  r.post('/api/me/password', { role: 'viewer', sessionOnly: true, schema: { body: OwnPasswordBody } }, async (req) => {
     try {
       await k.users.changeOwnPassword(req.user!.id, req.body.currentPassword, req.body.newPassword, req.sessionToken)
     } catch (err) {

@@ -34,4 +34,10 @@ export const OwnPasswordBody = Type.Object(
   { currentPassword: Type.String({ maxLength: 1024 }), newPassword: PasswordSchema },
   { additionalProperties: false },
 )
-export const LoginResponseSchema = Type.Composite([UserSchema, Type.Object({ token: Type.Optional(Type.String()) })])
+/**
+ * Present (true) only when the admin's two-factor policy sends this user to enrollment first: the session can then
+ * do nothing but enroll, read /api/auth/me and sign out.
+ */
+export const MustEnrollSchema = Type.Optional(Type.Literal(true))
+/** A completed sign-in: the User, `mustEnrollTwoFactor` when it applies, and the token for `X-Svc-Client`. */
+export const LoginResponseSchema = Type.Composite([UserSchema, Type.Object({ mustEnrollTwoFactor: MustEnrollSchema, token: Type.Optional(Type.String()) })])

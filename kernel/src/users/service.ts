@@ -92,12 +92,16 @@ export class UserService {
     })
   }
 
+  /** Disabling ends the user's sessions; their API tokens stop working while they are disabled. */
   setDisabled(id: string, disabled: boolean): Promise<User> {
     return this.#update(id, async (row, em) => {
       if (disabled && row.role === 'admin' && !row.disabled) await this.#guardLastAdmin(em, id)
       row.disabled = disabled
     }).then((user) => {
-      if (disabled) this.#sessions.revokeUser(id)
+      if (disabled) {
+        this.#sessions.revokeUser(id)
+        this.#sessions.connections.recheck(id)
+      }
       return user
     })
   }
@@ -112,6 +116,11 @@ export class UserService {
     })
     this.#sessions.revokeUser(id)
     return user
+  }
+
+  /** Whether `password` is the user's (for changes that ask for it again). */
+  async passwordMatches(id: string, password: string): Promise<boolean> {
+    return verifyPassword((await this.#row(id)).passwordHash, password)
   }
 
   /** A user changes their own password: their other sessions end, this one stays. */
@@ -136,6 +145,7 @@ export class UserService {
       em.remove(row)
       await em.flush()
       this.#sessions.revokeUser(id)
+      this.#sessions.apiTokens.revokeAllOf(id)
       return user
     })
   }

@@ -1,9 +1,8 @@
 /** TypeBox shapes, one per shape: validation, serialization, types and the OpenAPI document. */
 import { Type, type Static } from '@hostd/sdk'
+import { LIMITS, BACKGROUND_MAX_BYTES } from './limits.ts'
 
-export const LIMITS = { serverName: 64, headline: 120, description: 1000 } as const
-/** The background upload cap (bytes). */
-export const BACKGROUND_MAX_BYTES = 4 * 1024 * 1024
+export { LIMITS, BACKGROUND_MAX_BYTES }
 
 /** What the sign-in page reads, without a session (the contract with the UI: exactly these names). */
 export const BrandingSchema = Type.Object({

@@ -24,6 +24,10 @@ export default definePlugin({
   version: '1.0.0',
   kernel: '^1.0.0',
   description: 'Containers, images, networks, registry search and container icons (Docker Engine API).',
+  ui: {
+    pages: [{ path: '/containers', title: 'Containers', icon: 'container', role: 'viewer', module: 'ui/containers.tsx', element: 'containers-page' }],
+    cards: [{ title: 'Containers', module: 'ui/cards.tsx', element: 'containers-summary', role: 'viewer', size: 'small', order: 30 }],
+  },
   deps: { audit: tokens.audit, log: tokens.logger, settings: tokens.settings, kernel: tokens.kernel },
   // The catalog (and any plugin that depends on this one) creates containers through the same validated path.
   provides: (deps) => [

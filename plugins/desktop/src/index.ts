@@ -66,6 +66,8 @@ export function desktopPlugin(overrides: Partial<DesktopConfig> = {}) {
         audit.record(event, actor).catch((err: unknown) => log.error({ err }, 'desktop audit write failed'))
       s.ws(DESKTOP_SOCKET_PATH, {
         role: 'admin',
+        // A remote desktop is a person's: API tokens may not open it.
+        sessionOnly: true,
         protocols: ['binary'],
         // Connect before the upgrade completes, so a host without screen sharing answers 503 with the reason.
         admit: async ({ user, request }) => {

@@ -25,7 +25,10 @@ export function createMetricsPlugin(options: MetricsServiceOptions = {}): HostdP
     version: '1.0.0',
     kernel: '^1.0.0',
     description: 'Host metrics, a two-second event stream with history, Prometheus text, and process activity sampling.',
-    ui: { cards: [{ title: 'Activity', module: 'ui/cards.tsx', element: 'metrics-live', size: 'large', order: 10 }] },
+    ui: {
+      pages: [{ path: '/activity', title: 'Activity', icon: 'activity', role: 'operator', module: 'ui/activity.tsx', element: 'metrics-activity' }],
+      cards: [{ title: 'Activity', module: 'ui/cards.tsx', element: 'metrics-live', size: 'large', order: 10 }],
+    },
     deps: { log: tokens.logger, database: tokens.database, helper: tokens.helper },
     routes: (r, { log, database, helper }) => {
       service = new MetricsService({ log, helper, store: new HistoryStore(database) }, options)

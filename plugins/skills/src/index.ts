@@ -32,6 +32,7 @@ export function createSkillsPlugin(options: SkillsPluginOptions = {}) {
     version: '1.0.0',
     kernel: '^1.0.0',
     description: 'Local workflow library (skills): bundles with revisions and drafts, a synced folder, zip export.',
+    ui: { pages: [{ path: '/skills', title: 'Skills', icon: 'sparkles', role: 'admin', module: 'ui/skills.tsx', element: 'skills-page' }] },
     deps: { db: tokens.database, audit: tokens.audit, log: tokens.logger, kernel: tokens.kernel },
     entities: skillEntities,
     routes: (r, { db, audit, log, kernel }) => {

@@ -92,7 +92,7 @@ export function terminalPlugin(overrides: Partial<TerminalConfig> = {}) {
       },
     }],
     sockets: (s, { audit, log }) => {
-      s.ws('/api/terminal', { role: 'admin', query: TerminalQuery }, (socket, ctx) => open(socket, ctx, audit, log))
+      s.ws('/api/terminal', { role: 'admin', sessionOnly: true, query: TerminalQuery }, (socket, ctx) => open(socket, ctx, audit, log))
     },
     start: () => {
       current() // a bad setting fails the load with its message

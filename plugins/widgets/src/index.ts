@@ -33,6 +33,7 @@ export function createWidgetsPlugin(options: WidgetsPluginOptions = {}) {
     },
     start: () => service!.start(),
     stop: () => service?.stop(),
+    ui: { cards: [{ title: 'Widgets', module: 'ui/widgets.tsx', element: 'widgets-board', role: 'viewer', size: 'large', order: 15 }] },
   })
 }
 

@@ -1,15 +1,9 @@
 /** TypeBox shapes, one per shape: validation, serialization, types and the OpenAPI document. */
 import { Type, type Static } from '@hostd/sdk'
+import { LIMITS } from './limits.ts'
 
-export const LIMITS = {
-  widgets: 50,
-  title: 120,
-  script: 16 * 1024,
-  /** stdout and stderr together, in bytes; past it the script is killed and the output marked truncated. */
-  outputBytes: 64 * 1024,
-  refreshSeconds: { min: 10, max: 86_400, default: 300 },
-  timeoutSeconds: { min: 1, max: 120, default: 15 },
-} as const
+export { LIMITS }
+
 
 export const WidgetType = Type.Union([Type.Literal('text'), Type.Literal('stat'), Type.Literal('list'), Type.Literal('progress')])
 export const LayoutSchema = Type.Object({

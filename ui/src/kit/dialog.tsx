@@ -1,6 +1,7 @@
 import { signal } from '@preact/signals'
 import type { ComponentChildren } from 'preact'
-import { useEffect, useId, useRef, useState } from 'preact/hooks'
+import { useEffect, useRef, useState } from 'preact/hooks'
+import { useUniqueId } from './ids.ts'
 import { Button } from './button.tsx'
 import { IconButton } from './button.tsx'
 
@@ -21,7 +22,7 @@ export interface DialogProps {
  */
 export function Dialog({ open, title, onClose, children, actions, size = 'md' }: DialogProps) {
   const ref = useRef<HTMLDialogElement>(null)
-  const titleId = useId()
+  const titleId = useUniqueId()
   const returnTo = useRef<Element | null>(null)
   useEffect(() => {
     const dialog = ref.current
@@ -94,7 +95,7 @@ export function confirm(options: ConfirmOptions): Promise<boolean> {
 export function ConfirmHost() {
   const current = pending.value
   const [typed, setTyped] = useState('')
-  const inputId = useId()
+  const inputId = useUniqueId()
   useEffect(() => setTyped(''), [current])
   const finish = (ok: boolean) => {
     current?.resolve(ok)

@@ -1,5 +1,6 @@
 import { render, type ComponentType } from 'preact'
 import type { PageContext } from './context.ts'
+import { IdPrefix, nextIdPrefix } from './ids.ts'
 
 /** An element the shell mounts: it receives `context` before it is connected. */
 export interface HostdElement extends HTMLElement {
@@ -21,7 +22,8 @@ export function defineElement(tag: string, Component: ComponentType<{ ctx: PageC
     class extends HTMLElement implements HostdElement {
       context!: PageContext
       connectedCallback() {
-        render(<Component ctx={this.context} />, this)
+        // A root of its own: its ids get a prefix of their own (see ids.ts).
+        render(<IdPrefix.Provider value={nextIdPrefix()}><Component ctx={this.context} /></IdPrefix.Provider>, this)
       }
       disconnectedCallback() {
         render(null, this)

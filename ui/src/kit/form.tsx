@@ -1,5 +1,6 @@
 import { createContext, type ComponentChildren, type PartialInputHTMLAttributes, type PartialSelectHTMLAttributes, type TextareaHTMLAttributes } from 'preact'
-import { useContext, useId, useRef, useState } from 'preact/hooks'
+import { useContext, useRef, useState } from 'preact/hooks'
+import { useUniqueId } from './ids.ts'
 import { ApiError, errorMessage } from './api.ts'
 import { Button } from './button.tsx'
 import { Icon } from './icons.tsx'
@@ -155,7 +156,7 @@ export interface TextFieldProps extends InputAttrs {
 
 /** A labelled input (any text-like type) with its hint and error. Other input attributes pass through. */
 export function TextField({ name, label, hint, type = 'text', onInput, ...rest }: TextFieldProps) {
-  const id = useId()
+  const id = useUniqueId()
   const { clear } = useContext(FormContext)
   return (
     <FieldFrame id={id} name={name} label={label} hint={hint}>
@@ -185,7 +186,7 @@ export interface TextAreaProps extends Omit<TextareaHTMLAttributes<HTMLTextAreaE
 }
 
 export function TextArea({ name, label, hint, onInput, ...rest }: TextAreaProps) {
-  const id = useId()
+  const id = useUniqueId()
   const { clear } = useContext(FormContext)
   return (
     <FieldFrame id={id} name={name} label={label} hint={hint}>
@@ -215,7 +216,7 @@ export interface SelectProps extends Omit<PartialSelectHTMLAttributes<HTMLSelect
 }
 
 export function Select({ name, label, options, hint, ...rest }: SelectProps) {
-  const id = useId()
+  const id = useUniqueId()
   return (
     <FieldFrame id={id} name={name} label={label} hint={hint}>
       {(describedBy, invalid) => (
@@ -240,7 +241,7 @@ export interface CheckboxProps extends InputAttrs {
 }
 
 export function Checkbox({ name, label, hint, switch: asSwitch, ...rest }: CheckboxProps) {
-  const id = useId()
+  const id = useUniqueId()
   return (
     <FieldFrame id={id} name={name} label={label} hint={hint} inline>
       {(describedBy) => (

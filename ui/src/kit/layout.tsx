@@ -1,5 +1,6 @@
 import type { ComponentChildren } from 'preact'
-import { useEffect, useId, useRef } from 'preact/hooks'
+import { useEffect, useRef } from 'preact/hooks'
+import { useUniqueId } from './ids.ts'
 
 export interface PageHeaderProps {
   title: string
@@ -55,7 +56,7 @@ export interface CardProps {
 
 /** A titled surface; a section named by its heading. */
 export function Card({ title, actions, children, level = 2, class: cls }: CardProps) {
-  const id = useId()
+  const id = useUniqueId()
   const H = level === 2 ? 'h2' : 'h3'
   return (
     <section class={`card${cls ? ` ${cls}` : ''}`} aria-labelledby={title ? id : undefined}>
@@ -82,7 +83,7 @@ export interface TabsProps {
 
 /** Tabs with arrow-key movement (roving focus), Home and End; the panel is named by its tab. */
 export function Tabs({ label, tabs, selected, onSelect, children }: TabsProps) {
-  const base = useId()
+  const base = useUniqueId()
   const list = useRef<HTMLDivElement>(null)
   const move = (event: KeyboardEvent, index: number) => {
     const next =

@@ -1,5 +1,6 @@
 import type { ComponentChildren } from 'preact'
-import { useEffect, useId, useRef, useState } from 'preact/hooks'
+import { useEffect, useRef, useState } from 'preact/hooks'
+import { useUniqueId } from './ids.ts'
 import { Badge } from './feedback.tsx'
 import { ProgressBar } from './feedback.tsx'
 import { Button } from './button.tsx'
@@ -152,7 +153,7 @@ export interface FileDropProps {
 export function FileDrop({ label, onFiles, multiple = true, accept, disabled, children }: FileDropProps) {
   const [over, setOver] = useState(false)
   const input = useRef<HTMLInputElement>(null)
-  const id = useId()
+  const id = useUniqueId()
   const take = (list: FileList | null | undefined) => {
     const files = list ? Array.from(list) : []
     if (files.length && !disabled) onFiles(multiple ? files : files.slice(0, 1))

@@ -4,7 +4,7 @@ import type { Role, SessionUser } from '../kit/context.ts'
 import { confirm, Dialog } from '../kit/dialog.tsx'
 import { Async, Badge, Empty, useResource } from '../kit/feedback.tsx'
 import { Form, FieldErrors, Select, TextField } from '../kit/form.tsx'
-import { PageHeader } from '../kit/layout.tsx'
+import { Card, PageHeader } from '../kit/layout.tsx'
 import { DataTable } from '../kit/table.tsx'
 import { toast } from '../kit/toast.tsx'
 import { api } from '../shell/session.ts'
@@ -14,7 +14,14 @@ interface User {
   username: string
   role: Role
   disabled: boolean
+  twoFactor: boolean
 }
+
+const POLICY_OPTIONS = [
+  { value: 'nobody', label: 'Nobody: each user decides' },
+  { value: 'admins', label: 'Admins' },
+  { value: 'everyone', label: 'Everyone' },
+]
 
 const ROLE_OPTIONS = [
   { value: 'viewer', label: 'Viewer: sees everything, changes nothing' },
@@ -82,9 +89,10 @@ export default function UsersPage({ user: me }: { user: SessionUser }) {
             rowKey={(u) => u.id}
             initialSort={{ key: 'username', direction: 'ascending' }}
             columns={[
-              { key: 'username', label: 'User name', sortable: true, render: (u) => <span class="cell-strong">{u.username}{u.id === me.id && <Badge>you</Badge>}</span> },
+              { key: 'username', label: 'User name', sortable: true, render: (u) => <span class="cell-strong"><a href={`/users/${u.id}`}>{u.username}</a>{u.id === me.id && <Badge>you</Badge>}</span> },
               { key: 'role', label: 'Role', sortValue: (u) => ['viewer', 'operator', 'admin'].indexOf(u.role), render: (u) => <Badge tone={ROLE_TONE[u.role]}>{u.role}</Badge> },
               { key: 'disabled', label: 'Status', sortable: true, render: (u) => (u.disabled ? <Badge tone="danger">Disabled</Badge> : <Badge tone="success">Active</Badge>) },
+              { key: 'twoFactor', label: 'Two-factor', sortable: true, secondary: true, render: (u) => (u.twoFactor ? <Badge tone="success">On</Badge> : <Badge>Off</Badge>) },
               {
                 key: 'actions',
                 label: 'Actions',
@@ -105,6 +113,7 @@ export default function UsersPage({ user: me }: { user: SessionUser }) {
           />
         )}
       </Async>
+      <PolicyCard users={users.data} />
 
       <Dialog open={editing?.kind === 'create'} title="Add a user" onClose={close}>
         <Form
@@ -160,5 +169,41 @@ export default function UsersPage({ user: me }: { user: SessionUser }) {
         </Dialog>
       )}
     </>
+  )
+}
+
+/** Who must use two-factor sign-in: users it covers who have none are sent to set it up at their next request. */
+function PolicyCard({ users }: { users: User[] | undefined }) {
+  const policy = useResource((signal) => api.get<{ requireTwoFactor: string }>('/api/auth/policy', { signal }), [])
+  const [generation, setGeneration] = useState(0)
+  const missing = (requirement: string) => (users ?? []).filter((u) => !u.disabled && !u.twoFactor && (requirement === 'everyone' || (requirement === 'admins' && u.role === 'admin'))).length
+  return (
+    <Card title="Two-factor policy" class="section-gap">
+      <Async resource={policy} label="Loading the policy…">
+        {(p) => (
+          <Form
+            key={`${generation}-${p.requireTwoFactor}`}
+            label="Two-factor policy"
+            submitLabel="Save policy"
+            errorFields={{ HOSTD_AUTH_POLICY_LOCKOUT: 'requireTwoFactor' }}
+            onSubmit={async (v) => {
+              await api.put('/api/auth/policy', { requireTwoFactor: v.requireTwoFactor })
+              const left = missing(String(v.requireTwoFactor))
+              toast.success(left ? `Saved. ${left} user${left === 1 ? '' : 's'} must set up two-factor before doing anything else.` : 'Saved.')
+              setGeneration((g) => g + 1)
+              policy.reload()
+            }}
+          >
+            <Select
+              name="requireTwoFactor"
+              label="Require two-factor sign-in for"
+              options={POLICY_OPTIONS}
+              defaultValue={p.requireTwoFactor}
+              hint="A user it covers who has not set up two-factor can do nothing but set it up (or sign out) until they do. Turn it on for yourself first."
+            />
+          </Form>
+        )}
+      </Async>
+    </Card>
   )
 }

@@ -15,6 +15,11 @@ const Overview = lazyPage(() => import('../pages/overview.tsx'), 'the overview')
 const Users = lazyPage(() => import('../pages/users.tsx'), 'users')
 const Audit = lazyPage(() => import('../pages/audit.tsx'), 'the audit log')
 const Account = lazyPage(() => import('../pages/account.tsx'), 'your account')
+const UserDetail = lazyPage(() => import('../pages/user-detail.tsx'), 'the user')
+const Enroll = lazyPage(() => import('../pages/enroll.tsx'), 'two-factor setup')
+
+/** Where a session the two-factor policy holds is sent: nothing else answers it until it enrolls. */
+const ENROLL_PATH = '/account/two-factor'
 
 /** Where the current session state says the browser must be, or null when the current path is fine. */
 function redirect(): string | null {
@@ -23,6 +28,7 @@ function redirect(): string | null {
   if (s.state === 'setup') return path === '/setup' ? null : '/setup'
   if (s.state === 'signed-out') return path === '/sign-in' ? null : path === '/setup' || path === '/' ? '/sign-in' : `/sign-in?next=${encodeURIComponent(here())}`
   if (s.state === 'signed-in' && (path === '/sign-in' || path === '/setup')) return safeNext(search)
+  if (s.state === 'enroll' && path !== ENROLL_PATH) return `${ENROLL_PATH}?next=${encodeURIComponent(path === '/sign-in' ? safeNext(search) : here())}`
   return null
 }
 
@@ -47,14 +53,16 @@ export function App() {
   if (s.state === 'loading' || target) return <Loading label="Loading hostd…" />
   if (s.state === 'setup') return <Welcome><Setup /></Welcome>
   if (s.state === 'signed-out') return <Welcome><SignIn expired={s.expired} /></Welcome>
+  if (s.state === 'enroll') return <Welcome wide><Enroll /></Welcome>
 
   const path = route.value.path
   const admin = s.user.role === 'admin'
   const page = pluginPages.value.find((p) => path === p.path || path.startsWith(`${p.path}/`))
   const content =
     path === '/' ? <Overview user={s.user} />
-    : path === '/account' ? <Account />
+    : path === '/account' || path.startsWith('/account/') ? <Account />
     : path === '/users' ? (admin ? <Users user={s.user} /> : <Forbidden role="admin" />)
+    : path.startsWith('/users/') ? (admin ? <UserDetail me={s.user} id={path.slice('/users/'.length)} /> : <Forbidden role="admin" />)
     : path === '/audit' ? (admin ? <Audit /> : <Forbidden role="admin" />)
     : page ? <PluginElement key={`${page.module}#${page.element}`} module={page.module} element={page.element} plugin={page.plugin} user={s.user} base={page.path} title={page.title} />
     : extensions.value === null ? <Loading label="Loading…" />

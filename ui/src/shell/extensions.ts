@@ -1,6 +1,7 @@
 import { computed, effect, signal } from '@preact/signals'
 import type { Role } from '../kit/context.ts'
-import { api, session } from './session.ts'
+import { ApiError } from '../kit/api.ts'
+import { api, refreshSession, session } from './session.ts'
 
 export interface PluginRef {
   id: string
@@ -67,7 +68,9 @@ async function refresh(): Promise<void> {
       last = text
       extensions.value = list
     }
-  } catch {
+  } catch (err) {
+    // The admin's policy now requires two-factor of this user: to enrollment.
+    if (err instanceof ApiError && err.code === 'HOSTD_AUTH_TWO_FACTOR_ENROLLMENT_REQUIRED') return void refreshSession().catch(() => undefined)
     // A 401 ends the session (api). Anything else: show the kernel's pages meanwhile, try again at the next tick.
     extensions.value ??= []
   }

@@ -59,7 +59,13 @@ function UserMenu({ user }: { user: SessionUser }) {
             <span class="role-tag">{user.role}</span>
           </p>
           <a href="/account" class="menu-item" onClick={() => setOpen(false)}>
-            <Icon name="key" /> Change password
+            <Icon name="user" /> Your account
+          </a>
+          <a href="/account/two-factor" class="menu-item" onClick={() => setOpen(false)}>
+            <Icon name="shield" /> Two-factor sign-in
+          </a>
+          <a href="/account/sessions" class="menu-item" onClick={() => setOpen(false)}>
+            <Icon name="monitor" /> Sessions
           </a>
           <button type="button" class="menu-item" onClick={() => void signOut()}>
             <Icon name="log-out" /> Sign out
@@ -117,12 +123,12 @@ export function Shell({ user, children }: { user: SessionUser; children: Compone
   )
 }
 
-/** The frame of the signed-out pages (setup, sign-in): a centred panel with the branding. */
-export function Welcome({ children }: { children: ComponentChildren }) {
+/** The frame of the signed-out pages (setup, sign-in, two-factor setup): a centred panel with the branding; `wide` for a QR code. */
+export function Welcome({ children, wide = false }: { children: ComponentChildren; wide?: boolean }) {
   const b = branding.value
   return (
     <div class="welcome" style={b.background ? { backgroundImage: `url("${encodeURI(b.background)}")` } : undefined}>
-      <main class="welcome-panel" id="main">
+      <main class={`welcome-panel${wide ? ' welcome-wide' : ''}`} id="main">
         <div class="welcome-brand">
           <span class="brand-mark" aria-hidden="true">
             <Icon name="server" size={18} />

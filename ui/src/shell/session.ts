@@ -4,7 +4,25 @@ import type { SessionUser } from '../kit/context.ts'
 import { pageTitles } from '../kit/layout.tsx'
 import { here, navigate, route } from './router.ts'
 
-export type SessionState = { state: 'loading' } | { state: 'setup' } | { state: 'signed-out'; expired: boolean } | { state: 'signed-in'; user: SessionUser }
+export type SessionState =
+  | { state: 'loading' }
+  | { state: 'setup' }
+  | { state: 'signed-out'; expired: boolean }
+  | { state: 'signed-in'; user: SessionUser }
+  /** Signed in, but the admin's policy requires two-factor first: only enrollment and sign-out work. */
+  | { state: 'enroll'; user: SessionUser }
+
+/** `GET /api/auth/me` and a completed sign-in. */
+interface Me extends SessionUser {
+  twoFactor: boolean
+  mustEnrollTwoFactor?: true
+}
+
+/** The first step of a sign-in for a user with two-factor: no session yet, a challenge for the code. */
+interface Challenge {
+  twoFactorRequired: true
+  challenge: string
+}
 
 export const session = signal<SessionState>({ state: 'loading' })
 
@@ -23,7 +41,7 @@ export const publicApi = createApi()
 
 /** Any 401 means the session ended: show the sign-in page, and come back here after. */
 export function sessionEnded(): void {
-  if (session.value.state !== 'signed-in') return
+  if (session.value.state !== 'signed-in' && session.value.state !== 'enroll') return
   session.value = { state: 'signed-out', expired: true }
   if (route.value.path !== '/sign-in') navigate(`/sign-in?next=${encodeURIComponent(here())}`, { replace: true })
 }
@@ -50,12 +68,14 @@ async function loadBranding(): Promise<void> {
   }
 }
 
+// The branding page says when it changed something, so the header and the title follow at once.
+addEventListener('hostd:branding-changed', () => void loadBranding())
+
 /** First load: setup needed? signed in? (in parallel with the branding). */
 export async function boot(): Promise<void> {
   void loadBranding()
   try {
-    const user = await publicApi.get<SessionUser>('/api/auth/me')
-    session.value = { state: 'signed-in', user }
+    enter(await publicApi.get<Me>('/api/auth/me'))
   } catch (err) {
     if (!(err instanceof ApiError) || err.status !== 401) throw err
     const setup = await publicApi.get<{ needsSetup: boolean }>('/api/setup')
@@ -63,9 +83,27 @@ export async function boot(): Promise<void> {
   }
 }
 
-export async function signIn(username: string, password: string): Promise<void> {
-  const user = await publicApi.post<SessionUser>('/api/auth/login', { username, password })
-  session.value = { state: 'signed-in', user }
+function enter(me: Me): void {
+  const user: SessionUser = { id: me.id, username: me.username, role: me.role }
+  session.value = me.mustEnrollTwoFactor ? { state: 'enroll', user } : { state: 'signed-in', user }
+}
+
+/** Signs in with a password; answers the challenge of the second step when the user has two-factor (else null). */
+export async function signIn(username: string, password: string): Promise<string | null> {
+  const answer = await publicApi.post<Me | Challenge>('/api/auth/login', { username, password })
+  if ('twoFactorRequired' in answer) return answer.challenge
+  enter(answer)
+  return null
+}
+
+/** The second step: the challenge and a code of the authenticator app, or a recovery code. */
+export async function verifySignIn(challenge: string, code: string): Promise<void> {
+  enter(await publicApi.post<Me>('/api/auth/login/verify', { challenge, code }))
+}
+
+/** Reads the session again (after enrolling in two-factor, or when the server says enrollment is required). */
+export async function refreshSession(): Promise<void> {
+  enter(await api.get<Me>('/api/auth/me'))
 }
 
 export async function signOut(): Promise<void> {
@@ -74,6 +112,7 @@ export async function signOut(): Promise<void> {
   } finally {
     session.value = { state: 'signed-out', expired: false }
     navigate('/sign-in', { replace: true })
+    void loadBranding() // what the sign-in page shows may have changed meanwhile
   }
 }
 

@@ -1,0 +1,169 @@
+/** One app: what it is, what it needs, its installs here, and the way to install it (role permitting). */
+import { useState } from 'preact/hooks'
+import { Badge, Button, Card, DataTable, Icon, KeyValues, PageHeader, type PageContext } from '@hostd/ui'
+import { AppIcon, AppTags, UninstallDialog, UpdateBadge } from './common.tsx'
+import { adminReason, appPath, containerPath, stateTone, type Catalog, type CatalogApp, type Install } from './model.ts'
+
+/** Whether this user may start an install of this app, and if not, why (`detailed`: with the engine's own words). */
+export function installBlock(ctx: PageContext, catalog: Catalog, app: CatalogApp, detailed = false): string | null {
+  if (!ctx.can('operator')) return 'Installing needs the operator role.'
+  const reason = adminReason(app)
+  if (reason && !ctx.can('admin')) return `Needs an admin: it ${reason}.`
+  if (!catalog.engine.available) return `The container engine is not reachable: ${detailed ? catalog.engine.message : 'the catalog page says why.'}`
+  return null
+}
+
+function Needs({ app }: { app: CatalogApp }) {
+  const reason = adminReason(app)
+  const ports = app.fields.filter((f) => f.type === 'port').map((f) => f.label)
+  const items: [string, string][] = []
+  if (reason) items.push(['shield', `Needs an admin: it ${reason}.`])
+  else items.push(['users', 'An operator may install it.'])
+  if (ports.length) items.push(['network', `A free port on this server (${ports.join(', ')}).`])
+  items.push(['package', `Runs the image ${app.image}.`])
+  if (app.architectures.length) items.push(['cpu', `Built for ${app.architectures.join(', ')}.`])
+  return (
+    <ul class="needs-list">
+      {items.map(([icon, text]) => (
+        <li key={text}>
+          <Icon name={icon} size={16} /> {text}
+        </li>
+      ))}
+    </ul>
+  )
+}
+
+export function InstallsTable({ ctx, rows, onChanged, showApp }: { ctx: PageContext; rows: { app: CatalogApp; install: Install }[]; onChanged: () => void; showApp?: boolean }) {
+  const [removing, setRemoving] = useState<{ app: CatalogApp; install: Install } | null>(null)
+  return (
+    <>
+      <DataTable
+        caption={showApp ? 'Apps installed from the catalog' : 'Installed here'}
+        hideCaption
+        rows={rows}
+        rowKey={(r) => r.install.containerId}
+        initialSort={showApp ? { key: 'app', direction: 'ascending' } : undefined}
+        columns={[
+          ...(showApp
+            ? [{
+                key: 'app',
+                label: 'App',
+                sortValue: (r: { app: CatalogApp }) => r.app.title,
+                render: (r: { app: CatalogApp }) => (
+                  <span class="cell-strong">
+                    <AppIcon app={r.app} />
+                    <a href={appPath(ctx.base, r.app)}>{r.app.title}</a>
+                  </span>
+                ),
+              }]
+            : []),
+          { key: 'name', label: 'Container', sortValue: (r) => r.install.name, render: (r) => <a class="mono" href={containerPath(r.install.containerId)}>{r.install.name}</a> },
+          { key: 'state', label: 'State', sortValue: (r) => r.install.state, render: (r) => <Badge tone={stateTone(r.install.state)}>{r.install.state}</Badge> },
+          { key: 'version', label: 'Installed version', secondary: true, render: (r) => r.install.version },
+          { key: 'updates', label: 'Updates', render: (r) => <UpdateBadge app={r.app} install={r.install} /> },
+          ...(showApp ? [{ key: 'source', label: 'Source', secondary: true, render: (r: { app: CatalogApp }) => r.app.source }] : []),
+          ...(ctx.can('operator')
+            ? [{
+                key: 'actions',
+                label: 'Actions',
+                align: 'end' as const,
+                render: (r: { app: CatalogApp; install: Install }) => (
+                  <button type="button" class="btn btn-ghost btn-sm" onClick={() => setRemoving(r)}>
+                    <Icon name="trash" size={16} /> <span>Uninstall<span class="sr-only"> {r.install.name}</span></span>
+                  </button>
+                ),
+              }]
+            : []),
+        ]}
+      />
+      {removing && (
+        <UninstallDialog
+          ctx={ctx}
+          app={removing.app}
+          install={removing.install}
+          onClose={() => setRemoving(null)}
+          onDone={() => {
+            setRemoving(null)
+            onChanged()
+          }}
+        />
+      )}
+    </>
+  )
+}
+
+export function AppDetail({ ctx, catalog, app, onChanged }: { ctx: PageContext; catalog: Catalog; app: CatalogApp; onChanged: () => void }) {
+  const blocked = installBlock(ctx, catalog, app)
+  const source = catalog.sources.find((s) => s.id === app.source)
+  const install = (
+    <div class="install-action">
+      {ctx.can('operator') &&
+        (blocked ? (
+          <Button variant="primary" icon="download" disabled aria-describedby="install-blocked">Install</Button>
+        ) : (
+          <a class="btn btn-primary btn-md" href={`${appPath(ctx.base, app)}/install`}>
+            <Icon name="download" size={16} /> <span>Install</span>
+          </a>
+        ))}
+      {blocked && <p id="install-blocked" class="muted install-reason">{blocked}</p>}
+    </div>
+  )
+  return (
+    <>
+      <a class="back-link" href={ctx.base}>
+        <Icon name="chevron-down" size={16} class="back-icon" /> All apps
+      </a>
+      <div class="app-hero">
+        <AppIcon app={app} size="lg" />
+        <div class="app-hero-text">
+          <PageHeader title={app.title} description={app.tagline || undefined} actions={install} />
+          <AppTags app={app} />
+        </div>
+      </div>
+      <div class="app-detail">
+        <div class="stack">
+          <Card title="About">
+            <div class="stack">
+              {app.description ? <p class="app-description">{app.description}</p> : <p class="muted">No description.</p>}
+              {app.note && (
+                <p class="notice notice-info">
+                  <Icon name="info" /> <span>{app.note}</span>
+                </p>
+              )}
+              {app.defaultCredentials && (
+                <p class="credentials">
+                  <Icon name="key" /> <span>
+                    It starts with the user <code>{app.defaultCredentials.username}</code> and the password{' '}
+                    <code>{app.defaultCredentials.password}</code>: change them after the first sign-in.
+                  </span>
+                </p>
+              )}
+            </div>
+          </Card>
+          <Card title="What it needs">
+            <Needs app={app} />
+          </Card>
+          <Card title={app.installs.length ? `Installed here (${app.installs.length})` : 'Installed here'}>
+            {app.installs.length ? (
+              <InstallsTable ctx={ctx} rows={app.installs.map((i) => ({ app, install: i }))} onChanged={onChanged} />
+            ) : (
+              <p class="muted">Not installed on this server.</p>
+            )}
+          </Card>
+        </div>
+        <Card title="Details">
+          <KeyValues
+            items={[
+              ['Version', app.version],
+              ['Developer', app.developer ?? 'unknown'],
+              ['Website', app.website ? <a href={app.website} target="_blank" rel="noopener noreferrer">{app.website.replace(/^https:\/\//, '')} <Icon name="external-link" size={14} label="(opens a new tab)" /></a> : 'none'],
+              ['Source', source ? `${source.name} (${source.id})` : app.source],
+              ['Image', <code>{app.image}</code>],
+              ['Web interface', app.port ? `container port ${app.port}${app.path ?? ''}` : 'none'],
+            ]}
+          />
+        </Card>
+      </div>
+    </>
+  )
+}

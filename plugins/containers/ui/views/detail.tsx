@@ -1,0 +1,358 @@
+/** One container: facts from inspect, live stats, the log followed live, its icon, and the actions. */
+import type { ComponentChildren } from 'preact'
+import { useEffect, useRef, useState } from 'preact/hooks'
+import {
+  ApiError, Async, Badge, Button, Card, Empty, ErrorState, KeyValues, Loading, LogView, PageHeader, ProgressBar,
+  formatBytes, formatDateTime, formatDuration, formatRate, useResource, type PageContext,
+} from '@hostd/ui'
+import { AutoStartSwitch, ContainerActions } from './actions.tsx'
+import { ContainerIcon, PortLinks, StateBadges, fileBase64, iconChanged, usePolling } from './common.tsx'
+import { shortId, type Container, type ContainerList, type Inspect, type StatsEntry } from './model.ts'
+
+const REFRESH_MS = 5000
+/** Stats are one engine sample each; every 2 s matches the overview's metrics stream. */
+const STATS_MS = 2000
+const TAILS = [100, 500, 1000, 5000]
+const ICON_MAX_BYTES = 256 * 1024
+const RESTART_WORDS: Record<string, string> = { no: 'never', always: 'always', 'unless-stopped': 'unless stopped by hand', 'on-failure': 'when it fails' }
+
+/** One message of the logs socket as log text (the kit's LogView adds the line break). */
+function logText(data: string | ArrayBuffer): string {
+  const text = typeof data === 'string' ? data : new TextDecoder().decode(data)
+  try {
+    const m = JSON.parse(text) as { type: string; data?: string; reason?: string; ok?: boolean; message?: string }
+    if (m.type === 'log') return String(m.data ?? '').replace(/\r?\n$/, '')
+    if (m.type === 'end') return `— ${m.reason ?? 'the log ended'} —`
+    if (m.type === 'result' && m.ok === false) return `— ${m.message ?? 'the log could not be read'} —`
+    return ''
+  } catch {
+    return text
+  }
+}
+
+interface Sample {
+  at: number
+  stats: StatsEntry
+}
+
+function LiveStats({ ctx, id, running, cpuLimit }: { ctx: PageContext; id: string; running: boolean; cpuLimit: number }) {
+  const [samples, setSamples] = useState<{ current: Sample; previous?: Sample } | null>(null)
+  const [error, setError] = useState<unknown>(undefined)
+  useEffect(() => {
+    setSamples(null)
+    setError(undefined)
+    if (!running) return
+    let stopped = false
+    let timer: ReturnType<typeof setTimeout> | undefined
+    let previous: Sample | undefined
+    const tick = async () => {
+      if (document.visibilityState === 'visible') {
+        try {
+          const [stats] = await ctx.api.get<StatsEntry[]>(`/api/containers/${encodeURIComponent(id)}/stats`)
+          if (stopped || !stats) return
+          const current = { at: performance.now(), stats }
+          setSamples({ current, previous })
+          setError(undefined)
+          previous = current
+        } catch (err) {
+          if (stopped || (err as Error).name === 'AbortError') return
+          setError(err)
+        }
+      }
+      if (!stopped) timer = setTimeout(() => void tick(), STATS_MS)
+    }
+    void tick()
+    return () => {
+      stopped = true
+      clearTimeout(timer)
+    }
+  }, [id, running])
+
+  if (!running) return <p class="muted">Not running: start it to see its processor, memory, network and disk use.</p>
+  if (error !== undefined && !samples) return <ErrorState title="Live figures are not available" error={error} />
+  if (!samples) return <Loading label="Measuring…" />
+  const { current, previous } = samples
+  const s = current.stats
+  const seconds = previous ? (current.at - previous.at) / 1000 : 0
+  const rate = (pick: (x: StatsEntry) => number) => (previous && seconds > 0 ? Math.max(0, (pick(s) - pick(previous.stats)) / seconds) : null)
+  const cpuPercent = previous && seconds > 0 ? Math.max(0, ((s.cpuUsageUsec - previous.stats.cpuUsageUsec) / (seconds * 1e6)) * 100) : null
+  const cpuMax = cpuLimit > 0 ? cpuLimit * 100 : 100
+  const memoryShare = s.memoryLimitBytes > 0 ? (s.memoryUsageBytes / s.memoryLimitBytes) * 100 : 0
+  return (
+    <div class="stack ctr-stats" aria-live="off">
+      <ProgressBar
+        label="Processor"
+        value={cpuPercent ?? undefined}
+        max={cpuMax}
+        detail={cpuPercent === null ? 'measuring…' : `${cpuPercent.toFixed(1)} % of ${cpuLimit > 0 ? `its ${cpuLimit} CPU limit` : 'one core'}`}
+        tone={cpuPercent !== null && cpuPercent > cpuMax * 0.9 ? 'warning' : 'accent'}
+      />
+      <ProgressBar
+        label="Memory"
+        value={s.memoryUsageBytes}
+        max={s.memoryLimitBytes || undefined}
+        detail={`${formatBytes(s.memoryUsageBytes)} of ${formatBytes(s.memoryLimitBytes)} (${memoryShare.toFixed(0)} %)`}
+        tone={memoryShare > 90 ? 'warning' : 'accent'}
+      />
+      <KeyValues
+        items={[
+          ['Network in', <Figure rate={rate((x) => x.networkRxBytes)} total={s.networkRxBytes} />],
+          ['Network out', <Figure rate={rate((x) => x.networkTxBytes)} total={s.networkTxBytes} />],
+          ['Disk read', <Figure rate={rate((x) => x.blockReadBytes)} total={s.blockReadBytes} />],
+          ['Disk written', <Figure rate={rate((x) => x.blockWriteBytes)} total={s.blockWriteBytes} />],
+          ['Processes', String(s.numProcesses)],
+        ]}
+      />
+    </div>
+  )
+}
+
+function Figure({ rate, total }: { rate: number | null; total: number }) {
+  return (
+    <>
+      {rate !== null && <span class="ctr-figure">{formatRate(Math.round(rate))} </span>}
+      <span class="detail">{formatBytes(total)} in all</span>
+    </>
+  )
+}
+
+function IconEditor({ ctx, name }: { ctx: PageContext; name: string }) {
+  const input = useRef<HTMLInputElement>(null)
+  const [busy, setBusy] = useState<'upload' | 'remove' | null>(null)
+  const upload = async (file: File) => {
+    if (file.size > ICON_MAX_BYTES) {
+      ctx.toast.error(`${file.name} is ${formatBytes(file.size)}: an icon may be at most 256 KiB`)
+      return
+    }
+    setBusy('upload')
+    try {
+      await ctx.api.put(`/api/icons/container/${encodeURIComponent(name)}`, { data: await fileBase64(file) })
+      iconChanged(name)
+      ctx.toast.success(`New icon for ${name}`)
+    } catch (err) {
+      ctx.toast.error(err)
+    } finally {
+      setBusy(null)
+    }
+  }
+  const clear = async () => {
+    setBusy('remove')
+    try {
+      await ctx.api.delete(`/api/icons/container/${encodeURIComponent(name)}`)
+      iconChanged(name)
+      ctx.toast.success(`${name} shows the default icon again`)
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 404) ctx.toast.info(`${name} has no icon of its own`)
+      else ctx.toast.error(err)
+    } finally {
+      setBusy(null)
+    }
+  }
+  return (
+    <div class="ctr-icon-editor">
+      <ContainerIcon name={name} size={56} />
+      <div class="stack">
+        <p class="muted">A PNG, JPEG or SVG of at most 256 KiB, shown in the list. It stays when the container is updated.</p>
+        <div class="ctr-actions">
+          <Button icon="upload" busy={busy === 'upload'} disabled={busy !== null} onClick={() => input.current?.click()}>
+            Upload icon
+          </Button>
+          <Button icon="x" variant="ghost" busy={busy === 'remove'} disabled={busy !== null} onClick={() => void clear()}>
+            Use the default icon
+          </Button>
+        </div>
+        <input
+          ref={input}
+          type="file"
+          class="sr-only"
+          tabIndex={-1}
+          accept="image/png,image/jpeg,image/svg+xml"
+          aria-label={`Icon file for ${name}`}
+          onChange={(e) => {
+            const file = e.currentTarget.files?.[0]
+            e.currentTarget.value = ''
+            if (file) void upload(file)
+          }}
+        />
+      </div>
+    </div>
+  )
+}
+
+function commandLine(words: (string | null | undefined)[]): string {
+  return words
+    .filter((w): w is string => typeof w === 'string')
+    .map((w) => (w === '' || /[\s'"\\$`]/.test(w) ? `'${w.replace(/'/g, `'\\''`)}'` : w))
+    .join(' ')
+}
+
+function List({ items, empty = 'none' }: { items: ComponentChildren[]; empty?: string }) {
+  if (items.length === 0) return <span class="muted">{empty}</span>
+  return (
+    <ul class="ctr-plain-list">
+      {items.map((item, i) => (
+        <li key={i}>{item}</li>
+      ))}
+    </ul>
+  )
+}
+
+function Configuration({ info }: { info: Inspect }) {
+  const env = info.Config.Env ?? []
+  const labels = Object.entries(info.Config.Labels ?? {})
+  const networks = Object.entries(info.NetworkSettings.Networks ?? {})
+  const policy = info.HostConfig.RestartPolicy
+  const cpus = (info.HostConfig.NanoCpus ?? 0) / 1e9
+  return (
+    <div class="stack">
+      <KeyValues
+        items={[
+          ['Container id', <code title={info.Id}>{shortId(info.Id)}</code>],
+          ['Image', <span class="mono">{info.Config.Image}</span>],
+          ['Image id', <code title={info.Image}>{shortId(info.Image)}</code>],
+          ['Created', formatDateTime(info.Created)],
+          ['Command', <code>{commandLine([info.Path, ...info.Args]) || '–'}</code>],
+          ['Entrypoint', info.Config.Entrypoint?.length ? <code>{commandLine(info.Config.Entrypoint)}</code> : <span class="muted">image default</span>],
+          ['Working directory', info.Config.WorkingDir || <span class="muted">/</span>],
+          ['User', info.Config.User || <span class="muted">image default</span>],
+          ['Host name', info.Config.Hostname],
+          ['Restart policy', `${RESTART_WORDS[policy?.Name || 'no'] ?? policy?.Name}${policy?.Name === 'on-failure' && policy.MaximumRetryCount ? ` (at most ${policy.MaximumRetryCount} times)` : ''}`],
+          ['Processor limit', cpus > 0 ? `${cpus} CPU${cpus === 1 ? '' : 's'}` : <span class="muted">none</span>],
+          ['Memory limit', info.HostConfig.Memory ? formatBytes(info.HostConfig.Memory) : <span class="muted">none</span>],
+          ['Networks', <List items={networks.map(([name, n]) => <><strong>{name}</strong>{n.IPAddress && <span class="mono"> {n.IPAddress}</span>}</>)} empty={info.HostConfig.NetworkMode ?? 'none'} />],
+          ['Mounts', <List items={info.Mounts.map((m) => <span class="mono">{m.Type === 'volume' ? m.Name : m.Source} → {m.Destination}{m.RW ? '' : ' (read-only)'}</span>)} />],
+        ]}
+      />
+      <details class="ctr-details">
+        <summary>Environment ({env.length} variable{env.length === 1 ? '' : 's'})</summary>
+        <List items={env.map((e) => <code>{e}</code>)} />
+      </details>
+      <details class="ctr-details">
+        <summary>Labels ({labels.length})</summary>
+        <List items={labels.map(([k, v]) => <code>{k}={v}</code>)} />
+      </details>
+    </div>
+  )
+}
+
+function NotFound({ ctx, id }: { ctx: PageContext; id: string }) {
+  return (
+    <>
+      <PageHeader title={id} />
+      <Empty icon="container" title={`There is no container ${id}`} action={<Button onClick={() => ctx.navigate(ctx.base)}>All containers</Button>}>
+        It may have been removed, or renamed by an update.
+      </Empty>
+    </>
+  )
+}
+
+function tailFrom(search: string): number {
+  const n = Number(new URLSearchParams(search).get('tail'))
+  return TAILS.includes(n) ? n : TAILS[0]!
+}
+
+export function ContainerDetail({ ctx, id }: { ctx: PageContext; id: string }) {
+  const detail = useResource(async (signal) => {
+    const [info, list] = await Promise.all([
+      ctx.api.get<Inspect>(`/api/containers/${encodeURIComponent(id)}`, { signal }),
+      ctx.api.get<ContainerList>('/api/containers', { signal }),
+    ])
+    return { info, item: list.items.find((c) => c.id === info.Id) as Container | undefined }
+  }, [id])
+  usePolling(detail.reload, REFRESH_MS)
+  const tail = tailFrom(ctx.location.value.search)
+
+  if (detail.data === undefined) {
+    if (detail.error instanceof ApiError && detail.error.code === 'HOSTD_CONTAINERS_NOT_FOUND') return <NotFound ctx={ctx} id={id} />
+    return (
+      <>
+        <PageHeader title={id} />
+        <Async resource={detail} label="Loading the container…">{() => null}</Async>
+      </>
+    )
+  }
+  const { info, item } = detail.data
+  const name = info.Name.replace(/^\//, '')
+  const state = info.State.Status
+  const running = info.State.Running
+  const operator = ctx.can('operator')
+  return (
+    <>
+      <nav class="ctr-back" aria-label="Breadcrumb">
+        <a href={ctx.base}>Containers</a> <span aria-hidden="true">/</span> <span aria-current="page">{name}</span>
+      </nav>
+      <PageHeader
+        title={name}
+        description={
+          <span class="ctr-head">
+            <ContainerIcon name={name} size={28} />
+            <span class="mono">{info.Config.Image}</span>
+            <StateBadges state={state} health={info.State.Health?.Status ?? ''} />
+            {item?.updateAvailable && <Badge tone="warning">Update available</Badge>}
+          </span>
+        }
+        actions={
+          operator && (
+            <>
+              {item?.updateAvailable && (
+                <Button icon="download" onClick={() => ctx.navigate(`${ctx.base}/updates?select=${encodeURIComponent(name)}`)}>
+                  Update
+                </Button>
+              )}
+              <ContainerActions ctx={ctx} container={{ id: info.Id, name, state }} onChanged={detail.reload} onRemoved={() => ctx.navigate(ctx.base)} />
+            </>
+          )
+        }
+      />
+      <div class="ctr-detail-grid">
+        <Card title="Status">
+          <KeyValues
+            items={[
+              ['State', running ? `Up for ${formatDuration((Date.now() - Date.parse(info.State.StartedAt)) / 1000)}` : `${state}${info.State.FinishedAt?.startsWith('0001') ? '' : ` since ${formatDateTime(info.State.FinishedAt)}`}`],
+              ...(!running && state === 'exited' ? [['Exit code', String(info.State.ExitCode)] as [string, string]] : []),
+              ...(info.State.Error ? [['Error', info.State.Error] as [string, string]] : []),
+              ['Ports', item ? <PortLinks ports={item.ports} name={name} /> : <span class="muted">–</span>],
+              ['Address', Object.values(info.NetworkSettings.Networks ?? {}).map((n) => n.IPAddress).filter(Boolean).join(', ') || <span class="muted">none</span>],
+              ['Restarted by the engine', info.RestartCount ? `${info.RestartCount}×` : 'never'],
+              ['Auto-start with hostd', item ? <AutoStartSwitch ctx={ctx} container={item} onChanged={detail.reload} /> : <span class="muted">–</span>],
+            ]}
+          />
+        </Card>
+        <Card title="Live usage">
+          <LiveStats ctx={ctx} id={info.Id} running={running && !info.State.Paused} cpuLimit={(info.HostConfig.NanoCpus ?? 0) / 1e9} />
+        </Card>
+      </div>
+      <Card
+        title="Log"
+        actions={
+          <label class="ctr-inline-field">
+            <span>Earlier lines</span>
+            <select class="input select" value={String(tail)} onChange={(e) => ctx.navigate(`${ctx.location.value.path}?tail=${e.currentTarget.value}`, { replace: true })}>
+              {TAILS.map((n) => (
+                <option key={n} value={String(n)}>
+                  {n}
+                </option>
+              ))}
+            </select>
+          </label>
+        }
+      >
+        <LogView
+          key={`${info.Id}:${tail}:${info.State.StartedAt}`}
+          label={`Log of ${name}`}
+          open={() => ctx.socket(`/api/containers/logs?id=${encodeURIComponent(info.Id)}&tail=${tail}`)}
+          decode={logText}
+          height="24rem"
+        />
+      </Card>
+      <Card title="Configuration">
+        <Configuration info={info} />
+      </Card>
+      {operator && (
+        <Card title="Icon">
+          <IconEditor ctx={ctx} name={name} />
+        </Card>
+      )}
+    </>
+  )
+}
