@@ -20,7 +20,7 @@ async function runDaemon(): Promise<void> {
   process.on('uncaughtException', (err) => console.error('hostd: uncaught exception:', err))
 }
 
-export const started = runDaemon().catch((err: unknown) => {
+void runDaemon().catch((err: unknown) => {
   const e = err as NodeJS.ErrnoException
   const line =
     err instanceof ConfigError ? err.message

@@ -20,7 +20,6 @@ import { cpus } from 'node:os'
 import { createInterface } from 'node:readline'
 import { Agent, Client, request, type Dispatcher } from 'undici'
 import { REPO_ROOT, startDaemon, type Daemon } from '../support/daemon.ts'
-import { buildDaemon } from '../../kernel/build.mjs'
 import {
   cpuSeconds, figure, figureTable, median, memoryOf, printBenchJson, round, runBench, showMemory, startBare, stopChild, table, tempDir,
   track, wrk, wrkScript, type Bare, type Figure, type Memory, type WrkResult,
@@ -367,8 +366,6 @@ async function main(): Promise<void> {
   const dataDir = join(tempDir('hostd-bench-'), 'data')
   const figures: Figure[] = []
   const extra: Record<string, unknown> = {}
-  // The daemon runs its build, as `npm start` does: rebuilt here when a source changed.
-  await buildDaemon({ ifChanged: true, log: (line) => console.log(line) })
   console.log(`hostd kernel bench: node ${process.version}, ${cpus().length} CPUs` + (SOAK_ONLY_S ? `, soak only (${SOAK_ONLY_S} s)` : ''))
 
   // First start on an empty data dir (certificate and database made), setup and ten sign-ins, then idle memory.

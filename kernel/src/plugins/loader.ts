@@ -74,7 +74,7 @@ export async function readPluginPackage(dir: string, builtin = false): Promise<P
   if (!entry) throw new Error('package.json names no entry (hostd.entry or main) and there is no index.ts or index.js')
   if (builtin && RUNS_BUILT) {
     const built = join(dir, BUILT_PLUGIN_ENTRY)
-    if (!(await stat(built).then((s) => s.isFile(), () => false))) throw new Error(`${built} is missing: run npm run build`)
+    if (!(await stat(built).then((s) => s.isFile(), () => false))) throw new Error(`${built} is missing: run npm run build:daemon`)
     return { name: pkg.name ?? 'unnamed', version: pkg.version, entry: built }
   }
   const full = join(dir, entry)
