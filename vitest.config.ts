@@ -9,6 +9,9 @@ export default defineConfig({
     globalSetup: ['test/support/build-ui.ts', 'test/support/build-daemon.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
+    // expect.poll gives up after 1 s by default: too short for a page on a loaded two-core machine. Waits are
+    // conditions, never durations, so a longer limit only matters when something is really wrong.
+    expect: { poll: { timeout: 15_000 } },
     // argon2 at 19 MiB per hash and spawned daemons: two cores, so keep parallelism modest.
     maxWorkers: 2,
     // The JSON report lets .ci/run print its closing "N passed, N failed" line.

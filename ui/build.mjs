@@ -79,9 +79,21 @@ function version(pkg) {
   return JSON.parse(readFileSync(join(REPO, 'node_modules', pkg, 'package.json'), 'utf8')).version
 }
 
+/** The installed versions of what a plugin's package.json depends on (its pages bundle some: xterm.js, noVNC). */
+function pluginDependencies() {
+  return pluginUiFolders().flatMap(({ name }) => {
+    const pkg = JSON.parse(readFileSync(join(REPO, 'plugins', name, 'package.json'), 'utf8'))
+    return Object.keys(pkg.dependencies ?? {}).map((dep) => {
+      const own = join(REPO, 'plugins', name, 'node_modules', dep, 'package.json')
+      const file = existsSync(own) ? own : join(REPO, 'node_modules', dep, 'package.json')
+      return `${dep}@${existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')).version : 'missing'}`
+    })
+  })
+}
+
 function inputsHash() {
   const tools = ['esbuild', 'preact', '@preact/signals', '@preact/signals-core', 'htm', 'uplot', 'lucide'].map((p) => `${p}@${version(p)}`)
-  return hashInputs([join(UI, 'src'), join(UI, 'build.mjs'), ...pluginUiFolders().map((p) => p.dir)], tools)
+  return hashInputs([join(UI, 'src'), join(UI, 'build.mjs'), ...pluginUiFolders().map((p) => p.dir)], [...tools, ...pluginDependencies()])
 }
 
 const COMMON = {

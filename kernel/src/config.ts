@@ -9,6 +9,8 @@ export interface KernelConfig {
   pluginsDir: string
   /** Plugins shipped with hostd (this repository's plugins/). */
   builtinPluginsDir: string | null
+  /** Only these folders of builtinPluginsDir are loaded (HOSTD_BUILTIN_PLUGINS=a,b); null loads them all. */
+  builtinPluginsOnly: string[] | null
   /** The web UI's build output (this repository's ui/dist); null serves no UI (in-process test kernels). */
   uiDir: string | null
   helperSocket: string
@@ -74,7 +76,11 @@ export function loadConfig(processEnv: Env = process.env, repoRoot?: string): Ke
   if (Boolean(env.HOSTD_TLS_CERT) !== Boolean(env.HOSTD_TLS_KEY)) {
     throw new ConfigError('HOSTD_TLS_CERT and HOSTD_TLS_KEY go together: set both or neither')
   }
-  const builtin = env.HOSTD_BUILTIN_PLUGINS === '0' ? null : repoRoot ? join(repoRoot, 'plugins') : null
+  const builtinSetting = env.HOSTD_BUILTIN_PLUGINS || '1'
+  if (!/^(?:[01]|[a-z0-9][a-z0-9._-]*(?:,[a-z0-9][a-z0-9._-]*)*)$/.test(builtinSetting)) {
+    throw new ConfigError(`HOSTD_BUILTIN_PLUGINS="${builtinSetting}" must be 1 (all), 0 (none) or a comma-separated list of folder names under plugins/`)
+  }
+  const builtin = builtinSetting === '0' ? null : repoRoot ? join(repoRoot, 'plugins') : null
   const levels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
   const logLevel = env.HOSTD_LOG_LEVEL || 'info'
   if (!levels.includes(logLevel)) throw new ConfigError(`HOSTD_LOG_LEVEL="${logLevel}" is not one of ${levels.join(', ')}`)
@@ -84,6 +90,7 @@ export function loadConfig(processEnv: Env = process.env, repoRoot?: string): Ke
     dataDir,
     pluginsDir: path(env, 'HOSTD_PLUGINS_DIR', join(dataDir, 'plugins')),
     builtinPluginsDir: builtin,
+    builtinPluginsOnly: builtinSetting === '0' || builtinSetting === '1' ? null : builtinSetting.split(','),
     uiDir: repoRoot ? join(repoRoot, 'ui', 'dist') : null,
     helperSocket: path(env, 'HOSTD_HELPER_SOCKET', '/run/hostd/helper.sock'),
     dockerHost,

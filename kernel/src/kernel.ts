@@ -158,7 +158,7 @@ export async function createKernel(config: KernelConfig, options: KernelOptions 
   if (options.warmNextTick) await warmNextTick()
   await registry.init()
   for (const plugin of options.plugins ?? []) await registry.add(plugin)
-  if (config.builtinPluginsDir) await registry.loadFolder(config.builtinPluginsDir, true)
+  if (config.builtinPluginsDir) await registry.loadFolder(config.builtinPluginsDir, true, config.builtinPluginsOnly)
   await mkdir(config.pluginsDir, { recursive: true })
   await registry.loadFolder(config.pluginsDir, false)
   let watcher: PluginWatcher | null = null

@@ -87,6 +87,18 @@ describe('plugin registry', () => {
     expect(await state('engine')).toMatchObject({ state: 'active' })
   })
 
+  it('keeps an unavailable plugin\'s pages (they say why) but not its overview cards', async () => {
+    let ready = false
+    const ui = { pages: [{ path: '/gated', title: 'Gated', module: 'ui/page.js', element: 'gated-page' }], cards: [{ title: 'Gated', module: 'ui/card.js', element: 'gated-card' }] }
+    await t.kernel.registry.add(ok('gated', { ui, conditions: [{ name: 'ready', check: () => ready || 'not ready' }] }))
+    expect(await state('gated')).toMatchObject({ state: 'unavailable', reason: 'not ready', ui: { pages: [{ path: '/gated', module: '/plugins/gated/1.0.0/page.js' }], cards: [] } })
+    ready = true
+    t.kernel.registry.find('gated')!.conditionsCheckedAt = 0
+    expect(await state('gated')).toMatchObject({ state: 'active', ui: { pages: [{ path: '/gated' }], cards: [{ title: 'Gated' }] } })
+    await t.kernel.registry.disable('gated')
+    expect(await state('gated')).toMatchObject({ state: 'disabled', ui: null })
+  })
+
   it('waits for a dependency, injects the service it provides, and follows it down and up', async () => {
     const Greeter = createServiceToken<{ greet(name: string): string }>('test.greeter')
     const consumer = definePlugin({

@@ -368,6 +368,7 @@ describe('bad configuration', () => {
     ['HOSTD_PORT=abc', { HOSTD_PORT: 'abc' }, /HOSTD_PORT/],
     ['HOSTD_PORT=70000', { HOSTD_PORT: '70000' }, /HOSTD_PORT/],
     ['HOSTD_LOG_LEVEL=loud', { HOSTD_LOG_LEVEL: 'loud' }, /HOSTD_LOG_LEVEL/],
+    ['HOSTD_BUILTIN_PLUGINS=../etc', { HOSTD_BUILTIN_PLUGINS: '../etc' }, /HOSTD_BUILTIN_PLUGINS/],
     ['only HOSTD_TLS_CERT', { HOSTD_TLS_CERT: '/tmp/some-cert.pem' }, /HOSTD_TLS_CERT/],
     ['only HOSTD_TLS_KEY', { HOSTD_TLS_KEY: '/tmp/some-key.pem' }, /HOSTD_TLS_KEY/],
     ['HOSTD_TLS_CERT and KEY naming missing files', { HOSTD_TLS_CERT: '/nonexistent/cert.pem', HOSTD_TLS_KEY: '/nonexistent/key.pem' }, /HOSTD_TLS_CERT.*not found/],

@@ -163,10 +163,13 @@ export async function signInThroughForm(page: Page, account: Account): Promise<v
 /** Saves the page in the light and in the dark theme: `.hostd-test/screenshots/<name>-light.png` and `-dark.png`. */
 export async function screenshot(page: Page, name: string): Promise<void> {
   await mkdir(SCREENSHOTS, { recursive: true })
+  // With a modal open, the viewport: a full-page capture of a scrolled page draws the fixed shell, the backdrop and
+  // the dialog at the scrolled offset, over a page that looks broken.
+  const fullPage = (await page.locator('dialog[open]').count()) === 0
   for (const colorScheme of ['light', 'dark'] as const) {
     await page.emulateMedia({ colorScheme })
     await page.waitForTimeout(150) // charts redraw on the theme change
-    await page.screenshot({ path: join(SCREENSHOTS, `${name}-${colorScheme}.png`), fullPage: true })
+    await page.screenshot({ path: join(SCREENSHOTS, `${name}-${colorScheme}.png`), fullPage })
   }
   await page.emulateMedia({ colorScheme: null })
 }
@@ -195,4 +198,24 @@ export async function expectAccessible(page: Page, what = page.url()): Promise<v
   })
   const bad = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')
   if (bad.length) throw new Error(`accessibility violations on ${what}:\n${bad.map((v) => `${v.impact} ${v.id}: ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`).join('\n')}`)
+}
+
+/**
+ * Signs the page's user out from another tab of the same browser, as a person would. Meanwhile the page's navigation
+ * refresh (GET /api/extensions, every 4 s) is held: it would notice the ended session and show the sign-in page
+ * before the page's own message (a terminal's or a desktop's "Your session ended") can be read. Call the returned
+ * function to let the refresh through again.
+ */
+export async function signOutInAnotherTab(page: Page): Promise<() => Promise<void>> {
+  const held: (() => Promise<void>)[] = []
+  await page.route('**/api/extensions', (route) => void held.push(() => route.continue()))
+  const other = await page.context().newPage()
+  await other.goto(new URL('/', page.url()).href)
+  await other.getByRole('button', { name: /account menu/ }).click()
+  await other.getByRole('button', { name: 'Sign out' }).click()
+  await other.getByRole('heading', { name: 'Sign in' }).waitFor()
+  return async () => {
+    for (const release of held.splice(0)) await release()
+    await page.unroute('**/api/extensions')
+  }
 }

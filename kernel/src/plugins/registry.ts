@@ -123,10 +123,10 @@ export class PluginRegistry {
   }
 
   /** Every folder directly inside `root` that holds a package.json is a plugin. */
-  async loadFolder(root: string, builtin: boolean): Promise<void> {
+  async loadFolder(root: string, builtin: boolean, only: string[] | null = null): Promise<void> {
     const entries = await readdir(root, { withFileTypes: true }).catch(() => [])
     for (const entry of entries) {
-      if (entry.isDirectory() && !entry.name.startsWith('.')) await this.reconcile(`${root}/${entry.name}`, builtin)
+      if (entry.isDirectory() && !entry.name.startsWith('.') && (!only || only.includes(entry.name))) await this.reconcile(`${root}/${entry.name}`, builtin)
     }
   }
 
@@ -218,7 +218,7 @@ export class PluginRegistry {
         ...(r.state === 'unavailable' && r.reason ? { reason: r.reason } : {}),
         ...(r.state === 'failed' && r.reason ? { error: r.reason } : {}),
         builtin: r.builtin,
-        ui: r.state === 'active' ? uiInfo(r, role) : null,
+        ui: uiInfo(r, r.state, role),
       }))
   }
 

@@ -1,7 +1,7 @@
 import { basename, join } from 'node:path'
 import { roleSatisfies, type Role, type UiCard, type UiManifest, type UiPage } from '@hostd/sdk'
 
-/** What `GET /api/extensions` tells the shell about one active plugin's UI, filtered by the caller's role. */
+/** What `GET /api/extensions` tells the shell about one plugin's UI, filtered by the caller's role. */
 export interface UiInfo {
   /** The ES module URLs are versioned: `/plugins/<id>/<version>/<file>`. */
   pages: (Omit<UiPage, 'role'> & { role: Role })[]
@@ -40,14 +40,22 @@ export function uiProblem(owner: UiOwner): string | null {
   return ts ? `its UI module ${ts.module} is TypeScript; only built-in plugins are compiled, so ship JavaScript (.js or .mjs)` : null
 }
 
-export function uiInfo(owner: UiOwner, role: Role): UiInfo | null {
+/**
+ * Which plugins have a UI: an active one, and an unavailable one (a condition or a dependency not met), whose pages
+ * stay so they can say why and what to do (from `GET /api/extensions`: `state`, `reason`). Disabled and failed
+ * plugins have none.
+ */
+export const showsUi = (state: string): boolean => state === 'active' || state === 'unavailable'
+
+/** An unavailable plugin's overview cards are left out: the overview is no place for a feature that is off. */
+export function uiInfo(owner: UiOwner, state: string, role: Role): UiInfo | null {
   const def = owner.definition
-  if (!def?.ui) return null
+  if (!def?.ui || !showsUi(state)) return null
   const url = (module: string) => moduleUrl(owner.id, def.version, module)
   const pages = (def.ui.pages ?? [])
     .map((p) => ({ ...p, role: p.role ?? 'viewer', module: url(p.module) }))
     .filter((p) => roleSatisfies(role, p.role))
-  const cards = (def.ui.cards ?? [])
+  const cards = (state === 'active' ? (def.ui.cards ?? []) : [])
     .map((c) => ({ ...c, role: c.role ?? 'viewer', size: c.size ?? 'medium', order: c.order ?? 100, module: url(c.module) }))
     .filter((c) => roleSatisfies(role, c.role))
   return { pages, cards, isolate: def.ui.isolate === true }

@@ -4,7 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Logger } from 'pino'
 import type { PluginRecord, PluginRegistry } from '../plugins/registry.ts'
 import { StaticFiles, sendFile, type StaticFile } from './static-files.ts'
-import { uiProblem, uiRoot } from './manifest.ts'
+import { showsUi, uiProblem, uiRoot } from './manifest.ts'
 
 const IMMUTABLE = 'public, max-age=31536000, immutable'
 const REVALIDATE = 'no-cache'
@@ -137,7 +137,7 @@ export class UiServer {
   async #servePlugin(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
     const [, , id, version, ...rest] = path.split('/')
     const record = id ? this.#opts.registry.find(id) : undefined
-    const file = record && record.state === 'active' && record.definition?.version === version && rest.length > 0
+    const file = record && showsUi(record.state) && record.definition?.version === version && rest.length > 0
       ? (await this.#filesOf(record))?.get(rest.join('/'))
       : undefined
     // A version that is not the active one is a 404: after a hot upgrade an old page never gets a mix of files.

@@ -57,6 +57,7 @@ export function desktopPlugin(overrides: Partial<DesktopConfig> = {}) {
     version: '1.0.0',
     kernel: '^1.0.0',
     description: 'Remote desktop: the host\'s VNC screen sharing status, and an admin WebSocket bridge to its one configured VNC server.',
+    ui: { pages: [{ path: '/desktop', title: 'Desktop', icon: 'monitor', role: 'admin', module: 'ui/desktop.tsx', element: 'desktop-page' }] },
     deps: { audit: tokens.audit, log: tokens.logger },
     routes: (r) => {
       r.get('/api/system/desktop', { role: 'admin', schema: { response: { 200: DesktopStatusSchema } } }, (req) => status(req))

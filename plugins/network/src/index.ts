@@ -22,6 +22,7 @@ export function createNetworkPlugin(options: Partial<NetworkOptions> = {}) {
     version: '1.0.0',
     kernel: '^1.0.0',
     description: 'Network configuration: NetworkManager connections (DNS, IPv4, enabled) through the root helper, with confirm-or-revert.',
+    ui: { pages: [{ path: '/network', title: 'Network', icon: 'network', role: 'admin', module: 'ui/network.tsx', element: 'network-page' }] },
     deps: { helper: tokens.helper, audit: tokens.audit, log: tokens.logger },
     routes: (r, { helper, audit, log }) => {
       const service = new NetworkConfiguration(new NetworkManagerAdapter(helper), audit, log, { ...networkOptionsFromEnv(), ...options })

@@ -1,6 +1,6 @@
 import type { RouteNeed, RouteRegistrar, RouteRequest } from '@hostd/sdk'
 import {
-  DnsBodySchema, EnabledBodySchema, Ipv4BodySchema, ServiceChangeSchema, ServiceListSchema, ServiceParamsSchema, ServicesChangeSchema,
+  DnsBodySchema, EnabledBodySchema, Ipv4BodySchema, PendingAnswerSchema, ServiceChangeSchema, ServiceListSchema, ServiceParamsSchema, ServicesChangeSchema,
 } from './schemas.ts'
 import type { NetworkConfiguration } from './service.ts'
 
@@ -23,6 +23,15 @@ export function networkRoutes(r: RouteRegistrar, network: () => NetworkConfigura
 
   r.post(`${BASE}/:service/enabled`, { ...gated, schema: { params: ServiceParamsSchema, body: EnabledBodySchema, response: { 200: ServicesChangeSchema } } },
     (req) => network().setEnabled(req.params.service, req.body.enabled, actorOf(req as RouteRequest), req.socket.localAddress))
+
+  // The change waiting for confirmation (not gated: it is the daemon's own state, and it tells a reloaded page).
+  r.get('/api/system/network/pending', { role: 'admin', schema: { response: { 200: PendingAnswerSchema } } }, () => ({ confirm: network().pending() }))
+
+  // Undoes a change made with confirm-or-revert at once, instead of waiting for the window to end.
+  r.post(`${BASE}/:service/revert`, { ...gated, schema: { params: ServiceParamsSchema } }, async (req, reply) => {
+    await network().revert(req.params.service, actorOf(req as RouteRequest))
+    return reply.code(204).send()
+  })
 
   // Keeps a change made with confirm-or-revert; without it NetworkManager restores the previous settings.
   r.post(`${BASE}/:service/confirm`, { ...gated, schema: { params: ServiceParamsSchema } }, async (req, reply) => {

@@ -45,3 +45,4 @@ export const EnabledBodySchema = Type.Object({ enabled: Type.Boolean() }, { addi
 export const ServiceListSchema = Type.Array(NetworkServiceSchema)
 export const ServiceChangeSchema = Type.Object({ service: NetworkServiceSchema, confirm: PendingConfirmSchema })
 export const ServicesChangeSchema = Type.Object({ services: ServiceListSchema, confirm: PendingConfirmSchema })
+export const PendingAnswerSchema = Type.Object({ confirm: PendingConfirmSchema })

@@ -16,6 +16,8 @@ export interface NetworkOptions {
 
 type Actor = Parameters<AuditService['record']>[1]
 
+const confirmPathOf = (name: string) => `/api/system/network/services/${encodeURIComponent(name)}/confirm`
+
 interface Pending {
   service: string
   checkpoint: string
@@ -82,25 +84,47 @@ export class NetworkConfiguration {
 
   confirm(name: string, actor: Actor): Promise<void> {
     return this.#serial(async () => {
-      const pending = this.#pending
-      if (!pending || pending.service !== name) throw NothingToConfirm()
-      if (Date.now() >= pending.expiresAt.getTime()) throw AlreadyReverted()
-      try {
-        await this.#nm.confirm(pending.checkpoint)
-      } catch (err) {
-        this.#log.warn({ err }, 'confirming a network change failed')
-        throw AlreadyReverted()
-      }
-      clearTimeout(pending.timer)
-      this.#pending = null
+      const pending = await this.#settle(name, 'confirming', (checkpoint) => this.#nm.confirm(checkpoint))
       await this.#audit.record({ action: 'network.confirm', target: name, detail: { after: pending.changed } }, actor)
     })
+  }
+
+  /** Undoes the pending change now, as NetworkManager would at the end of the window. */
+  revert(name: string, actor: Actor): Promise<void> {
+    return this.#serial(async () => {
+      const pending = await this.#settle(name, 'reverting', (checkpoint) => this.#nm.rollback(checkpoint))
+      const after = await this.#nm.show(name).catch(() => null)
+      await this.#audit.record({ action: 'network.revert', target: name, detail: { reason: 'reverted by an admin', before: pending.changed, after } }, actor)
+    })
+  }
+
+  /** The change waiting for confirmation, if any (so a reloaded page, or another admin, sees the countdown). */
+  pending(): PendingConfirm {
+    const pending = this.#pending
+    if (!pending || Date.now() >= pending.expiresAt.getTime()) return null
+    return { service: pending.service, expiresAt: pending.expiresAt.toISOString(), confirmPath: confirmPathOf(pending.service) }
   }
 
   /** Forget pending timers (NetworkManager still rolls back an unconfirmed change by itself). */
   stop(): void {
     if (this.#pending) clearTimeout(this.#pending.timer)
     this.#pending = null
+  }
+
+  /** Ends `name`'s pending change through NetworkManager's checkpoint (confirm or roll back): 404 when there is none, 409 when too late. */
+  async #settle(name: string, doing: string, end: (checkpoint: string) => Promise<unknown>): Promise<Pending> {
+    const pending = this.#pending
+    if (!pending || pending.service !== name) throw NothingToConfirm()
+    if (Date.now() >= pending.expiresAt.getTime()) throw AlreadyReverted()
+    try {
+      await end(pending.checkpoint)
+    } catch (err) {
+      this.#log.warn({ err }, `${doing} a network change failed`)
+      throw AlreadyReverted()
+    }
+    clearTimeout(pending.timer)
+    this.#pending = null
+    return pending
   }
 
   /** Could this change cut off the admin? The service carries the address they reached us on, or the default route. */
@@ -136,8 +160,7 @@ export class NetworkConfiguration {
       const timer = setTimeout(() => void this.#reverted(name), this.#options.confirmSeconds * 1000 + 1000)
       timer.unref()
       this.#pending = { service: name, checkpoint, expiresAt, timer, changed: after, actor }
-      const confirmPath = `/api/system/network/services/${encodeURIComponent(name)}/confirm`
-      return { service: after, confirm: { service: name, expiresAt: expiresAt.toISOString(), confirmPath } }
+      return { service: after, confirm: { service: name, expiresAt: expiresAt.toISOString(), confirmPath: confirmPathOf(name) } }
     })
   }
 

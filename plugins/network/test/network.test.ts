@@ -109,6 +109,23 @@ describe('network plugin (real NetworkManager, real helper)', () => {
     expect(up['connection.autoconnect']).toBe('yes')
   })
 
+  it('tells the pending change (GET /api/system/network/pending) and reverts it at once when asked', async () => {
+    const previous = await activated()
+    const res = await post(`${URL_NAME}/ipv4`, { dhcp: false, ipv4: '10.77.0.40', subnetMask: '255.255.255.0', router: '10.77.0.1' })
+    expect(res.statusCode, res.body).toBe(200)
+    const pending = () => t.inject({ url: '/api/system/network/pending', as: { token: admin.token } })
+    expect((await pending()).json()).toEqual({ confirm: res.json().confirm })
+    expect((await state())['ipv4.addresses']).toBe('10.77.0.40/24')
+    expect((await post(`${URL_NAME}/revert`, undefined)).statusCode).toBe(204)
+    const f = await until('the revert', state, (v) => v['ipv4.method'] === previous['ipv4.method'] && v['IP4.ADDRESS[1]'] !== '10.77.0.40/24')
+    expect(f['ipv4.addresses']).toBe(previous['ipv4.addresses'])
+    expect((await pending()).json()).toEqual({ confirm: null })
+    expect((await post(`${URL_NAME}/revert`, undefined)).statusCode).toBe(404)
+    expect((await post(`${URL_NAME}/confirm`, undefined)).statusCode).toBe(404)
+    const audit = (await t.inject({ url: '/api/audit?range=24h', as: 'admin' })).json().items as { action: string; username: string; detail: any }[]
+    expect(audit.find((e) => e.action === 'network.revert')).toMatchObject({ username: 'new-admin', detail: { reason: 'reverted by an admin', before: { ipv4: '10.77.0.40' } } })
+  })
+
   it('refuses bad input with 400 (or 404 for an unknown service) and changes nothing', async () => {
     const before = await state()
     const logBefore = (await helper.log()).length
@@ -137,7 +154,7 @@ describe('network plugin (real NetworkManager, real helper)', () => {
 
   it('answers 423 on every gated route while the helper is stopped, and works again once it is back', async () => {
     const routes = t.kernel.registry.routeTable().filter((r) => r.path.startsWith(BASE))
-    expect(routes).toHaveLength(5)
+    expect(routes).toHaveLength(6)
     const before = await state()
     await helper.stop(true)
     await new Promise((r) => setTimeout(r, 1100)) // past the kernel's 1 s probe cache

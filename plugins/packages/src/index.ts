@@ -36,6 +36,7 @@ export function createPackagesPlugin(options: Partial<PackagesOptions> = {}) {
     version: '1.0.0',
     kernel: '^1.0.0',
     description: "The host's Debian packages: installed list with upgrades, search, and live install, upgrade and removal through the root helper.",
+    ui: { pages: [{ path: '/packages', title: 'Packages', icon: 'package', role: 'viewer', module: 'ui/packages.tsx', element: 'packages-page' }] },
     deps: { helper: tokens.helper, audit: tokens.audit, log: tokens.logger },
     conditions: [conditions.pathExists('/usr/bin/dpkg-query', 'dpkg is not installed: this host has no Debian package manager')],
     routes: (r, deps) => packageRoutes(r, service(deps)),

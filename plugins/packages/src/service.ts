@@ -86,8 +86,10 @@ export class Packages {
       if (r >= 0) hit(r, name, architecture, version, summary)
     }
     // Installed packages no list offers (a local .deb, a removed suite) are not in apt's index: search them too.
+    // The candidates may predate a package a running job just unpacked: one already found in the index is not repeated.
+    const found = new Set(hits.map((h) => `${h.item.name}:${h.item.architecture}`))
     for (const p of installed) {
-      if (candidates?.map.has(`${p.name}:${p.architecture}`)) continue
+      if (candidates?.map.has(`${p.name}:${p.architecture}`) || found.has(`${p.name}:${p.architecture}`)) continue
       const r = rank(p.name, p.summary.toLowerCase())
       if (r >= 0) hit(r, p.name, p.architecture, p.version, p.summary)
     }

@@ -191,6 +191,8 @@ describe('packages plugin (real apt and dpkg on an isolated root, real helper)',
     // The gated postinst holds the job at "Configuring" until the test releases it.
     await first.waitFor((m) => m.type === 'progress' && m.phase === 'configure' && m.package === 'hostd-slow')
     expect((await list()).job).toMatchObject({ action: 'install', packages: ['hostd-slow'], username: 'pkg-admin' })
+    // dpkg already lists the half-installed package while apt's candidates predate it: a search lists it once.
+    expect((await search('hostd-slow')).items).toEqual([expect.objectContaining({ name: 'hostd-slow', installed: true })])
     const second = await job({ action: 'install', packages: ['hostd-demo'] })
     expect(second.result).toMatchObject({ ok: false, error: 'HOSTD_PACKAGES_BUSY', job: { action: 'install', packages: ['hostd-slow'] } })
     expect(second.result.message).toMatch(/install hostd-slow/)

@@ -17,6 +17,9 @@ export function storagePlugin(config?: Partial<StorageConfig>) {
     version: '1.0.0',
     kernel: '^1.0.0',
     description: 'Disks, SMART, eject, SMB shares mounted and exported, and the file browser.',
+    ui: {
+      pages: [{ path: '/storage', title: 'Storage', icon: 'hard-drive', role: 'viewer', module: 'ui/storage.tsx', element: 'storage-page' }],
+    },
     deps: { log: tokens.logger, audit: tokens.audit, helper: tokens.helper, settings: tokens.settings, kernel: tokens.kernel, optional: tokens.optional },
     routes: (r, deps) => {
       const resolved: StorageConfig = { ...configFromEnv(process.env, deps.kernel.dataDir), ...config }

@@ -10,19 +10,22 @@ export type SystemOptions = PowerOptions & Omit<UpdateOptions, 'installDir'> & {
 
 /**
  * Options from the daemon's environment: HOSTD_UPDATE_FEED_URL, HOSTD_UPDATE_PUBLIC_KEY (PEM text, or a path to a
- * PEM file), HOSTD_UPDATE_CHECK_HOURS (default 24), HOSTD_UPDATE_INSTALL_DIR (default <data dir>/app).
+ * PEM file), HOSTD_UPDATE_CHECK_HOURS (default 24), HOSTD_UPDATE_FIRST_CHECK_SECONDS (the first check after start,
+ * default 60), HOSTD_UPDATE_INSTALL_DIR (default <data dir>/app).
  */
 export function systemOptionsFromEnv(env: Record<string, string | undefined> = process.env): SystemOptions {
   const key = env.HOSTD_UPDATE_PUBLIC_KEY
   const hours = Number(env.HOSTD_UPDATE_CHECK_HOURS ?? 24)
   if (!(hours > 0 && hours <= 24 * 30)) throw new Error('HOSTD_UPDATE_CHECK_HOURS must be more than 0 and at most 720')
+  const firstCheckSeconds = Number(env.HOSTD_UPDATE_FIRST_CHECK_SECONDS ?? 60)
+  if (!(firstCheckSeconds >= 0 && firstCheckSeconds <= 3600)) throw new Error('HOSTD_UPDATE_FIRST_CHECK_SECONDS must be from 0 to 3600')
   return {
     powerStatePath: '/sys/power/state',
     x11SocketDir: '/tmp/.X11-unix',
     feedUrl: env.HOSTD_UPDATE_FEED_URL || null,
     publicKeyPem: !key ? null : key.includes('BEGIN PUBLIC KEY') ? key : readFileSync(key, 'utf8'),
     checkEveryHours: hours,
-    firstCheckDelayMs: 60_000,
+    firstCheckDelayMs: firstCheckSeconds * 1000,
     installDir: env.HOSTD_UPDATE_INSTALL_DIR || null,
     maxArchiveBytes: 1024 * 1024 * 1024,
   }
@@ -37,6 +40,7 @@ export function createSystemPlugin(overrides: Partial<SystemOptions> = {}) {
     kernel: '^1.0.0',
     description: 'Host facts, settings snapshot, power actions, hostd updates, and the Admin Privileges actions.',
     ui: {
+      pages: [{ path: '/system', title: 'System', icon: 'settings', role: 'viewer', module: 'ui/system.tsx', element: 'system-page' }],
       cards: [
         { title: 'This server', module: 'ui/cards.tsx', element: 'system-host', size: 'medium', order: 20 },
         { title: 'hostd', module: 'ui/cards.tsx', element: 'system-software', size: 'medium', order: 21 },

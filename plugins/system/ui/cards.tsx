@@ -1,62 +1,7 @@
 /** The system plugin's overview cards: the host's facts, and hostd's version with its update status. */
-import { Async, Badge, ErrorState, KeyValues, formatBytes, formatDateTime, formatDuration, useResource, defineElement, type PageContext } from '@hostd/ui'
-
-interface SystemInfo {
-  hostname: string
-  os: { prettyName: string | null; name: string | null }
-  kernel: { release: string }
-  arch: string
-  cpu: { model: string | null; cores: number; threads: number }
-  memory: { totalBytes: number }
-  hardware: { vendor: string | null; product: string | null }
-  uptimeSeconds: number
-}
-
-interface Version {
-  version: string
-  commit: string | null
-  apiVersion: string
-}
-
-interface UpdateStatus {
-  currentVersion: string
-  latestVersion: string | null
-  updateAvailable: boolean
-  notes: string | null
-  checkedAt: string | null
-  error: string | null
-  state: 'idle' | 'installing' | 'restarting'
-}
-
-function HostFacts({ ctx }: { ctx: PageContext }) {
-  const info = useResource((signal) => ctx.api.get<SystemInfo>('/api/system/info', { signal }), [])
-  return (
-    <Async resource={info} label="Reading the host's facts…">
-      {(i) => (
-        <KeyValues
-          items={[
-            ['Host name', i.hostname],
-            ['System', i.os.prettyName ?? i.os.name ?? 'unknown'],
-            ['Kernel', `${i.kernel.release} (${i.arch})`],
-            ['Processor', `${i.cpu.model ?? 'unknown'} · ${i.cpu.cores} cores, ${i.cpu.threads} threads`],
-            ['Memory', formatBytes(i.memory.totalBytes)],
-            ['Hardware', [i.hardware.vendor, i.hardware.product].filter(Boolean).join(' ') || 'virtual or unknown'],
-            ['Up for', formatDuration(i.uptimeSeconds)],
-          ]}
-        />
-      )}
-    </Async>
-  )
-}
-
-function updateBadge(u: UpdateStatus) {
-  if (u.state === 'installing') return <Badge tone="accent">Installing {u.latestVersion}</Badge>
-  if (u.state === 'restarting') return <Badge tone="accent">Restarting</Badge>
-  if (u.updateAvailable) return <Badge tone="warning">Update available: {u.latestVersion}</Badge>
-  if (u.error) return <Badge tone="danger">Update check failed</Badge>
-  if (!u.checkedAt) return <Badge>Not checked yet</Badge>
-  return <Badge tone="success">Up to date</Badge>
-}
+import { Async, ErrorState, KeyValues, formatDateTime, useResource, defineElement, type PageContext } from '@hostd/ui'
+import { HostFacts } from './parts/facts.tsx'
+import { updateBadge, type UpdateStatus, type Version } from './parts/shared.tsx'
 
 function Software({ ctx }: { ctx: PageContext }) {
   const data = useResource(async (signal) => {
@@ -72,7 +17,7 @@ function Software({ ctx }: { ctx: PageContext }) {
             ['Version', version.version],
             ['Commit', version.commit ? <code>{version.commit.slice(0, 12)}</code> : 'unknown'],
             ['Plugin API', version.apiVersion],
-            ['Updates', updateBadge(updates)],
+            ['Updates', <>{updateBadge(updates)} {updates.updateAvailable && <a href="/system">{ctx.can('admin') ? 'Install…' : 'Details'}</a>}</>],
             ['Last checked', updates.checkedAt ? formatDateTime(updates.checkedAt) : 'never'],
             ...(updates.error ? [['Why the check failed', updates.error] as [string, string]] : []),
           ]}

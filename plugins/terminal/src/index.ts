@@ -81,6 +81,7 @@ export function terminalPlugin(overrides: Partial<TerminalConfig> = {}) {
     version: '1.0.0',
     kernel: '^1.0.0',
     description: 'An interactive shell on the host over an admin WebSocket, as a configured unix account.',
+    ui: { pages: [{ path: '/terminal', title: 'Terminal', icon: 'terminal', role: 'admin', module: 'ui/terminal.tsx', element: 'terminal-page' }] },
     deps: { audit: tokens.audit, log: tokens.logger },
     // Unavailable (with the reason) when no account is configured on a root daemon, the account cannot log in, or the
     // daemon cannot become it; rechecked by the kernel, so fixing the account brings the terminal back.

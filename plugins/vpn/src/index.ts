@@ -20,6 +20,7 @@ export function createVpnPlugin(options: Partial<VpnOptions> = {}) {
     version: '1.0.0',
     kernel: '^1.0.0',
     description: "The VPN client: Tailscale's state, peers and settings, login, logout and connect, through tailscaled's LocalAPI.",
+    ui: { pages: [{ path: '/vpn', title: 'VPN', icon: 'shield', role: 'viewer', module: 'ui/vpn.tsx', element: 'vpn-page' }] },
     deps: { audit: tokens.audit, log: tokens.logger },
     routes: (r, { audit, log }) => {
       const { socketPath, loginTimeoutMs } = { ...vpnOptionsFromEnv(), ...options }

@@ -215,14 +215,15 @@ export interface SelectProps extends Omit<PartialSelectHTMLAttributes<HTMLSelect
   hint?: ComponentChildren
 }
 
-export function Select({ name, label, options, hint, ...rest }: SelectProps) {
+export function Select({ name, label, options, hint, defaultValue, ...rest }: SelectProps) {
   const id = useUniqueId()
   return (
     <FieldFrame id={id} name={name} label={label} hint={hint}>
       {(describedBy, invalid) => (
         <select id={id} name={name} class="input select" aria-describedby={describedBy} aria-invalid={invalid || undefined} {...rest}>
           {options.map((o) => (
-            <option key={o.value} value={o.value}>
+            // A <select> has no defaultValue of its own (Preact would set a dead attribute): the option is selected instead.
+            <option key={o.value} value={o.value} selected={defaultValue === undefined ? undefined : o.value === defaultValue}>
               {o.label}
             </option>
           ))}

@@ -20,3 +20,4 @@ export { formatBytes, formatRate, formatPercent, formatDuration, formatDateTime,
 export { CopyButton, type CopyButtonProps } from './copy.tsx'
 export { adoptStyles } from './styles.ts'
 export { useUniqueId } from './ids.ts'
+export { PrivilegesMissing, isPrivilegesMissing, type PrivilegesMissingProps } from './privileges.tsx'
