@@ -4,8 +4,9 @@ export default defineConfig({
   test: {
     include: ['kernel/**/*.test.ts', 'helper/**/*.test.ts', 'sdk/**/*.test.ts', 'plugins/**/*.test.ts', 'examples/**/*.test.ts', 'test/**/*.test.ts'],
     exclude: ['**/node_modules/**'],
-    // The browser tests drive the built UI: build it first (skipped when nothing changed).
-    globalSetup: ['test/support/build-ui.ts'],
+    // The browser tests drive the built UI, spawned daemons run the daemon's build: build both first (skipped when
+    // nothing changed).
+    globalSetup: ['test/support/build-ui.ts', 'test/support/build-daemon.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     // expect.poll gives up after 1 s by default: too short for a page on a loaded two-core machine. Waits are

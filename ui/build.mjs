@@ -10,8 +10,8 @@
  * with preact, signals and the kit left as bare imports that the page's import map resolves to the shell's copies.
  * Then it writes index.html and frame.html, precompresses every text file (gzip and brotli) and records the
  * content hash of its inputs in ui/dist/build.json. It builds into a temporary folder and swaps it in, so a
- * failed build leaves the last good one. `hashInputs` and `compressTree` are exported for other targets (the
- * daemon's own TypeScript could be compiled by the same runner later).
+ * failed build leaves the last good one. `hashInputs` and `compressTree` are exported for other targets
+ * (kernel/build.mjs, the daemon's build, uses `hashInputs`).
  */
 import { createHash } from 'node:crypto'
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'

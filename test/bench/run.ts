@@ -2,7 +2,7 @@
  * `npm run bench`: the kernel bench (test/bench/bench.ts), then each plugin's (`plugins/<name>/test/bench.ts`), one
  * child process each so that one's load never skews another's numbers. Each prints its tables and a final
  * `BENCH_JSON {...}` line whose `figures` (see support.ts) are printed together at the end, each beside its goal.
- * `BENCH_ONLY=kernel,ui,skills` picks some. `npm run bench -- --soak 10m` runs only the kernel bench's soak.
+ * `BENCH_ONLY=kernel,ui,skills` picks some. The daemon's build (kernel/build.mjs) is brought up to date first. `npm run bench -- --soak 10m` runs only the kernel bench's soak.
  */
 import { spawn } from 'node:child_process'
 import { existsSync, readdirSync } from 'node:fs'
@@ -11,6 +11,7 @@ import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { performance } from 'node:perf_hooks'
 import { figureTable, type Figure } from './support.ts'
+import { buildDaemon } from '../../kernel/build.mjs'
 
 const REPO = join(import.meta.dirname, '..', '..')
 const args = process.argv.slice(2)
@@ -23,6 +24,9 @@ for (const name of existsSync(pluginsDir) && !soak ? readdirSync(pluginsDir).sor
   if (existsSync(file)) benches.push([name, file])
 }
 const only = process.env.BENCH_ONLY?.split(',').map((s) => s.trim())
+
+// Every bench's daemon runs its build, as `npm start` does: rebuilt first when a source changed.
+await buildDaemon({ ifChanged: true })
 
 const began = performance.now()
 const figures: (Figure & { bench: string })[] = []

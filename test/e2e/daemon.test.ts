@@ -1,5 +1,5 @@
 /**
- * End-to-end: the real daemon (`node kernel/src/main.ts`) spawned per scenario, spoken to over a real TLS
+ * End-to-end: the real daemon (its build, `node kernel/dist/main.mjs`, as npm start runs it) spawned per scenario, spoken to over a real TLS
  * socket with undici fetch and `ws`. Nothing here runs the kernel in-process.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'

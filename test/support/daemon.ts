@@ -1,6 +1,8 @@
 /**
- * Spawns the real daemon (`node kernel/src/main.ts`, what `npm start` runs) for end-to-end tests and talks to
- * it over a real TLS socket. Each daemon gets its own temporary data dir and a free loopback port; `stop()`
+ * Spawns the real daemon for end-to-end tests and talks to it over a real TLS socket. By default it runs what
+ * `npm start` runs, the build (`node kernel/dist/main.mjs`, made by kernel/build.mjs; vitest's globalSetup and the
+ * bench build it when a source changed); `HOSTD_TEST_DAEMON=sources` (or `entry: 'sources'`) runs
+ * `node kernel/src/main.ts` instead. Each daemon gets its own temporary data dir and a free loopback port; `stop()`
  * ends it by PID (SIGTERM, then SIGKILL if it hangs) and removes the temp dir.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
@@ -12,7 +14,13 @@ import { fileURLToPath } from 'node:url'
 import { Agent, fetch, type RequestInit, type Response } from 'undici'
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url))
-const MAIN = join(REPO_ROOT, 'kernel', 'src', 'main.ts')
+/** The daemon's entry files: its build and its TypeScript sources. */
+export const DAEMON_ENTRIES = {
+  built: join(REPO_ROOT, 'kernel', 'dist', 'main.mjs'),
+  sources: join(REPO_ROOT, 'kernel', 'src', 'main.ts'),
+} as const
+export type DaemonEntry = keyof typeof DAEMON_ENTRIES
+const DEFAULT_ENTRY: DaemonEntry = process.env.HOSTD_TEST_DAEMON === 'sources' ? 'sources' : 'built'
 
 /** Accepts the daemon's self-signed certificate; everything else about TLS is real. */
 export const insecureAgent = new Agent({ connect: { rejectUnauthorized: false } })
@@ -48,6 +56,8 @@ export interface DaemonOptions {
   env?: Record<string, string>
   /** How long to wait for the "serving" line. */
   startTimeoutMs?: number
+  /** Run the build (the default, unless HOSTD_TEST_DAEMON=sources) or the TypeScript sources. */
+  entry?: DaemonEntry
 }
 
 export interface Daemon {
@@ -80,7 +90,7 @@ async function spawnOnce(dataDir: string, ownsDir: boolean, options: DaemonOptio
     HOSTD_LOG_LEVEL: 'warn',
     ...options.env,
   })
-  const child = spawn(process.execPath, [MAIN], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, [DAEMON_ENTRIES[options.entry ?? DEFAULT_ENTRY]], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
   let out = ''
   let err = ''
   child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d))
@@ -166,7 +176,7 @@ export interface RunResult {
 export async function runDaemonExpectingExit(env: Record<string, string>, timeoutMs = 15_000): Promise<RunResult> {
   const dataDir = await mkdtemp(join(tmpdir(), 'hostd-e2e-bad-'))
   try {
-    const child = spawn(process.execPath, [MAIN], {
+    const child = spawn(process.execPath, [DAEMON_ENTRIES[DEFAULT_ENTRY]], {
       cwd: REPO_ROOT,
       env: cleanEnv({ HOSTD_DATA_DIR: dataDir, HOSTD_HOST: '127.0.0.1', HOSTD_HELPER_SOCKET: join(dataDir, 'no-helper.sock'), HOSTD_BUILTIN_PLUGINS: '0', ...env }),
       stdio: ['ignore', 'pipe', 'pipe'],

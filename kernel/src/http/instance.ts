@@ -2,7 +2,7 @@ import Fastify, { LogController, errorCodes, type FastifyBaseLogger, type Fastif
 import type { Logger as PinoLogger } from 'pino'
 import { findDuplicateKey, roleSatisfies, errors, HostdError, type HelperClient, type RouteDefinition, type RouteOptions, type RouteRole, type RouteSchema, ROLES } from '@hostd/sdk'
 import { errorHandler, notFoundHandler, KernelErrors } from './errors.ts'
-import { validatorCompiler } from './validation.ts'
+import { buildSerializer, validatorCompiler } from './validation.ts'
 import { extractToken, type AuthUser, type SessionStore } from '../auth/sessions.ts'
 import { API_TOKEN_PREFIX, ApiTokenStore, pathAllowed, type ResolvedApiToken } from '../auth/api-tokens.ts'
 import { trackRequest, type LiveRequest } from './live-request.ts'
@@ -154,6 +154,7 @@ export function createInstance(deps: InstanceDeps, serverFactory?: FastifyServer
     trustProxy: false,
     return503OnClosing: false,
     routerOptions: { maxParamLength: 256 },
+    schemaController: { compilersFactory: { buildSerializer } },
     ...(serverFactory ? { serverFactory } : {}),
   })
   app.setValidatorCompiler(validatorCompiler)

@@ -4,11 +4,19 @@ import { join, relative, sep } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { createHash } from 'node:crypto'
 
-const SDK_DIR = fileURLToPath(new URL('../../../sdk/src/', import.meta.url))
+/**
+ * True when the kernel runs from its build (kernel/dist, what `npm start` and the spawned daemons of the tests run),
+ * false when it runs from its TypeScript sources (the in-process test kernels under vitest).
+ */
+export const RUNS_BUILT = !import.meta.url.endsWith('.ts')
+const REPO = fileURLToPath(new URL(RUNS_BUILT ? '../../' : '../../../', import.meta.url))
+/** Where `@hostd/sdk` resolves for plugins: the one copy the kernel itself imports (sdk/dist when built). */
 const SDK_ENTRIES: Record<string, string> = {
-  '@hostd/sdk': pathToFileURL(join(SDK_DIR, 'index.ts')).href,
-  '@hostd/sdk/testing': pathToFileURL(join(SDK_DIR, 'testing.ts')).href,
+  '@hostd/sdk': pathToFileURL(join(REPO, 'sdk', RUNS_BUILT ? 'dist/index.mjs' : 'src/index.ts')).href,
+  '@hostd/sdk/testing': pathToFileURL(join(REPO, 'sdk', 'src', 'testing.ts')).href,
 }
+/** A built-in plugin's build (kernel/build.mjs), which the built daemon loads instead of its TypeScript entry. */
+const BUILT_PLUGIN_ENTRY = join('dist', 'index.mjs')
 
 /** load tag -> root folder URL of the plugin version it loaded. */
 const loadRoots = new Map<string, string>()
@@ -24,7 +32,7 @@ registerHooks({
   resolve(specifier, context, nextResolve) {
     const sdk = SDK_ENTRIES[specifier]
     const parentTag = context.parentURL ? TAG.exec(context.parentURL)?.[1] : undefined
-    if (sdk && parentTag) return { url: sdk, shortCircuit: true, format: 'module-typescript' }
+    if (sdk && parentTag) return { url: sdk, shortCircuit: true }
     const resolved = nextResolve(specifier, context)
     if (parentTag && resolved.url.startsWith('file:') && !TAG.test(resolved.url)) {
       const root = loadRoots.get(parentTag)
@@ -40,8 +48,11 @@ export interface PluginPackage {
   entry: string
 }
 
-/** Reads a plugin folder's package.json: `hostd.entry`, else `main`, else index.ts / index.js. */
-export async function readPluginPackage(dir: string): Promise<PluginPackage> {
+/**
+ * Reads a plugin folder's package.json: `hostd.entry`, else `main`, else index.ts / index.js. A built-in plugin run by
+ * the built daemon loads its build, `dist/index.mjs`, instead.
+ */
+export async function readPluginPackage(dir: string, builtin = false): Promise<PluginPackage> {
   const raw = await readFile(join(dir, 'package.json'), 'utf8').catch(() => {
     throw new Error('no package.json in the plugin folder')
   })
@@ -61,6 +72,11 @@ export async function readPluginPackage(dir: string): Promise<PluginPackage> {
     }
   }
   if (!entry) throw new Error('package.json names no entry (hostd.entry or main) and there is no index.ts or index.js')
+  if (builtin && RUNS_BUILT) {
+    const built = join(dir, BUILT_PLUGIN_ENTRY)
+    if (!(await stat(built).then((s) => s.isFile(), () => false))) throw new Error(`${built} is missing: run npm run build:daemon`)
+    return { name: pkg.name ?? 'unnamed', version: pkg.version, entry: built }
+  }
   const full = join(dir, entry)
   if (relative(dir, full).startsWith('..')) throw new Error(`entry ${entry} lies outside the plugin folder`)
   return { name: pkg.name ?? 'unnamed', version: pkg.version, entry: full }

@@ -156,7 +156,7 @@ export class PluginRegistry {
       let definition: HostdPlugin | null = null
       let failure: string | null = null
       try {
-        const pkg = await readPluginPackage(dir)
+        const pkg = await readPluginPackage(dir, builtin)
         const exported = await importPlugin(dir, pkg.entry)
         if (!isHostdPlugin(exported)) throw new Error('its entry does not export default definePlugin({...}) from @hostd/sdk')
         definition = exported

@@ -6,7 +6,7 @@
  */
 import { access, constants } from 'node:fs/promises'
 import { request as httpRequest } from 'node:http'
-import Docker from 'dockerode'
+import type Docker from 'dockerode'
 import { ContainerErrors } from './errors.ts'
 
 /** The newest Engine API version this plugin was written against. */
@@ -173,7 +173,9 @@ export class Engine {
       try {
         const version = await getJson(endpoint, '/version')
         const apiVersion = lowerVersion(String(version.ApiVersion ?? '1.24'), SUPPORTED_API_VERSION)
-        const docker = new Docker({ ...(endpoint.socketPath ? { socketPath: endpoint.socketPath } : { host: endpoint.host, port: endpoint.port, protocol: 'http' as const }), version: `v${apiVersion}` })
+        // dockerode (and its ssh and tar libraries: about 0.3 s of CPU to load) only once an engine answers.
+        const { default: Dockerode } = await import('dockerode')
+        const docker = new Dockerode({ ...(endpoint.socketPath ? { socketPath: endpoint.socketPath } : { host: endpoint.host, port: endpoint.port, protocol: 'http' as const }), version: `v${apiVersion}` })
         const components: { Name?: string }[] = version.Components ?? []
         const podman = components.some((c) => /podman/i.test(c.Name ?? ''))
         const info = await getJson(endpoint, `/v${apiVersion}/info`).catch(() => ({}))

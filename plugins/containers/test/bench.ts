@@ -1,6 +1,6 @@
 /**
  * Containers bench (`npm run bench`, or `BENCH_ONLY=containers npm run bench`). One run:
- *   - starts its own dockerd (test/support/engine.ts) and a spawned hostd (`node kernel/src/main.ts`) over HTTPS
+ *   - starts its own dockerd (test/support/engine.ts) and a spawned hostd (`node kernel/dist/main.mjs`, the build npm start runs) over HTTPS
  *     with DOCKER_HOST pointing at it;
  *   - creates 100 containers from a busybox image: half running `sleep`, half only created;
  *   - measures, one request at a time and interleaved in rounds, the latency of
@@ -45,7 +45,7 @@ async function startHostd(dataDir: string, dockerHost: string): Promise<{ child:
   const env: NodeJS.ProcessEnv = {}
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('HOSTD_') && k !== 'DOCKER_HOST') env[k] = v
   Object.assign(env, { HOSTD_DATA_DIR: dataDir, HOSTD_HOST: '127.0.0.1', HOSTD_PORT: '0', HOSTD_HELPER_SOCKET: join(dataDir, 'helper.sock'), DOCKER_HOST: dockerHost })
-  const child = spawn(process.execPath, ['kernel/src/main.ts'], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, ['kernel/dist/main.mjs'], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] })
   const log: string[] = []
   createInterface({ input: child.stderr! }).on('line', (l) => log.push(l))
   const origin = await new Promise<string>((resolve, reject) => {

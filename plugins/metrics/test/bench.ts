@@ -94,7 +94,7 @@ async function startDaemon(dataDir: string, pluginsDir: string): Promise<Daemon>
     HOSTD_HELPER_SOCKET: join(dataDir, 'no-helper.sock'),
     HOSTD_LOG_LEVEL: 'warn',
   })
-  const child = spawn(process.execPath, ['kernel/src/main.ts'], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, ['kernel/dist/main.mjs'], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] })
   children.add(child)
   const log: string[] = []
   const origin = await new Promise<string>((resolve, reject) => {

@@ -1,0 +1,137 @@
+#!/usr/bin/env node
+/**
+ * The daemon's build runner (plain JavaScript, the sibling of ui/build.mjs, whose input hashing it reuses):
+ *
+ *   node kernel/build.mjs               build now
+ *   node kernel/build.mjs --if-changed  build only when a source differs from the last build (npm start, npm install)
+ *
+ * It compiles the daemon's TypeScript to plain JavaScript with esbuild, so the daemon pays no type stripping at run
+ * time (memory and start time: docs/ARCHITECTURE.md, "Runtime"). Three kinds of output, each beside its sources:
+ *   - sdk/dist/index.mjs: the sdk, once. The kernel and every plugin import this one file, so there is one HostdError
+ *     class and one set of tokens;
+ *   - kernel/dist/main.mjs: the daemon's entry, which applies the runtime settings (a re-exec when missing) before it
+ *     imports the rest of the kernel, split into kernel/dist/daemon-<hash>.mjs;
+ *   - plugins/<folder>/dist/index.mjs: each built-in plugin in one file, `@hostd/sdk` left as a bare import (the
+ *     kernel's module hook points it at sdk/dist), so a plugin loads as a fresh module graph as before.
+ * npm packages stay external (loaded from node_modules as they ship: already JavaScript, native addons included).
+ * Source maps (`.map` beside each file) let stack traces name the `.ts` lines. Each dist folder is built into a
+ * temporary folder and swapped in, and the inputs' hash is written last (kernel/dist/build.json), so a failed or
+ * interrupted build is rebuilt on the next run.
+ */
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises'
+import { dirname, join, relative } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { hashInputs } from '../ui/build.mjs'
+
+const KERNEL = dirname(fileURLToPath(import.meta.url))
+const REPO = join(KERNEL, '..')
+const MARKER = join(KERNEL, 'dist', 'build.json')
+
+/** The built-in plugins: every folder of plugins/ with a package.json naming its entry. */
+function builtinPlugins() {
+  const root = join(REPO, 'plugins')
+  if (!existsSync(root)) return []
+  return readdirSync(root, { withFileTypes: true })
+    .filter((d) => d.isDirectory() && !d.name.startsWith('.') && existsSync(join(root, d.name, 'package.json')))
+    .map((d) => {
+      const pkg = JSON.parse(readFileSync(join(root, d.name, 'package.json'), 'utf8'))
+      return { name: d.name, dir: join(root, d.name), entry: join(root, d.name, pkg.hostd?.entry ?? pkg.main ?? 'src/index.ts') }
+    })
+    .sort((a, b) => a.name.localeCompare(b.name))
+}
+
+function inputsHash(plugins) {
+  const esbuild = JSON.parse(readFileSync(join(REPO, 'node_modules', 'esbuild', 'package.json'), 'utf8')).version
+  const sources = [join(KERNEL, 'src'), join(KERNEL, 'build.mjs'), join(REPO, 'sdk', 'src'), ...plugins.flatMap((p) => [join(p.dir, 'src'), join(p.dir, 'package.json')])]
+  return hashInputs(sources, [`esbuild@${esbuild}`, `node@${process.versions.node}`])
+}
+
+const COMMON = {
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node24',
+  // npm packages load from node_modules as they ship; only hostd's own TypeScript is compiled.
+  packages: 'external',
+  outExtension: { '.js': '.mjs' },
+  sourcemap: 'linked',
+  // The maps point at the sources in the repository; carrying the sources too would only make them bigger.
+  sourcesContent: false,
+  legalComments: 'none',
+  logLevel: 'warning',
+  metafile: true,
+}
+
+/** The kernel imports the sdk's built file by a relative path, so it is linked with the kernel, before any hook. */
+const sdkForKernel = {
+  name: 'hostd-sdk-for-kernel',
+  setup(build) {
+    build.onResolve({ filter: /^@hostd\/sdk$/ }, () => ({ path: '../../sdk/dist/index.mjs', external: true }))
+  },
+}
+
+async function buildInto(stage, plugins) {
+  const esbuild = await import('esbuild')
+  await esbuild.build({ ...COMMON, entryPoints: { index: join(REPO, 'sdk', 'src', 'index.ts') }, outdir: join(stage, 'sdk') })
+  await esbuild.build({
+    ...COMMON,
+    entryPoints: { main: join(KERNEL, 'src', 'main.ts') },
+    outdir: join(stage, 'kernel'),
+    // main.mjs stays small: the rest of the kernel is a chunk it imports once the runtime settings are in place.
+    splitting: true,
+    chunkNames: '[name]-[hash]',
+    plugins: [sdkForKernel],
+  })
+  if (plugins.length) {
+    await esbuild.build({
+      ...COMMON,
+      entryPoints: Object.fromEntries(plugins.map((p) => [`${p.name}/index`, p.entry])),
+      outdir: join(stage, 'plugins'),
+    })
+  }
+}
+
+/** Moves each staged dist folder into place (`<package>/dist`), replacing the previous one. */
+async function swapIn(stage, plugins) {
+  const targets = [
+    [join(stage, 'sdk'), join(REPO, 'sdk', 'dist')],
+    [join(stage, 'kernel'), join(KERNEL, 'dist')],
+    ...plugins.map((p) => [join(stage, 'plugins', p.name), join(p.dir, 'dist')]),
+  ]
+  for (const [from, to] of targets) {
+    const old = `${to}.old-${process.pid}`
+    if (existsSync(to)) await rename(to, old)
+    await rename(from, to)
+    await rm(old, { recursive: true, force: true })
+  }
+}
+
+/** Builds the daemon (or skips when `ifChanged` and the inputs are the last build's). Returns what it did. */
+export async function buildDaemon({ ifChanged = false, log = (line) => process.stdout.write(`${line}\n`) } = {}) {
+  const plugins = builtinPlugins()
+  const hash = inputsHash(plugins)
+  const previous = existsSync(MARKER) ? JSON.parse(readFileSync(MARKER, 'utf8')) : null
+  const complete = () => existsSync(join(KERNEL, 'dist', 'main.mjs')) && plugins.every((p) => existsSync(join(p.dir, 'dist', 'index.mjs')))
+  if (ifChanged && previous?.inputs === hash && complete()) return { built: false }
+  const started = performance.now()
+  const stage = join(REPO, `.daemon-build-${process.pid}`)
+  await rm(stage, { recursive: true, force: true })
+  await mkdir(stage, { recursive: true })
+  try {
+    await buildInto(stage, plugins)
+    await swapIn(stage, plugins)
+  } finally {
+    await rm(stage, { recursive: true, force: true })
+  }
+  await writeFile(MARKER, `${JSON.stringify({ inputs: hash, builtAt: new Date().toISOString(), plugins: plugins.map((p) => relative(REPO, p.dir)) }, null, 1)}\n`)
+  log(`daemon: built kernel/dist, sdk/dist and ${plugins.length} plugins' dist in ${Math.round(performance.now() - started)} ms`)
+  return { built: true }
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  buildDaemon({ ifChanged: process.argv.includes('--if-changed') }).catch((err) => {
+    process.stderr.write(`daemon: build failed: ${err.message}\n`)
+    process.exit(1)
+  })
+}

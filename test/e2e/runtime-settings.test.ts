@@ -1,0 +1,38 @@
+/**
+ * The runtime settings (kernel/src/runtime.ts) on the real daemon: it restarts itself in place with the allocator
+ * variable and V8's flag, so /proc shows them on the daemon's own pid, and a value the user gave is kept.
+ */
+import { afterEach, describe, expect, it } from 'vitest'
+import { readFile } from 'node:fs/promises'
+import { startDaemon, type Daemon } from '../support/daemon.ts'
+
+const started: Daemon[] = []
+afterEach(async () => {
+  await Promise.all(started.splice(0).map((d) => d.stop()))
+})
+
+async function procOf(pid: number): Promise<{ env: string[]; argv: string[] }> {
+  const split = (raw: string) => raw.split('\0').filter(Boolean)
+  return { env: split(await readFile(`/proc/${pid}/environ`, 'utf8')), argv: split(await readFile(`/proc/${pid}/cmdline`, 'utf8')) }
+}
+
+describe.runIf(process.platform === 'linux')('runtime settings', () => {
+  it('the daemon started without them runs with them, on the pid it was started as', async () => {
+    const d = await startDaemon()
+    started.push(d)
+    expect((await d.fetch('/health')).status).toBe(200)
+    const { env, argv } = await procOf(d.pid)
+    expect(env).toContain('MALLOC_MMAP_THRESHOLD_=131072')
+    expect(argv).toContain('--max-semi-space-size=2')
+    expect(argv.at(-1)).toMatch(/main\.(ts|mjs)$/)
+  })
+
+  it('keeps the values the user gave', async () => {
+    const d = await startDaemon({ env: { MALLOC_MMAP_THRESHOLD_: '65536', NODE_OPTIONS: '--max-semi-space-size=4' } })
+    started.push(d)
+    const { env, argv } = await procOf(d.pid)
+    expect(env).toContain('MALLOC_MMAP_THRESHOLD_=65536')
+    expect(env).not.toContain('MALLOC_MMAP_THRESHOLD_=131072')
+    expect(argv.some((a) => a.startsWith('--max-semi-space-size'))).toBe(false)
+  })
+})
