@@ -84,7 +84,9 @@ export async function startUi(options: StartUiOptions = {}): Promise<UiHarness> 
     const contexts: BrowserContext[] = []
     const cspViolations: string[] = []
     const newContext = async (colorScheme: 'light' | 'dark' = 'light') => {
-      const context = await browser!.newContext({ ignoreHTTPSErrors: true, colorScheme, viewport: { width: 1280, height: 860 } })
+      // Reduced motion (base.css then turns transitions off): a theme switch for a screenshot is instant, so axe never
+      // measures the contrast of a colour halfway through its transition.
+      const context = await browser!.newContext({ ignoreHTTPSErrors: true, colorScheme, reducedMotion: 'reduce', viewport: { width: 1280, height: 860 } })
       contexts.push(context)
       context.on('console', (message) => {
         if (/Content.Security.Policy/i.test(message.text())) cspViolations.push(message.text())
