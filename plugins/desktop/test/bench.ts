@@ -7,6 +7,7 @@
  * rounds. Prints median round-trip times, the added latency (daemon − direct) and the ratio, and `BENCH_JSON {...}`.
  */
 import { performance } from 'node:perf_hooks'
+import { figure, printBenchJson } from '../../../test/bench/support.ts'
 import { startPluginDaemon, type PluginDaemon } from '../../../test/support/plugin-daemon.ts'
 import { RfbOverTcp, RfbOverWebSocket } from './support/rfb-client.ts'
 import { startVnc, type Vnc } from './support/vnc.ts'
@@ -67,7 +68,9 @@ try {
   console.log(`  through the daemon (wss -> bridge -> tcp)  ${d.toFixed(0)} µs   (rounds: ${viaDaemon.map((x) => x.toFixed(0)).join(', ')})`)
   console.log(`  straight to x11vnc over tcp                ${r.toFixed(0)} µs   (rounds: ${reference.map((x) => x.toFixed(0)).join(', ')})`)
   console.log(`  added by the daemon                        ${(d - r).toFixed(0)} µs per round trip (ratio ${(d / r).toFixed(2)})`)
-  console.log(`BENCH_JSON ${JSON.stringify({ bench: 'desktop', x11vncArgs: X11VNC_ARGS.join(' '), trips: TRIPS, rounds: ROUNDS, bridgedUs: Math.round(d), directUs: Math.round(r), addedUs: Math.round(d - r), ratio: +(d / r).toFixed(3) })}`)
+  printBenchJson('desktop', [
+    figure('RFB round trip added by the bridge', d - r, 'µs', undefined, `${Math.round(d)} µs through the daemon vs ${Math.round(r)} µs straight to x11vnc (${(d / r).toFixed(2)}x)`),
+  ], { x11vncArgs: X11VNC_ARGS.join(' '), trips: TRIPS, rounds: ROUNDS, bridgedUs: Math.round(d), directUs: Math.round(r) })
 } finally {
   await cleanUp()
 }

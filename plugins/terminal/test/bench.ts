@@ -8,6 +8,7 @@
  */
 import { spawn } from 'node-pty'
 import { performance } from 'node:perf_hooks'
+import { figure, printBenchJson } from '../../../test/bench/support.ts'
 import { ensureTestAccount } from '../../../test/support/unix-user.ts'
 import { startPluginDaemon, type PluginDaemon } from '../../../test/support/plugin-daemon.ts'
 import { TerminalClient } from './support.ts'
@@ -74,7 +75,9 @@ try {
   console.log(`  ratio daemon/local                         ${(h / r).toFixed(2)}`)
   const frameBytes = Math.round(median(frameSizes))
   console.log(`  mean WebSocket frame (batched output)      ${(frameBytes / 1024).toFixed(1)} KiB`)
-  console.log(`BENCH_JSON ${JSON.stringify({ bench: 'terminal', bytes: BYTES, rounds: ROUNDS, hostdMBps: +h.toFixed(1), localMBps: +r.toFixed(1), ratio: +(h / r).toFixed(3), frameBytes })}`)
+  printBenchJson('terminal', [
+    figure('PTY output to a WebSocket client / the same PTY read locally', h / r, 'x', undefined, `${h.toFixed(1)} vs ${r.toFixed(1)} MB/s; frames of ${(frameBytes / 1024).toFixed(1)} KiB`),
+  ], { bytes: BYTES, rounds: ROUNDS, hostdMBps: +h.toFixed(1), localMBps: +r.toFixed(1), frameBytes })
 } finally {
   await daemon?.stop()
 }
