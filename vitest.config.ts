@@ -12,6 +12,10 @@ export default defineConfig({
     // expect.poll gives up after 1 s by default: too short for a page on a loaded two-core machine. Waits are
     // conditions, never durations, so a longer limit only matters when something is really wrong.
     expect: { poll: { timeout: 15_000 } },
+    // One retry of a failed test. Under a full run the browser tests (two Chromiums, daemons, engines on two cores)
+    // now and then wait more than 30 s for a page's first answer; alone they pass. A test that really fails fails
+    // twice. The retries a run needed show in its report ("retry x1"); known cases: docs/ARCHITECTURE.md, "Testing pages".
+    retry: 1,
     // argon2 at 19 MiB per hash and spawned daemons: two cores, so keep parallelism modest.
     maxWorkers: 2,
     // The JSON report lets .ci/run print its closing "N passed, N failed" line.

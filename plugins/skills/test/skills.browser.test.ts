@@ -222,8 +222,9 @@ describe('Skills pages', { timeout: 240_000 }, () => {
     expect(await page.getByRole('textbox', { name: 'Instructions (SKILL.md)' }).inputValue()).toContain('Mail the report to the admin')
     await page.getByRole('button', { name: 'Publish' }).click()
     await heading('Disk check').waitFor({ timeout: 30_000 })
+    // The draft page has the same heading: wait for the publish itself.
+    await expect.poll(async () => (await api('GET', `/api/skills/${skillId}`)).body.skill.revision, { timeout: 30_000 }).toBe(4)
     const after = await api('GET', `/api/skills/${skillId}`)
-    expect(after.body.skill.revision).toBe(4)
     expect(after.body.markdown).toContain('Mail the report to the admin')
     // The first draft was discarded when its text moved on.
     expect((await api('GET', `/api/skills/drafts/${firstDraft}`)).status).toBe(404)
