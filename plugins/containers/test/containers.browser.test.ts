@@ -118,6 +118,7 @@ describe('containers pages', { timeout: 240_000 }, () => {
   })
 
   it('as viewer: no Run or action buttons, and a forged request with the session and origin is still 403', async () => {
+    await env.engine.api('DELETE', '/containers/idle?force=1') // a retry starts from the same state
     const created = await env.adminApi('POST', '/api/containers', { image: other, name: 'idle', command: 'sleep 3600' })
     expect(created.status).toBe(201)
     const page = await env.ui.open('viewer', '/containers')
