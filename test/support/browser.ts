@@ -14,10 +14,13 @@ import { mkdir, readFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
+import { onTestFailed } from 'vitest'
 import { REPO_ROOT, startDaemon, type Daemon } from './daemon.ts'
 
 export const PASSWORD = 'correct horse battery'
 export const SCREENSHOTS = join(REPO_ROOT, '.hostd-test', 'screenshots')
+/** What a failed browser test leaves behind: each of its pages' screenshot, text and network log. */
+export const FAILURES = join(REPO_ROOT, '.hostd-test', 'failures')
 const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run']
 
 /** Chromium, headless, with a fresh profile (playwright gives each launch its own temporary user-data-dir). */
@@ -88,9 +91,19 @@ export async function startUi(options: StartUiOptions = {}): Promise<UiHarness> 
       // measures the contrast of a colour halfway through its transition.
       const context = await browser!.newContext({ ignoreHTTPSErrors: true, colorScheme, reducedMotion: 'reduce', viewport: { width: 1280, height: 860 } })
       contexts.push(context)
+      const log: string[] = []
+      const started = Date.now()
+      const at = () => `+${((Date.now() - started) / 1000).toFixed(1)}s`
       context.on('console', (message) => {
         if (/Content.Security.Policy/i.test(message.text())) cspViolations.push(message.text())
+        if (message.type() === 'error') log.push(`${at()} console: ${message.text()} ${message.location().url}`)
       })
+      context.on('requestfailed', (request) => log.push(`${at()} failed: ${request.method()} ${request.url()} ${request.failure()?.errorText ?? ''}`))
+      context.on('requestfinished', (request) => {
+        const took = request.timing().responseEnd
+        if (took > 2_000) log.push(`${at()} slow: ${request.method()} ${request.url()} ${Math.round(took)} ms`)
+      })
+      context.on('page', (page) => reportIfTestFails(page, log))
       return context
     }
     const harness: UiHarness = {
@@ -219,5 +232,27 @@ export async function signOutInAnotherTab(page: Page): Promise<() => Promise<voi
   return async () => {
     for (const release of held.splice(0)) await release()
     await page.unroute('**/api/extensions')
+  }
+}
+
+let failureCount = 0
+
+/**
+ * When the running test fails, saves what its page showed: a screenshot, the page's text, and the requests that failed
+ * or took over 2 s (`.hostd-test/failures/`, and the same lines on stderr). A page opened outside a test (in a hook) is
+ * not reported.
+ */
+function reportIfTestFails(page: Page, log: string[]): void {
+  try {
+    onTestFailed(async ({ task }) => {
+      if (page.isClosed()) return
+      const name = `${++failureCount}-${task.name.replace(/[^a-z0-9]+/gi, '-').slice(0, 60)}`
+      await mkdir(FAILURES, { recursive: true })
+      await page.screenshot({ path: join(FAILURES, `${name}.png`), timeout: 5_000 }).catch(() => undefined)
+      const text = await page.locator('body').innerText({ timeout: 5_000 }).catch((err: Error) => `(no text: ${err.message})`)
+      process.stderr.write(`\n--- page of the failed test "${task.name}": ${page.url()} (screenshot: .hostd-test/failures/${name}.png)\n${text.slice(0, 1_500)}\n--- its network and console:\n${log.join('\n') || '(nothing failed or slow)'}\n---\n`)
+    })
+  } catch {
+    /* not inside a test */
   }
 }

@@ -226,6 +226,7 @@ describe('containers pages', { timeout: 240_000 }, () => {
     const { engine, registry } = env
     const app = `${registry.address}/ui/app:1`
     const imageId = async (r: string) => (await engine.api('GET', `/images/${r}/json`)).json().Id as string
+    await engine.api('DELETE', '/containers/app?force=1') // a retry starts from the same state
     await importTestImage(engine, 'hostd-test/app:v1', 'version one')
     await pushToRegistry(engine, 'hostd-test/app:v1', app)
     const v1 = await imageId(app)
