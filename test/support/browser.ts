@@ -250,7 +250,7 @@ function reportIfTestFails(page: Page, log: string[]): void {
       await mkdir(FAILURES, { recursive: true })
       await page.screenshot({ path: join(FAILURES, `${name}.png`), timeout: 5_000 }).catch(() => undefined)
       const text = await page.locator('body').innerText({ timeout: 5_000 }).catch((err: Error) => `(no text: ${err.message})`)
-      process.stderr.write(`\n--- page of the failed test "${task.name}": ${page.url()} (screenshot: .hostd-test/failures/${name}.png)\n${text.slice(0, 1_500)}\n--- its network and console:\n${log.join('\n') || '(nothing failed or slow)'}\n---\n`)
+      process.stderr.write(`\n--- ${new Date().toISOString()} page of the failed test "${task.name}": ${page.url()} (screenshot: .hostd-test/failures/${name}.png)\n${text.slice(0, 1_500)}\n--- its network and console:\n${log.join('\n') || '(nothing failed or slow)'}\n---\n`)
     })
   } catch {
     /* not inside a test */
