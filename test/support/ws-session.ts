@@ -1,5 +1,6 @@
 /** A WebSocket to a test kernel that collects JSON messages, for tests of live-output sockets. */
 import type { TestKernel } from '@hostd/sdk/testing'
+import { onTestFailed } from 'vitest'
 import WebSocket from 'ws'
 
 export interface SocketSession {
@@ -15,6 +16,16 @@ export interface SocketSession {
 export function openSocket(t: TestKernel, path: string, token: string, first?: unknown, headers: Record<string, string> = {}): SocketSession {
   const ws = new WebSocket(`${t.url!.replace(/^http/, 'ws')}${path}`, { headers: { authorization: `Bearer ${token}`, ...headers } })
   const messages: any[] = []
+  const opened = Date.now()
+  const timeline: string[] = []
+  // A test that fails (a timeout above all) says what its socket had received by then, and when.
+  try {
+    onTestFailed(() => {
+      process.stderr.write(`\n--- socket ${path} of the failed test, opened ${new Date(opened).toISOString()}, state ${ws.readyState}:\n${timeline.slice(-20).join('\n') || '(no message)'}\n---\n`)
+    })
+  } catch {
+    /* not inside a test */
+  }
   const waiters: { pred: (m: any) => boolean; resolve: (m: any) => void }[] = []
   ws.on('open', () => {
     if (first !== undefined) ws.send(typeof first === 'string' ? first : JSON.stringify(first))
@@ -22,6 +33,7 @@ export function openSocket(t: TestKernel, path: string, token: string, first?: u
   ws.on('message', (data: Buffer) => {
     const m = JSON.parse(data.toString('utf8'))
     messages.push(m)
+    timeline.push(`+${((Date.now() - opened) / 1000).toFixed(1)}s ${data.toString('utf8').slice(0, 200)}`)
     for (const w of [...waiters]) {
       if (w.pred(m)) {
         waiters.splice(waiters.indexOf(w), 1)
