@@ -23,12 +23,12 @@ describe.runIf(process.platform === 'linux')('runtime settings', () => {
     expect((await d.fetch('/health')).status).toBe(200)
     const { env, argv } = await procOf(d.pid)
     expect(env).toContain('MALLOC_MMAP_THRESHOLD_=131072')
-    expect(argv).toContain('--max-semi-space-size=2')
+    expect(argv).toContain('--max-semi-space-size=4')
     expect(argv.at(-1)).toMatch(/main\.(ts|mjs)$/)
   })
 
   it('keeps the values the user gave', async () => {
-    const d = await startDaemon({ env: { MALLOC_MMAP_THRESHOLD_: '65536', NODE_OPTIONS: '--max-semi-space-size=4' } })
+    const d = await startDaemon({ env: { MALLOC_MMAP_THRESHOLD_: '65536', NODE_OPTIONS: '--max-semi-space-size=8' } })
     started.push(d)
     const { env, argv } = await procOf(d.pid)
     expect(env).toContain('MALLOC_MMAP_THRESHOLD_=65536')
