@@ -168,6 +168,42 @@ describe('web UI: first run, sign-in and the kernel pages', { timeout: 120_000 }
     await page.context().close()
   })
 
+  it('loads anyway when the network drops the first load of its code, of a page and of a read (ERR_NETWORK_CHANGED)', async () => {
+    const page = await ui.open('viewer', '/account')
+    await page.getByRole('heading', { name: 'Your account' }).waitFor()
+    // Each of these fails once, as Chromium fails loads in flight when the machine's interfaces change: a static
+    // import of the entry (the boot retry in index.html), the audit page's own chunk (a lazy page) and the shell's
+    // first read. Routing also turns Chromium's HTTP cache off, so the reload fetches everything.
+    const html = await (await ui.daemon.fetch('/')).text()
+    const entry = /<script type="module" src="([^"]+)"/.exec(html)![1]!
+    const staticImport = [...html.matchAll(/<link rel="modulepreload" href="([^"]+)">/g)].map((m) => m[1]!).find((href) => href !== entry)!
+    expect(staticImport).toMatch(/^\/ui\/assets\/chunk-/)
+    const seen = new Map<string, number>()
+    const dropFirst = async (pattern: string | RegExp, times = 1) =>
+      page.route(pattern, (route) => {
+        const path = new URL(route.request().url()).pathname
+        const n = (seen.get(path) ?? 0) + 1
+        seen.set(path, n)
+        return n <= times ? route.abort('connectionreset') : route.continue()
+      })
+    // Twice: the preload and the entry's own load of it both fail, so only the boot retry can load the page.
+    await dropFirst(`**${staticImport}`, 2)
+    await dropFirst('**/api/auth/me')
+    await page.reload()
+    await page.getByRole('heading', { name: 'Your account' }).waitFor()
+    expect(seen.get(staticImport)).toBeGreaterThanOrEqual(3)
+    expect(seen.get('/api/auth/me')).toBeGreaterThanOrEqual(2)
+
+    const nav = page.getByRole('navigation', { name: 'Main' })
+    await dropFirst(/\/ui\/assets\/chunk-[^/]*\.js$/)
+    seen.clear()
+    await nav.getByRole('link', { name: 'Overview' }).click()
+    await page.getByRole('heading', { name: 'Overview' }).waitFor()
+    expect([...seen.values()].some((n) => n >= 2)).toBe(true) // a dropped chunk was fetched again
+    expect(await page.getByText(/could not be loaded/).count()).toBe(0)
+    await page.context().close()
+  })
+
   it('changes the own password (a wrong current password shows at its field)', async () => {
     const account = await ui.createUser('operator', 'frank')
     const page = await ui.open(account, '/account')

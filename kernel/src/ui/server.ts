@@ -37,7 +37,7 @@ function documentPolicy(scriptHashes: string[], extra: { frameAncestors: string;
   ].join('; ')
 }
 
-/** sha256 sources of a document's inline scripts (only the import map in ours). */
+/** sha256 sources of a document's inline scripts (ours: the import map and the boot retry, ui/build.mjs). */
 function inlineScriptHashes(html: Buffer): string[] {
   const hashes: string[] = []
   for (const match of html.toString('utf8').matchAll(/<script\b[^>]*>([\s\S]*?)<\/script>/g)) {

@@ -65,9 +65,18 @@ export function createApi(options: { signal?: AbortSignal; onUnauthorized?: () =
       headers['content-type'] = 'application/json'
       payload = JSON.stringify(body)
     }
+    const signal = combine(options.signal, opts.signal)
+    const send = () => fetch(path, { method, headers, body: payload, credentials: 'same-origin', signal })
     let res: Response
     try {
-      res = await fetch(path, { method, headers, body: payload, credentials: 'same-origin', signal: combine(options.signal, opts.signal) })
+      // A read is sent once more after a network failure: Chromium drops requests in flight when the machine's
+      // network interfaces change (ERR_NETWORK_CHANGED), which starting a container does when the browser runs on
+      // the host it manages. A change is never sent twice.
+      res = await send().catch(async (err: unknown) => {
+        if ((err as Error).name === 'AbortError' || method !== 'GET') throw err
+        await new Promise((resolve) => setTimeout(resolve, 300))
+        return send()
+      })
     } catch (err) {
       if ((err as Error).name === 'AbortError') throw err
       throw new ApiError(0, 'HOSTD_NETWORK', 'The server cannot be reached. Check the connection and try again.')

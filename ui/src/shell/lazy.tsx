@@ -1,6 +1,7 @@
 import type { ComponentType } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
 import { ErrorState, Loading } from '../kit/feedback.tsx'
+import { importRetrying } from './import-retrying.ts'
 
 /** A page whose code loads when it is first shown (each page is its own chunk). */
 export function lazyPage<P extends object>(load: () => Promise<{ default: ComponentType<P> }>, label: string): ComponentType<P> {
@@ -10,7 +11,7 @@ export function lazyPage<P extends object>(load: () => Promise<{ default: Compon
     const [error, setError] = useState<unknown>(undefined)
     useEffect(() => {
       if (loaded) return
-      load().then(
+      importRetrying(load).then(
         (m) => {
           loaded = m.default
           setTick((t) => t + 1)

@@ -5,6 +5,7 @@ import type { PageContext, SessionUser } from '../kit/context.ts'
 import type { HostdElement } from '../kit/element.tsx'
 import { ErrorState, Loading } from '../kit/feedback.tsx'
 import { makeContext } from './context.ts'
+import { importRetrying } from './import-retrying.ts'
 import type { PluginRef } from './extensions.ts'
 import { route } from './router.ts'
 
@@ -48,7 +49,7 @@ export function PluginElement({ module, element, plugin, user, base, title }: Pl
         location.reload()
         return
       }
-      await import(/* @vite-ignore */ module)
+      await importRetrying(() => import(/* @vite-ignore */ module))
       await Promise.race([customElements.whenDefined(element), timeout(10_000, `${module} did not define <${element}>`)])
       definedBy.set(element, module)
       if (lifetime.signal.aborted) return
