@@ -10,7 +10,7 @@ export function lazyPage<P extends object>(load: () => Promise<{ default: Compon
     const [, setTick] = useState(0)
     const [error, setError] = useState<unknown>(undefined)
     useEffect(() => {
-      if (loaded) return
+      if (loaded || error !== undefined) return // after a failure, only Retry loads again
       importRetrying(load).then(
         (m) => {
           loaded = m.default
