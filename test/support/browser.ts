@@ -116,7 +116,17 @@ export async function startUi(options: StartUiOptions = {}): Promise<UiHarness> 
       },
       async createUser(role, username = `${role}${++counter}`) {
         adminToken ||= await login(admin) // after a setup the test did through the page
-        const res = await daemon.fetch('/api/users', { method: 'POST', headers: { ...json, authorization: `Bearer ${adminToken}` }, body: JSON.stringify({ username, password: PASSWORD, role }) })
+        const headers = { ...json, authorization: `Bearer ${adminToken}` }
+        const create = () => daemon.fetch('/api/users', { method: 'POST', headers, body: JSON.stringify({ username, password: PASSWORD, role }) })
+        let res = await create()
+        if (res.status === 409) {
+          // Left by an earlier attempt of the same test (vitest retries a failed test once): removed with its
+          // sessions and tokens, so the retry starts from the same state.
+          const users = (await (await daemon.fetch('/api/users', { headers })).json()) as { id: string; username: string }[]
+          const old = users.find((u) => u.username === username)
+          if (old) await daemon.fetch(`/api/users/${old.id}/remove`, { method: 'POST', headers })
+          res = await create()
+        }
         if (res.status !== 201) throw new Error(`creating ${username} failed: ${res.status} ${await res.text()}`)
         return { username, password: PASSWORD }
       },
@@ -162,7 +172,9 @@ export async function gotoRetrying(page: Page, url: string): Promise<void> {
       await page.goto(url)
       return
     } catch (err) {
-      if (attempt >= 3 || !/ERR_NETWORK_CHANGED|chrome-error:\/\/chromewebdata/.test(String(err))) throw err
+      // Chromium also reloads a page whose load the network change broke, which playwright reports as this navigation
+      // "interrupted by another navigation".
+      if (attempt >= 3 || !/ERR_NETWORK_CHANGED|chrome-error:\/\/chromewebdata|interrupted by another navigation/.test(String(err))) throw err
     }
   }
 }
