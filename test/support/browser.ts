@@ -14,7 +14,7 @@ import { mkdir, readFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
-import { onTestFailed } from 'vitest'
+import { beforeEach, onTestFailed } from 'vitest'
 import { REPO_ROOT, startDaemon, type Daemon } from './daemon.ts'
 
 export const PASSWORD = 'correct horse battery'
@@ -103,7 +103,10 @@ export async function startUi(options: StartUiOptions = {}): Promise<UiHarness> 
         const took = request.timing().responseEnd
         if (took > 2_000) log.push(`${at()} slow: ${request.method()} ${request.url()} ${Math.round(took)} ms`)
       })
-      context.on('page', (page) => reportIfTestFails(page, log))
+      context.on('page', (page) => {
+        openPages.set(page, log)
+        page.on('close', () => openPages.delete(page))
+      })
       return context
     }
     const harness: UiHarness = {
@@ -249,22 +252,23 @@ export async function signOutInAnotherTab(page: Page): Promise<() => Promise<voi
 
 let failureCount = 0
 
+/** Every page still open, with its context's log of failed or slow requests and console errors. */
+const openPages = new Map<Page, string[]>()
+
 /**
- * When the running test fails, saves what its page showed: a screenshot, the page's text, and the requests that failed
- * or took over 2 s (`.hostd-test/failures/`, and the same lines on stderr). A page opened outside a test (in a hook) is
- * not reported.
+ * When a test fails, saves what each open page showed (those it opened and those a hook opened for the whole file):
+ * a screenshot, the page's text, and the requests that failed or took over 2 s (`.hostd-test/failures/`, and the
+ * same lines on stderr). Registered for every test of a file that imports this module.
  */
-function reportIfTestFails(page: Page, log: string[]): void {
-  try {
-    onTestFailed(async ({ task }) => {
-      if (page.isClosed()) return
+beforeEach(() => {
+  onTestFailed(async ({ task }) => {
+    for (const [page, log] of openPages) {
+      if (page.isClosed()) continue
       const name = `${++failureCount}-${task.name.replace(/[^a-z0-9]+/gi, '-').slice(0, 60)}`
       await mkdir(FAILURES, { recursive: true })
       await page.screenshot({ path: join(FAILURES, `${name}.png`), timeout: 5_000 }).catch(() => undefined)
       const text = await page.locator('body').innerText({ timeout: 5_000 }).catch((err: Error) => `(no text: ${err.message})`)
       process.stderr.write(`\n--- ${new Date().toISOString()} page of the failed test "${task.name}": ${page.url()} (screenshot: .hostd-test/failures/${name}.png)\n${text.slice(0, 1_500)}\n--- its network and console:\n${log.join('\n') || '(nothing failed or slow)'}\n---\n`)
-    })
-  } catch {
-    /* not inside a test */
-  }
-}
+    }
+  })
+})

@@ -122,6 +122,10 @@ describe('network page (real NetworkManager, real helper)', { timeout: 180_000 }
     await expectAccessible(page, 'network without the helper')
     await screenshot(page, 'network-no-helper')
     helper = await startHelper({ dbusSystemBus: nm.busAddress, dir: helper.dir })
+    // The helper listens before it can reach NetworkManager: the button is pressed once the daemon can read the
+    // services again, as a person would press it after starting the helper.
+    const services = () => ui.daemon.fetch('/api/system/network/services', { headers: { authorization: `Bearer ${ui.adminToken}` } }).then((r) => r.status)
+    await expect.poll(services, { timeout: 30_000 }).toBe(200)
     await page.getByRole('button', { name: 'Check again' }).click()
     await card().getByText('10.77.0.20', { exact: true }).waitFor()
 
