@@ -112,7 +112,7 @@ const COMMON = {
 }
 
 /**
- * The document's one inline script (its hash goes into the page's CSP, kernel/src/ui/server.ts). When the entry
+ * The document's inline script besides the import map (its hash goes into the page's CSP, kernel/src/ui/server.ts). When the entry
  * module or one of its static imports fails to load (Chromium drops loads in flight when the machine's network
  * interfaces change: ERR_NETWORK_CHANGED, which starting a container causes when the browser runs on the managed
  * host), the entry is imported again, up to three times (a failed fetch is fetched anew), and then the page says what

@@ -10,7 +10,10 @@
 /** glibc: allocations over 128 KiB get their own mapping, returned to the system when freed. */
 export const ALLOCATOR_ENV = { MALLOC_MMAP_THRESHOLD_: '131072' } as const
 
-/** V8: a young generation of at most 4 MiB per semi-space (the default grows to 16 MiB and stays grown while idle; 2 MiB promoted so much under load that RSS doubled: docs/ARCHITECTURE.md, "Memory"). */
+/**
+ * V8: a young generation of at most 4 MiB per semi-space. The default grows to 16 MiB and stays grown while idle;
+ * 2 MiB promoted so much under load that RSS doubled (measured: docs/ARCHITECTURE.md, "Memory").
+ */
 export const NODE_FLAGS = ['--max-semi-space-size=4'] as const
 
 const flagName = (flag: string) => flag.split('=')[0]!
