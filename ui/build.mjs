@@ -112,11 +112,11 @@ const COMMON = {
 }
 
 /**
- * The document's inline script besides the import map (its hash goes into the page's CSP, kernel/src/ui/server.ts). When the entry
- * module or one of its static imports fails to load (Chromium drops loads in flight when the machine's network
- * interfaces change: ERR_NETWORK_CHANGED, which starting a container causes when the browser runs on the managed
- * host), the entry is imported again, up to three times (a failed fetch is fetched anew), and then the page says what
- * happened instead of staying blank.
+ * The document's inline script besides the import map (its hash goes into the page's CSP, kernel/src/ui/server.ts).
+ * When the entry module or one of its static imports fails to load (Chromium drops loads in flight when the
+ * machine's network interfaces change: ERR_NETWORK_CHANGED, which starting a container causes when the browser runs
+ * on the managed host), the entry is imported again, up to three times (a failed fetch is fetched anew), and then
+ * the page says what happened instead of staying blank.
  */
 const BOOT_RETRY = `addEventListener('error',function(e){var s=e.target,n=0;if(!(s instanceof HTMLScriptElement)||s.type!=='module')return;(function retry(){setTimeout(function(){import(s.src).catch(function(){if(++n<3)retry();else document.body.innerHTML='<p style="font:16px system-ui;padding:2rem">hostd could not load this page: the connection was interrupted. <a href="">Reload</a></p>'})},300*(n+1))})()},true)`
 
