@@ -327,7 +327,7 @@ async function soak(hostd: Daemon, token: string, seconds: number): Promise<{ fi
     samples.push({ s, memory })
     if (s % printEveryS === 0) console.log(`  ${String(s).padStart(4)} s  RSS ${showMemory(memory)}`)
     const next = t0 + (n + 1) * CFG.soakSampleS * 1000
-    while (!done && performance.now() < next) await sleep(Math.min(200, next - performance.now()))
+    while (!done && performance.now() < next) await sleep(Math.max(0, Math.min(200, next - performance.now())))
   }
   const result = await load
   for (const child of streams) await stopChild(child)

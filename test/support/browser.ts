@@ -260,7 +260,8 @@ const openPages = new Map<Page, string[]>()
  * a screenshot, the page's text, and the requests that failed or took over 2 s (`.hostd-test/failures/`, and the
  * same lines on stderr). Registered for every test of a file that imports this module.
  */
-beforeEach(() => {
+// Only inside vitest: the UI bench (test/bench/ui.ts) uses this module too.
+if (process.env.VITEST) beforeEach(() => {
   onTestFailed(async ({ task }) => {
     for (const [page, log] of openPages) {
       if (page.isClosed()) continue
