@@ -258,9 +258,9 @@ const openPages = new Map<Page, string[]>()
 /**
  * When a test fails, saves what each open page showed (those it opened and those a hook opened for the whole file):
  * a screenshot, the page's text, and the requests that failed or took over 2 s (`.hostd-test/failures/`, and the
- * same lines on stderr). Registered for every test of a file that imports this module.
+ * same lines on stderr). Registered for every test of a file that imports this module; only inside vitest, since
+ * the UI bench (test/bench/ui.ts) imports it too.
  */
-// Only inside vitest: the UI bench (test/bench/ui.ts) uses this module too.
 if (process.env.VITEST) beforeEach(() => {
   onTestFailed(async ({ task }) => {
     for (const [page, log] of openPages) {

@@ -17,11 +17,12 @@ export function openSocket(t: TestKernel, path: string, token: string, first?: u
   const ws = new WebSocket(`${t.url!.replace(/^http/, 'ws')}${path}`, { headers: { authorization: `Bearer ${token}`, ...headers } })
   const messages: any[] = []
   const opened = Date.now()
-  const timeline: string[] = []
+  const arrivals: number[] = [] // when each of `messages` came
   // A test that fails (a timeout above all) says what its socket had received by then, and when.
   try {
     onTestFailed(() => {
-      process.stderr.write(`\n--- socket ${path} of the failed test, opened ${new Date(opened).toISOString()}, state ${ws.readyState}:\n${timeline.slice(-20).join('\n') || '(no message)'}\n---\n`)
+      const last = messages.map((m, i) => `+${((arrivals[i]! - opened) / 1000).toFixed(1)}s ${JSON.stringify(m).slice(0, 200)}`).slice(-20)
+      process.stderr.write(`\n--- socket ${path} of the failed test, opened ${new Date(opened).toISOString()}, state ${ws.readyState}:\n${last.join('\n') || '(no message)'}\n---\n`)
     })
   } catch {
     /* not inside a test */
@@ -33,7 +34,7 @@ export function openSocket(t: TestKernel, path: string, token: string, first?: u
   ws.on('message', (data: Buffer) => {
     const m = JSON.parse(data.toString('utf8'))
     messages.push(m)
-    timeline.push(`+${((Date.now() - opened) / 1000).toFixed(1)}s ${data.toString('utf8').slice(0, 200)}`)
+    arrivals.push(Date.now())
     for (const w of [...waiters]) {
       if (w.pred(m)) {
         waiters.splice(waiters.indexOf(w), 1)
