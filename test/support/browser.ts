@@ -196,12 +196,16 @@ export async function screenshot(page: Page, name: string): Promise<void> {
   // With a modal open, the viewport: a full-page capture of a scrolled page draws the fixed shell, the backdrop and
   // the dialog at the scrolled offset, over a page that looks broken.
   const fullPage = (await page.locator('dialog[open]').count()) === 0
+  // The same goes for the fixed shell alone: a whole-page capture is taken from the top, then the scroll is put back.
+  const scrolledTo = fullPage ? await page.evaluate(() => scrollY) : 0
+  if (scrolledTo) await page.evaluate(() => scrollTo({ top: 0, behavior: 'instant' }))
   for (const colorScheme of ['light', 'dark'] as const) {
     await page.emulateMedia({ colorScheme })
     await page.waitForTimeout(150) // charts redraw on the theme change
     await page.screenshot({ path: join(SCREENSHOTS, `${name}-${colorScheme}.png`), fullPage })
   }
   await page.emulateMedia({ colorScheme: null })
+  if (scrolledTo) await page.evaluate((top) => scrollTo({ top, behavior: 'instant' }), scrolledTo)
 }
 
 let axeSource: string | null = null
