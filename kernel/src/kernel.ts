@@ -1,6 +1,6 @@
 import 'reflect-metadata'
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https'
-import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import type { IncomingMessage, Server, ServerResponse } from 'node:http'
 import { mkdir } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
 import { container as rootContainer } from 'tsyringe'
@@ -36,6 +36,9 @@ import { ensureTls } from './tls.ts'
 import { UiServer } from './ui/server.ts'
 import { warmNextTick } from './warm-next-tick.ts'
 import type { KernelServices } from './services.ts'
+
+// Not `import`: node:http's ES module facade loads Node's bundled undici (docs/ARCHITECTURE.md, "Runtime").
+const { createServer: createHttpServer } = process.getBuiltinModule('node:http')
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url))
 

@@ -3,8 +3,12 @@
  * variable and V8's flag, so /proc shows them on the daemon's own pid, and a value the user gave is kept.
  */
 import { afterEach, describe, expect, it } from 'vitest'
-import { readFile } from 'node:fs/promises'
+import { readdir, readFile } from 'node:fs/promises'
+import { execFile } from 'node:child_process'
+import { promisify } from 'node:util'
+import { join } from 'node:path'
 import { startDaemon, type Daemon } from '../support/daemon.ts'
+import { REPO_ROOT } from '../../kernel/src/kernel.ts'
 
 const started: Daemon[] = []
 afterEach(async () => {
@@ -34,5 +38,21 @@ describe.runIf(process.platform === 'linux')('runtime settings', () => {
     expect(env).toContain('MALLOC_MMAP_THRESHOLD_=65536')
     expect(env).not.toContain('MALLOC_MMAP_THRESHOLD_=131072')
     expect(argv.some((a) => a.startsWith('--max-semi-space-size'))).toBe(false)
+  })
+})
+
+describe('what the daemon loads', () => {
+  it("leaves Node's bundled undici unloaded: the kernel and every built-in plugin import node:http without its ES module facade", async () => {
+    const plugins = join(REPO_ROOT, 'plugins')
+    const entries: string[] = [join(REPO_ROOT, 'kernel/src/kernel.ts')]
+    for (const dir of await readdir(plugins)) {
+      const pkg = JSON.parse(await readFile(join(plugins, dir, 'package.json'), 'utf8').catch(() => 'null'))
+      if (pkg) entries.push(join(plugins, dir, pkg.hostd?.entry ?? pkg.main))
+    }
+    const script = `for (const e of ${JSON.stringify(entries)}) await import(e)
+process.stdout.write(JSON.stringify(process.moduleLoadList.filter((m) => m.includes('undici'))))`
+    const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], { cwd: REPO_ROOT })
+    expect(entries.length).toBeGreaterThan(10)
+    expect(JSON.parse(stdout)).toEqual([])
   })
 })

@@ -1,4 +1,8 @@
-import { ServerResponse, type IncomingMessage, type OutgoingHttpHeader, type OutgoingHttpHeaders } from 'node:http'
+import type { IncomingMessage, OutgoingHttpHeader, OutgoingHttpHeaders, ServerResponse } from 'node:http'
+
+// node:http by process.getBuiltinModule, not `import`: its ES module facade reads every export, and the lazy
+// WebSocket export loads Node's bundled undici (about 50 ms and 13 MiB; docs/ARCHITECTURE.md, "Runtime").
+const http = process.getBuiltinModule('node:http')
 
 const SECURITY_HEADERS = {
   'x-frame-options': 'DENY',
@@ -19,7 +23,7 @@ export function setSecurityHeaders(res: ServerResponse): void {
  * Node on its fast path, which a setHeader call before it leaves: measured 4-5 µs of the ~75 µs each request
  * costs (npm run bench).
  */
-export class SecureResponse<Request extends IncomingMessage = IncomingMessage> extends ServerResponse<Request> {
+export class SecureResponse<Request extends IncomingMessage = IncomingMessage> extends http.ServerResponse<Request> {
   override writeHead(statusCode: number, reasonOrHeaders?: string | OutgoingHttpHeaders | OutgoingHttpHeader[], headers?: OutgoingHttpHeaders | OutgoingHttpHeader[]): this {
     const given = typeof reasonOrHeaders === 'string' ? headers : reasonOrHeaders
     if (given && !Array.isArray(given) && Object.isExtensible(given)) {

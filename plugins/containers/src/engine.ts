@@ -5,9 +5,11 @@
  * recovers when the engine comes back without a restart.
  */
 import { access, constants } from 'node:fs/promises'
-import { request as httpRequest } from 'node:http'
 import type Docker from 'dockerode'
 import { ContainerErrors } from './errors.ts'
+
+// Not `import`: node:http's ES module facade loads Node's bundled undici (docs/ARCHITECTURE.md, "Runtime").
+const { request: httpRequest } = process.getBuiltinModule('node:http')
 
 /** The newest Engine API version this plugin was written against. */
 export const SUPPORTED_API_VERSION = '1.45'

@@ -3,9 +3,12 @@
  * tailscale's own client (client/local) speaks it. Why not the npm client (tslocal): it has no prefs edit, login,
  * logout or bus watch, and these few calls are short.
  */
-import { request, type IncomingMessage } from 'node:http'
+import type { IncomingMessage } from 'node:http'
 import { HostdError } from '@hostd/sdk'
 import { VpnErrors } from './errors.ts'
+
+// Not `import`: node:http's ES module facade loads Node's bundled undici (docs/ARCHITECTURE.md, "Runtime").
+const { request } = process.getBuiltinModule('node:http')
 
 /** tailscaled accepts this Host (apitype.LocalAPIHost) or none, and refuses any Origin or Referer. */
 const LOCALAPI_HOST = 'local-tailscaled.sock'
