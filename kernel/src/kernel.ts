@@ -74,7 +74,7 @@ export async function createKernel(config: KernelConfig, options: KernelOptions 
   void primeDecoy()
   const policy = new TwoFactorPolicy(scopedSettings(db, 'kernel'))
   await policy.load()
-  const sessions = new SessionStore(db.native, { idleSeconds: config.sessionIdleSeconds, maxSeconds: config.sessionMaxSeconds }, policy, (err) =>
+  const sessions = new SessionStore(db.native, db.writes, { idleSeconds: config.sessionIdleSeconds, maxSeconds: config.sessionMaxSeconds }, policy, (err) =>
     log.error({ err }, 'closing a live connection failed'))
   const secretBox = await SecretBox.load(config.dataDir)
   const audit = new KernelAudit(db, log)

@@ -112,7 +112,7 @@ describe('setup and sign-in', () => {
     expect((await t.inject({ url: '/api/auth/me', as: { token } })).statusCode).toBe(401)
   })
 
-  it('reads the session and its user from the store on every request, also for a token it has seen before', async () => {
+  it('shows a change made in the store on the very next request, also for a token it has seen before', async () => {
     const { token, userId } = await t.login('operator', 'raw-changes')
     const me = () => t.inject({ url: '/api/auth/me', as: { token } })
     for (let i = 0; i < 3; i++) expect((await me()).json().role).toBe('operator')

@@ -3,7 +3,8 @@ import type BetterSqlite3 from 'better-sqlite3'
 import { defineError, isRole, roleSatisfies, ROLES, type ApiTokenRef, type Role } from '@hostd/sdk'
 import { LIVE_ENDS, type LiveConnections, type SessionHolder } from './live-connections.ts'
 import type { TwoFactorPolicy } from './policy.ts'
-import { hashToken, RememberedHashes } from './token-hashes.ts'
+import { hashToken, RememberedTokens } from './token-hashes.ts'
+import type { WriteCounter } from '../db/write-counter.ts'
 import type { AuthUser } from './sessions.ts'
 
 /** Every API token starts with this, so people and secret scanners recognise one, and the auth hook tells it from a session token without a lookup. */
@@ -95,7 +96,7 @@ export function pathAllowed(prefixes: readonly string[] | null, url: string): bo
 export class ApiTokenStore {
   readonly #connections: LiveConnections
   readonly #policy: TwoFactorPolicy
-  readonly #hashes = new RememberedHashes()
+  readonly #tokens: RememberedTokens<TokenRow>
   readonly #select: BetterSqlite3.Statement<[string], TokenRow>
   readonly #touch: BetterSqlite3.Statement<[number, string]>
   readonly #insert: BetterSqlite3.Statement<[string, string, string, string, string, string | null, number, number | null]>
@@ -106,7 +107,8 @@ export class ApiTokenStore {
   readonly #delete: BetterSqlite3.Statement<[string]>
   readonly #deleteForUser: BetterSqlite3.Statement<[string]>
 
-  constructor(db: BetterSqlite3.Database, connections: LiveConnections, policy: TwoFactorPolicy) {
+  constructor(db: BetterSqlite3.Database, writes: WriteCounter, connections: LiveConnections, policy: TwoFactorPolicy) {
+    this.#tokens = new RememberedTokens(writes)
     this.#connections = connections
     this.#policy = policy
     this.#select = db.prepare(
@@ -130,14 +132,13 @@ export class ApiTokenStore {
 
   /** The token's owner (with the effective role) and the token, or null: unknown, revoked, expired, owner disabled or gone. */
   resolve(token: string): { user: AuthUser; token: ResolvedApiToken } | null {
-    const remembered = this.#hashes.get(token)
-    const tokenHash = remembered ?? hashToken(token)
-    const row = this.#select.get(tokenHash)
+    const read = this.#tokens.read(token, (tokenHash) => this.#select.get(tokenHash))
+    const { hash: tokenHash, row } = read
     const now = Date.now()
-    if (!row || row.disabled || !isRole(row.role) || !isRole(row.user_role)) return this.#hashes.forget(token)
-    if (row.expires_at !== null && row.expires_at <= now) return this.#hashes.forget(token)
+    if (!row || row.disabled || !isRole(row.role) || !isRole(row.user_role)) return this.#tokens.forget(token)
+    if (row.expires_at !== null && row.expires_at <= now) return this.#tokens.forget(token)
     if (row.last_used_at === null || now - row.last_used_at > TOUCH_EVERY_MS) this.#touch.run(now, tokenHash)
-    if (remembered === undefined) this.#hashes.remember(token, tokenHash)
+    this.#tokens.remember(token, read)
     return {
       user: {
         id: row.user_id,
@@ -159,7 +160,7 @@ export class ApiTokenStore {
   }
 
   hashOf(token: string): string {
-    return this.#hashes.hashOf(token)
+    return this.#tokens.hashOf(token)
   }
 
   /** Stores a new token of `owner` (at most their role); answers it and its secret, which is never readable again. */

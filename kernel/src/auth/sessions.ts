@@ -4,7 +4,8 @@ import { isRole, type SessionUser } from '@hostd/sdk'
 import { LIVE_ENDS, LiveConnections, type LiveEnd, type SessionHolder } from './live-connections.ts'
 import { ApiTokenStore } from './api-tokens.ts'
 import type { TwoFactorPolicy } from './policy.ts'
-import { hashToken, RememberedHashes } from './token-hashes.ts'
+import { hashToken, RememberedTokens } from './token-hashes.ts'
+import type { WriteCounter } from '../db/write-counter.ts'
 
 export { hashToken } from './token-hashes.ts'
 
@@ -76,13 +77,14 @@ export class SessionStore {
   readonly #purge: BetterSqlite3.Statement<[number, number]>
   readonly #list: BetterSqlite3.Statement<[string], ListedRow>
   readonly #byId: BetterSqlite3.Statement<[string, string], { token_hash: string }>
-  readonly #hashes = new RememberedHashes()
+  readonly #tokens: RememberedTokens<SessionRow>
 
-  constructor(db: BetterSqlite3.Database, lifetimes: SessionLifetimes, policy: TwoFactorPolicy, onError?: (err: unknown) => void) {
+  constructor(db: BetterSqlite3.Database, writes: WriteCounter, lifetimes: SessionLifetimes, policy: TwoFactorPolicy, onError?: (err: unknown) => void) {
+    this.#tokens = new RememberedTokens(writes)
     this.#lifetimes = lifetimes
     this.#policy = policy
     this.connections = new LiveConnections((hash, kind) => (kind === 'token' ? this.apiTokens.holder(hash) : this.holder(hash)), onError)
-    this.apiTokens = new ApiTokenStore(db, this.connections, policy)
+    this.apiTokens = new ApiTokenStore(db, writes, this.connections, policy)
     // Sessions made before sessions had public ids get one.
     db.prepare('UPDATE sessions SET id = lower(hex(randomblob(16))) WHERE id IS NULL').run()
     this.#select = db.prepare(
@@ -109,17 +111,16 @@ export class SessionStore {
 
   /** The live session's user, or null (unknown, expired, or the user is disabled or gone). */
   resolve(token: string): AuthUser | null {
-    const remembered = this.#hashes.get(token)
-    const tokenHash = remembered ?? hashToken(token)
-    const row = this.#select.get(tokenHash)
-    if (!row || row.disabled || !isRole(row.role)) return this.#hashes.forget(token)
+    const read = this.#tokens.read(token, (tokenHash) => this.#select.get(tokenHash))
+    const { hash: tokenHash, row } = read
+    if (!row || row.disabled || !isRole(row.role)) return this.#tokens.forget(token)
     const now = Date.now()
     if (this.#expired(row, now)) {
       this.#delete.run(tokenHash)
-      return this.#hashes.forget(token)
+      return this.#tokens.forget(token)
     }
     if (now - row.last_seen_at > TOUCH_EVERY_MS) this.#touch.run(now, tokenHash)
-    if (remembered === undefined) this.#hashes.remember(token, tokenHash)
+    this.#tokens.remember(token, read)
     return { id: row.user_id, username: row.username, role: row.role, twoFactor: row.two_factor === 1, mustEnroll: this.#policy.mustEnroll(row.role, row.two_factor) }
   }
 
@@ -135,7 +136,7 @@ export class SessionStore {
 
   /** The token's hash (remembered for live tokens, so this is a map lookup on the request path). */
   hashOf(token: string): string {
-    return this.#hashes.hashOf(token)
+    return this.#tokens.hashOf(token)
   }
 
   /** A user's live sessions, most recently used first; `currentToken`'s is marked. */
@@ -165,7 +166,7 @@ export class SessionStore {
 
   /** Ends the session of this token (sign-out) and its open sockets and streams. */
   revoke(token: string, why: LiveEnd = LIVE_ENDS.signedOut): void {
-    this.#hashes.forget(token)
+    this.#tokens.forget(token)
     this.revokeHash(hashToken(token), why)
   }
 

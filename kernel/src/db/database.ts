@@ -6,10 +6,13 @@ import { mkdir } from 'node:fs/promises'
 import type { Database as DatabaseService } from '@hostd/sdk'
 import { kernelEntities } from './entities.ts'
 import { BoundSqliteDriver } from './bound-driver.ts'
+import { WriteCounter } from './write-counter.ts'
 
 export interface KernelDatabase extends DatabaseService {
   /** The better-sqlite3 handle behind the ORM, for the few hot paths measured to need prepared statements. */
   readonly native: BetterSqlite3.Database
+  /** What may have written to it, counted on every statement (write-counter.ts). */
+  readonly writes: WriteCounter
   /** Add a plugin's entities and create or extend their tables (never drops). */
   addEntities(entities: EntitySchema<any, any>[]): Promise<void>
   close(): Promise<void>
@@ -26,6 +29,7 @@ export async function openDatabase(dataDir: string): Promise<KernelDatabase> {
     allowGlobalContext: false,
   })
   const native = (await orm.em.getConnection().getNativeClient()) as BetterSqlite3.Database
+  const writes = new WriteCounter(native)
   // The daemon is this file's only user: holding the lock spares every statement its lock syscalls and the
   // WAL shared-memory index (measured: hostd/bare 0.46 -> 0.53 in npm run bench). Stop the daemon to copy it.
   native.pragma('locking_mode = EXCLUSIVE')
@@ -37,6 +41,7 @@ export async function openDatabase(dataDir: string): Promise<KernelDatabase> {
   return {
     orm,
     native,
+    writes,
     em: () => orm.em.fork(),
     async addEntities(entities) {
       const fresh = entities.filter((e) => !known.has(e))
