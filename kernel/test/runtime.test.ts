@@ -12,8 +12,10 @@ describe('missingSettings', () => {
 
   it('keeps a value the user gave: in the environment, as a node flag, or in NODE_OPTIONS', () => {
     expect(missingSettings({ MALLOC_MMAP_THRESHOLD_: '65536' }, ['--max-semi-space-size=8']).env).toEqual({})
-    expect(missingSettings({}, ['--max-semi-space-size=8']).flags).toEqual([])
-    expect(missingSettings({ NODE_OPTIONS: '--enable-source-maps  --max-semi-space-size=4' }, []).flags).toEqual([])
+    expect(missingSettings({}, ['--max-semi-space-size=8']).flags).toEqual(['--no-allocation-site-pretenuring'])
+    expect(missingSettings({ NODE_OPTIONS: '--enable-source-maps  --max-semi-space-size=4' }, []).flags).toEqual(['--no-allocation-site-pretenuring'])
+    // The user asked for pretenuring back: their choice stands.
+    expect(missingSettings({}, ['--allocation-site-pretenuring', '--max-semi-space-size=2']).flags).toEqual([])
   })
 
   it('matches flags by name, not by prefix or by value', () => {
