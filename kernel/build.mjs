@@ -6,14 +6,15 @@
  *   node kernel/build.mjs --if-changed  build only when a source differs from the last build (npm start, npm install)
  *
  * It compiles the daemon's TypeScript to plain JavaScript with esbuild, so the daemon pays no type stripping at run
- * time (memory and start time: docs/ARCHITECTURE.md, "Runtime"). Three kinds of output, each beside its sources:
+ * time (memory and start time: docs/ARCHITECTURE.md, "Runtime"). Four kinds of output, each beside its sources:
  *   - sdk/dist/index.mjs: the sdk, once. The kernel and every plugin import this one file, so there is one HostdError
  *     class and one set of tokens;
  *   - kernel/dist/main.mjs: the daemon's entry, which applies the runtime settings (a re-exec when missing) before it
  *     imports the rest of the kernel, split into kernel/dist/daemon-<hash>.mjs;
  *   - plugins/<folder>/dist/index.mjs: each built-in plugin in one file, `@hostd/sdk` left as a bare import (the
  *     kernel's module hook points it at sdk/dist), so a plugin loads as a fresh module graph as before.
- * npm packages stay external (loaded from node_modules as they ship: already JavaScript, native addons included).
+ *   - sdk/dist/vendor/*.mjs: the ORM's packages and Kysely, bundled once (VENDORED below); everything imports these.
+ * Other npm packages stay external (loaded from node_modules as they ship: already JavaScript, native addons included).
  * Source maps (`.map` beside each file) let stack traces name the `.ts` lines. Each dist folder is built into a
  * temporary folder and swapped in, and the inputs' hash is written last (kernel/dist/build.json), so a failed or
  * interrupted build is rebuilt on the next run.
@@ -22,6 +23,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises'
 import { dirname, join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { createRequire } from 'node:module'
 import { hashInputs } from '../ui/build.mjs'
 
 const KERNEL = dirname(fileURLToPath(import.meta.url))
@@ -42,9 +44,10 @@ function builtinPlugins() {
 }
 
 function inputsHash(plugins) {
-  const esbuild = JSON.parse(readFileSync(join(REPO, 'node_modules', 'esbuild', 'package.json'), 'utf8')).version
+  const version = (pkg) => JSON.parse(readFileSync(join(REPO, 'node_modules', pkg, 'package.json'), 'utf8')).version
   const sources = [join(KERNEL, 'src'), join(KERNEL, 'build.mjs'), join(REPO, 'sdk', 'src'), ...plugins.flatMap((p) => [join(p.dir, 'src'), join(p.dir, 'package.json')])]
-  return hashInputs(sources, [`esbuild@${esbuild}`, `node@${process.versions.node}`])
+  // The vendored packages are built into sdk/dist too: a new version of one is a new build.
+  return hashInputs(sources, [`esbuild@${version('esbuild')}`, `node@${process.versions.node}`, ...Object.keys(VENDORED).map((pkg) => `${pkg}@${version(pkg)}`)])
 }
 
 const COMMON = {
@@ -71,9 +74,51 @@ const sdkForKernel = {
   },
 }
 
+/**
+ * npm packages of many small ES modules, bundled once into sdk/dist/vendor (one file per package, shared code in
+ * chunks): the ORM with its SQL layer and Kysely are about 430 modules, and loading them one by one cost the daemon
+ * about 0.3 s of its start and 11 MiB (docs/ARCHITECTURE.md, "Runtime"). The sdk, the kernel and the plugins import
+ * the same files, so there is one copy of each class (MikroORM checks `instanceof` across them).
+ */
+const VENDORED = { '@mikro-orm/core': 'mikro-orm-core', '@mikro-orm/sql': 'mikro-orm-sql', '@mikro-orm/sqlite': 'mikro-orm-sqlite', kysely: 'kysely' }
+// Not import.meta.resolve: the test runner imports this file through vite, which lacks it.
+const requireHere = createRequire(import.meta.url)
+const packageOf = (specifier) => specifier.split('/').slice(0, specifier.startsWith('@') ? 2 : 1).join('/')
+
+/** Points imports of a vendored package at its bundle, by a path relative to the importing output file. */
+const vendoredFrom = (toSdkDist) => ({
+  name: 'hostd-vendored',
+  setup(build) {
+    build.onResolve({ filter: /^(@mikro-orm\/|kysely$)/ }, (args) => {
+      const name = VENDORED[args.path]
+      if (!name) throw new Error(`${args.path}: only the vendored packages' entries may be imported (${Object.keys(VENDORED).join(', ')})`)
+      return { path: `${toSdkDist}/vendor/${name}.mjs`, external: true }
+    })
+  },
+})
+
+/** Bundles the vendored packages themselves; everything else they import stays external. */
+const vendorOnly = {
+  name: 'hostd-vendor-only',
+  setup(build) {
+    build.onResolve({ filter: /^[^./]/ }, (args) => (args.kind === 'entry-point' || packageOf(args.path) in VENDORED ? undefined : { path: args.path, external: true }))
+  },
+}
+
 async function buildInto(stage, plugins) {
   const esbuild = await import('esbuild')
-  await esbuild.build({ ...COMMON, entryPoints: { index: join(REPO, 'sdk', 'src', 'index.ts') }, outdir: join(stage, 'sdk') })
+  await esbuild.build({
+    ...COMMON,
+    packages: undefined,
+    // Third-party code as it ships: no source map to carry (its own files are named in the bundle's comments).
+    sourcemap: false,
+    entryPoints: Object.fromEntries(Object.entries(VENDORED).map(([pkg, name]) => [name, requireHere.resolve(pkg)])),
+    outdir: join(stage, 'sdk', 'vendor'),
+    splitting: true,
+    chunkNames: 'chunk-[hash]',
+    plugins: [vendorOnly],
+  })
+  await esbuild.build({ ...COMMON, entryPoints: { index: join(REPO, 'sdk', 'src', 'index.ts') }, outdir: join(stage, 'sdk'), plugins: [vendoredFrom('.')] })
   await esbuild.build({
     ...COMMON,
     entryPoints: { main: join(KERNEL, 'src', 'main.ts') },
@@ -81,13 +126,14 @@ async function buildInto(stage, plugins) {
     // main.mjs stays small: the rest of the kernel is a chunk it imports once the runtime settings are in place.
     splitting: true,
     chunkNames: '[name]-[hash]',
-    plugins: [sdkForKernel],
+    plugins: [sdkForKernel, vendoredFrom('../../sdk/dist')],
   })
   if (plugins.length) {
     await esbuild.build({
       ...COMMON,
       entryPoints: Object.fromEntries(plugins.map((p) => [`${p.name}/index`, p.entry])),
       outdir: join(stage, 'plugins'),
+      plugins: [vendoredFrom('../../../sdk/dist')],
     })
   }
 }
