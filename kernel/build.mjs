@@ -13,7 +13,7 @@
  *     imports the rest of the kernel, split into kernel/dist/daemon-<hash>.mjs;
  *   - plugins/<folder>/dist/index.mjs: each built-in plugin in one file, `@hostd/sdk` left as a bare import (the
  *     kernel's module hook points it at sdk/dist), so a plugin loads as a fresh module graph as before.
- *   - sdk/dist/vendor/*.mjs: the ORM's packages and Kysely, bundled once (VENDORED below); everything imports these.
+ *   - sdk/dist/vendor/*.mjs: the ORM's packages, Kysely and TypeBox, bundled once (VENDORED below), imported by all.
  * Other npm packages stay external (loaded from node_modules as they ship: already JavaScript, native addons included).
  * Source maps (`.map` beside each file) let stack traces name the `.ts` lines. Each dist folder is built into a
  * temporary folder and swapped in, and the inputs' hash is written last (kernel/dist/build.json), so a failed or
@@ -23,7 +23,6 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises'
 import { dirname, join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { createRequire } from 'node:module'
 import { hashInputs } from '../ui/build.mjs'
 
 const KERNEL = dirname(fileURLToPath(import.meta.url))
@@ -47,7 +46,8 @@ function inputsHash(plugins) {
   const version = (pkg) => JSON.parse(readFileSync(join(REPO, 'node_modules', pkg, 'package.json'), 'utf8')).version
   const sources = [join(KERNEL, 'src'), join(KERNEL, 'build.mjs'), join(REPO, 'sdk', 'src'), ...plugins.flatMap((p) => [join(p.dir, 'src'), join(p.dir, 'package.json')])]
   // The vendored packages are built into sdk/dist too: a new version of one is a new build.
-  return hashInputs(sources, [`esbuild@${version('esbuild')}`, `node@${process.versions.node}`, ...Object.keys(VENDORED).map((pkg) => `${pkg}@${version(pkg)}`)])
+  const vendored = [...new Set(Object.keys(VENDORED).map(packageOf))].map((pkg) => `${pkg}@${version(pkg)}`)
+  return hashInputs(sources, [`esbuild@${version('esbuild')}`, `node@${process.versions.node}`, ...vendored])
 }
 
 const COMMON = {
@@ -75,21 +75,27 @@ const sdkForKernel = {
 }
 
 /**
- * npm packages of many small ES modules, bundled once into sdk/dist/vendor (one file per package, shared code in
- * chunks): the ORM with its SQL layer and Kysely are about 430 modules, and loading them one by one cost the daemon
- * about 0.3 s of its start and 11 MiB (docs/ARCHITECTURE.md, "Runtime"). The sdk, the kernel and the plugins import
- * the same files, so there is one copy of each class (MikroORM checks `instanceof` across them).
+ * npm packages of many small ES modules, bundled once into sdk/dist/vendor (one file per entry, shared code in
+ * chunks): the ORM with its SQL layer, Kysely and TypeBox are about 680 modules, and loading them one by one cost the
+ * daemon about a fifth of its start's CPU and 9 MiB (docs/ARCHITECTURE.md, "Runtime"). The sdk, the kernel and the
+ * plugins import the same files, so there is one copy of each class (MikroORM checks `instanceof` across them).
  */
-const VENDORED = { '@mikro-orm/core': 'mikro-orm-core', '@mikro-orm/sql': 'mikro-orm-sql', '@mikro-orm/sqlite': 'mikro-orm-sqlite', kysely: 'kysely' }
-// Not import.meta.resolve: the test runner imports this file through vite, which lacks it.
-const requireHere = createRequire(import.meta.url)
+const VENDORED = {
+  '@mikro-orm/core': 'mikro-orm-core',
+  '@mikro-orm/sql': 'mikro-orm-sql',
+  '@mikro-orm/sqlite': 'mikro-orm-sqlite',
+  kysely: 'kysely',
+  '@sinclair/typebox': 'typebox',
+  '@sinclair/typebox/value': 'typebox-value',
+}
 const packageOf = (specifier) => specifier.split('/').slice(0, specifier.startsWith('@') ? 2 : 1).join('/')
 
 /** Points imports of a vendored package at its bundle, by a path relative to the importing output file. */
 const vendoredFrom = (toSdkDist) => ({
   name: 'hostd-vendored',
   setup(build) {
-    build.onResolve({ filter: /^(@mikro-orm\/|kysely$)/ }, (args) => {
+    build.onResolve({ filter: /^[^./]/ }, (args) => {
+      if (!(packageOf(args.path) in VENDORED)) return undefined
       const name = VENDORED[args.path]
       if (!name) throw new Error(`${args.path}: only the vendored packages' entries may be imported (${Object.keys(VENDORED).join(', ')})`)
       return { path: `${toSdkDist}/vendor/${name}.mjs`, external: true }
@@ -112,7 +118,9 @@ async function buildInto(stage, plugins) {
     packages: undefined,
     // Third-party code as it ships: no source map to carry (its own files are named in the bundle's comments).
     sourcemap: false,
-    entryPoints: Object.fromEntries(Object.entries(VENDORED).map(([pkg, name]) => [name, requireHere.resolve(pkg)])),
+    // Each package as an import would find it (its ES module build where it ships two).
+    entryPoints: Object.fromEntries(Object.entries(VENDORED).map(([pkg, name]) => [name, pkg])),
+    absWorkingDir: REPO,
     outdir: join(stage, 'sdk', 'vendor'),
     splitting: true,
     chunkNames: 'chunk-[hash]',
