@@ -1,7 +1,5 @@
 import { randomInt } from 'node:crypto'
 import { hostname } from 'node:os'
-import { generateSecret, generateURI, verify } from 'otplib'
-import { renderSVG } from 'uqr'
 import { defineError } from '@hostd/sdk'
 import type { KernelDatabase } from '../db/database.ts'
 import { UserEntity } from '../db/entities.ts'
@@ -9,6 +7,9 @@ import { UserErrors } from '../users/service.ts'
 import { Mutex } from './mutex.ts'
 import type { SecretBox } from './secret-box.ts'
 import type { SessionStore } from './sessions.ts'
+
+/** TOTP and QR codes are loaded on first use (docs/ARCHITECTURE.md, "Runtime": libraries a start does not need). */
+const otp = () => import('otplib')
 
 export const TwoFactorErrors = {
   alreadyOn: defineError('HOSTD_TWO_FACTOR_ALREADY_ON', 409, 'Two-factor sign-in is already on'),
@@ -89,6 +90,7 @@ export class TwoFactorService {
   start(userId: string): Promise<Enrollment> {
     return this.#change(userId, async (row) => {
       if (row.twoFactor) throw TwoFactorErrors.alreadyOn()
+      const [{ generateSecret, generateURI }, { renderSVG }] = await Promise.all([otp(), import('uqr')])
       const secret = generateSecret()
       row.totpPending = this.#box.seal(secret)
       const uri = generateURI({ issuer: this.#issuer, label: row.username, secret, period: PERIOD })
@@ -163,7 +165,7 @@ export class TwoFactorService {
   async #matchTotp(secret: string, code: string, after: number | null): Promise<number | null> {
     const token = asTotp(code)
     if (token === null) return null
-    const result = await verify({ secret, token, period: PERIOD, epochTolerance: SKEW_SECONDS, ...(after === null ? {} : { afterTimeStep: after }) })
+    const result = await (await otp()).verify({ secret, token, period: PERIOD, epochTolerance: SKEW_SECONDS, ...(after === null ? {} : { afterTimeStep: after }) })
     return result.valid && 'timeStep' in result ? (result.timeStep as number) : null
   }
 

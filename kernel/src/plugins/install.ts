@@ -2,7 +2,6 @@ import { mkdir, mkdtemp, readdir, readFile, realpath, rename, rm, stat } from 'n
 import { join, relative, sep } from 'node:path'
 import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
-import { x as untar } from 'tar'
 import { defineError } from '@hostd/sdk'
 
 export const InstallErrors = {
@@ -31,6 +30,8 @@ export async function unpackPlugin(pluginsDir: string, archive: Buffer): Promise
   try {
     let entries = 0
     let bytes = 0
+    // tar is loaded on first use (docs/ARCHITECTURE.md, "Runtime": libraries a start does not need).
+    const { x: untar } = await import('tar')
     await pipeline(
       Readable.from(archive),
       untar({

@@ -1,6 +1,14 @@
-import { parseDocument, isMap } from 'yaml'
+import { createRequire } from 'node:module'
+import type * as Yaml from 'yaml'
 import { SkillErrors } from './errors.ts'
 import { LIMITS } from './limits.ts'
+
+/**
+ * yaml is loaded at the first SKILL.md parsed, not at start (docs/ARCHITECTURE.md, "Runtime": libraries a start
+ * does not need), and synchronously, as parsing is.
+ */
+let yamlModule: typeof Yaml | undefined
+const yaml = (): typeof Yaml => (yamlModule ??= createRequire(import.meta.url)('yaml') as typeof Yaml)
 
 /** What the summary shows, read from the frontmatter (the request's name wins over the frontmatter's). */
 export interface SkillMeta {
@@ -67,7 +75,7 @@ export function parseSkillMarkdown(text: string, requestName?: string, fallbackN
   let fm: Record<string, unknown> = {}
   let body = text
   let yamlText: string | null = null
-  let doc: ReturnType<typeof parseDocument> | null = null
+  let doc: ReturnType<typeof Yaml.parseDocument> | null = null
   if (open) {
     const rest = text.slice(open[0].length)
     const close = CLOSE.exec(rest)
@@ -77,9 +85,9 @@ export function parseSkillMarkdown(text: string, requestName?: string, fallbackN
     if (Buffer.byteLength(yamlText) > LIMITS.frontmatterBytes) {
       throw SkillErrors.invalidFrontmatter(`The frontmatter is larger than ${LIMITS.frontmatterBytes / 1024} KiB`)
     }
-    doc = parseDocument(yamlText, { schema: 'core', uniqueKeys: true, prettyErrors: false })
+    doc = yaml().parseDocument(yamlText, { schema: 'core', uniqueKeys: true, prettyErrors: false })
     if (doc.errors.length > 0) throw SkillErrors.invalidFrontmatter(`The frontmatter is not valid YAML: ${doc.errors[0]!.message.split('\n')[0]}`)
-    if (doc.contents !== null && !isMap(doc.contents)) throw SkillErrors.invalidFrontmatter('The frontmatter must be a YAML mapping (key: value lines)')
+    if (doc.contents !== null && !yaml().isMap(doc.contents)) throw SkillErrors.invalidFrontmatter('The frontmatter must be a YAML mapping (key: value lines)')
     let js: unknown
     try {
       js = doc.toJS({ maxAliasCount: 50 })
@@ -107,7 +115,7 @@ export function parseSkillMarkdown(text: string, requestName?: string, fallbackN
   if (fmName !== name) {
     // The stored SKILL.md must agree with the skill's name, so exports and copies carry it.
     if (doc && yamlText !== null) {
-      if (doc.contents === null) doc = parseDocument(`name: ${JSON.stringify(name)}\n`, { schema: 'core' })
+      if (doc.contents === null) doc = yaml().parseDocument(`name: ${JSON.stringify(name)}\n`, { schema: 'core' })
       else doc.set('name', name)
       markdown = `---\n${String(doc)}---\n${body}`
     } else {

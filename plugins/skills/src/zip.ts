@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream'
 import { createDeflateRaw, crc32 } from 'node:zlib'
-import { Zip, type ZipInputFile } from 'fflate'
+import type { ZipInputFile } from 'fflate'
 import type { BlobStore } from './blobs.ts'
 
 export interface ZipEntry {
@@ -19,6 +19,8 @@ export function zipStream(blobs: BlobStore, entries: ZipEntry[], mtime: Date): R
   async function* chunks(): AsyncGenerator<Uint8Array> {
     const queue: Uint8Array[] = []
     let failure: Error | null = null
+    // fflate is loaded on first use (docs/ARCHITECTURE.md, "Runtime": libraries a start does not need).
+    const { Zip } = await import('fflate')
     const zip = new Zip((err, data) => {
       if (err) failure = err
       else queue.push(data)

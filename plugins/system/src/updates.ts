@@ -6,7 +6,6 @@ import { Readable, Transform } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { defineError, type AuditService, type HelperClient, type Logger } from '@hostd/sdk'
 import semver from 'semver'
-import { x as untar } from 'tar'
 import type { UpdateStatus } from './schemas.ts'
 
 export const UpdateInProgress = defineError('HOSTD_UPDATE_IN_PROGRESS', 503, 'An update is still finishing; try again once the daemon has restarted')
@@ -145,6 +144,8 @@ export class Updates {
       if (digest !== release.sha256) throw BadHash()
       const tree = join(work, 'tree')
       await mkdir(tree)
+      // tar is loaded on first use (docs/ARCHITECTURE.md, "Runtime": libraries a start does not need).
+      const { x: untar } = await import('tar')
       await untar({ file: archive, cwd: tree, strict: true, preservePaths: false,
         // Signed content, so symbolic links (node_modules/.bin) are kept; hard links and devices are not.
         filter: (_p, entry) => ['File', 'OldFile', 'ContiguousFile', 'Directory', 'SymbolicLink'].includes((entry as { type?: string }).type ?? '') })
