@@ -7,8 +7,11 @@
  * NODE_OPTIONS or as a node flag) is kept as given.
  */
 
-/** glibc: allocations over 128 KiB get their own mapping, returned to the system when freed. */
-export const ALLOCATOR_ENV = { MALLOC_MMAP_THRESHOLD_: '131072' } as const
+/**
+ * glibc: allocations over 128 KiB get their own mapping, returned to the system when freed; and two arenas, not one
+ * per thread that ever allocated (the libuv pool's, V8's helpers), each of which keeps pages of its own.
+ */
+export const ALLOCATOR_ENV = { MALLOC_MMAP_THRESHOLD_: '131072', MALLOC_ARENA_MAX: '2' } as const
 
 /**
  * V8: a young generation of at most 4 MiB per semi-space. The default grows to 16 MiB and stays grown while idle;
