@@ -116,8 +116,10 @@ async function buildInto(stage, plugins) {
   await esbuild.build({
     ...COMMON,
     packages: undefined,
-    // Third-party code as it ships: no source map to carry (its own files are named in the bundle's comments).
+    // Third-party code: no source map to carry, and no whitespace either (the source text stays in V8's heap for
+    // as long as the daemon runs: 2.3 -> 1.6 MB, about 2-4 MiB of RSS). Names are kept: stack traces still read.
     sourcemap: false,
+    minifyWhitespace: true,
     // Each package as an import would find it (its ES module build where it ships two).
     entryPoints: Object.fromEntries(Object.entries(VENDORED).map(([pkg, name]) => [name, pkg])),
     absWorkingDir: REPO,
