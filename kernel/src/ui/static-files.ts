@@ -53,26 +53,42 @@ export class StaticFiles {
   }
 
   static async load(root: string, options: { compress: boolean; limits?: LoadLimits }): Promise<StaticFiles> {
-    const raw = new Map<string, Buffer>()
-    let total = 0
+    const limits = options.limits
+    const overLimits = (count: number, bytes: number) => limits !== undefined && (count > limits.maxFiles || bytes > limits.maxBytes)
+    const tooLarge = () => new StaticFolderError(`${root} holds more than ${limits!.maxFiles} files or ${limits!.maxBytes} bytes`)
+    // First every regular file and its size, a directory's entries side by side; the limits are checked on those
+    // sizes before anything is read. Then the files are read side by side too: one by one, the shell's ~180 files
+    // took 65-90 ms of every start.
+    const found: { rel: string; full: string }[] = []
+    let listed = 0
     const walk = async (dir: string, prefix: string): Promise<void> => {
-      for (const entry of await readdir(dir, { withFileTypes: true })) {
-        if (entry.name.startsWith('.')) continue
-        const full = join(dir, entry.name)
-        const rel = prefix + entry.name
-        if (entry.isDirectory()) await walk(full, `${rel}/`)
-        else if (entry.isFile() && (await lstat(full)).isFile()) {
-          const body = await readFile(full)
-          total += body.length
-          raw.set(rel, body)
-          const limits = options.limits
-          if (limits && (raw.size > limits.maxFiles || total > limits.maxBytes)) {
-            throw new StaticFolderError(`${root} holds more than ${limits.maxFiles} files or ${limits.maxBytes} bytes`)
-          }
+      const entries = (await readdir(dir, { withFileTypes: true })).filter((entry) => !entry.name.startsWith('.'))
+      const kinds = await Promise.all(
+        entries.map(async (entry) => {
+          const full = join(dir, entry.name)
+          if (entry.isDirectory()) return { full, size: -1 }
+          if (!entry.isFile()) return null
+          const stats = await lstat(full)
+          return stats.isFile() ? { full, size: stats.size } : null
+        }),
+      )
+      for (const [i, kind] of kinds.entries()) {
+        if (kind === null) continue
+        const rel = prefix + entries[i]!.name
+        if (kind.size < 0) {
+          await walk(kind.full, `${rel}/`)
+          continue
         }
+        found.push({ rel, full: kind.full })
+        listed += kind.size
+        if (overLimits(found.length, listed)) throw tooLarge()
       }
     }
     await walk(root, '')
+    const bodies = await Promise.all(found.map((file) => readFile(file.full)))
+    // A file may have grown since it was listed.
+    if (overLimits(found.length, bodies.reduce((sum, body) => sum + body.length, 0))) throw tooLarge()
+    const raw = new Map(found.map((file, i) => [file.rel, bodies[i]!]))
     const files = new Map<string, StaticFile>()
     for (const [rel, body] of raw) {
       if (rel.endsWith('.gz') || rel.endsWith('.br')) continue
