@@ -87,10 +87,11 @@ export class TwoFactorService {
   }
 
   /** A new secret waiting for a code from it (replacing any earlier one still waiting). */
-  start(userId: string): Promise<Enrollment> {
+  async start(userId: string): Promise<Enrollment> {
+    // Loaded before the user's changes are serialized, so a first enrollment does not hold the others up.
+    const [{ generateSecret, generateURI }, { renderSVG }] = await Promise.all([otp(), import('uqr')])
     return this.#change(userId, async (row) => {
       if (row.twoFactor) throw TwoFactorErrors.alreadyOn()
-      const [{ generateSecret, generateURI }, { renderSVG }] = await Promise.all([otp(), import('uqr')])
       const secret = generateSecret()
       row.totpPending = this.#box.seal(secret)
       const uri = generateURI({ issuer: this.#issuer, label: row.username, secret, period: PERIOD })

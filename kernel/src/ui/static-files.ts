@@ -66,16 +66,16 @@ export class StaticFiles {
       const kinds = await Promise.all(
         entries.map(async (entry) => {
           const full = join(dir, entry.name)
-          if (entry.isDirectory()) return { full, size: -1 }
+          if (entry.isDirectory()) return { full, directory: true, size: 0 }
           if (!entry.isFile()) return null
           const stats = await lstat(full)
-          return stats.isFile() ? { full, size: stats.size } : null
+          return stats.isFile() ? { full, directory: false, size: stats.size } : null
         }),
       )
       for (const [i, kind] of kinds.entries()) {
         if (kind === null) continue
         const rel = prefix + entries[i]!.name
-        if (kind.size < 0) {
+        if (kind.directory) {
           await walk(kind.full, `${rel}/`)
           continue
         }
