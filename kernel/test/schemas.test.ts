@@ -32,6 +32,24 @@ describe('route schemas', () => {
     expect((await t.inject({ url: '/api/items/7', as: 'viewer' })).json()).toEqual({ n: 7 })
   })
 
+  it('refuse a JSON body that is not JSON, repeats a key or holds a prototype key, each with its own answer', async () => {
+    const send = (payload: string) => t.inject({ method: 'POST', url: '/api/items', as: 'viewer', headers: { 'content-type': 'application/json' }, payload })
+    const answers = {
+      malformed: await send('{"name":"a",'),
+      repeated: await send('{"name":"a","count":1,"name":"b"}'),
+      proto: await send('{"name":"a","count":1,"__proto__":{"count":2}}'),
+      constructor: await send('{"name":"a","count":1,"constructor":{"prototype":{"x":1}}}'),
+      empty: await send(''),
+    }
+    expect(answers.malformed.json()).toMatchObject({ error: 'HOSTD_REQUEST_MALFORMED_JSON' })
+    expect(answers.repeated.json()).toMatchObject({ error: 'HOSTD_REQUEST_INVALID', message: expect.stringContaining('"name" twice') })
+    expect(answers.proto.json()).toMatchObject({ error: 'HOSTD_REQUEST_INVALID', message: expect.stringContaining('"__proto__"') })
+    expect(answers.constructor.json()).toMatchObject({ error: 'HOSTD_REQUEST_INVALID', message: expect.stringContaining('"prototype"') })
+    expect(answers.empty.json()).toMatchObject({ error: 'HOSTD_REQUEST_INVALID' }) // no body: the schema wants one
+    for (const res of Object.values(answers)) expect(res.statusCode).toBe(400)
+    expect((await send('{"name":"constructor","count":1}')).json()).toEqual({ name: 'constructor' })
+  })
+
   it('serialize answers by the response schema: fields it does not name are left out', async () => {
     const res = await t.inject({ method: 'POST', url: '/api/items', as: 'viewer', payload: { name: 'a', count: 1 } })
     expect(res.statusCode).toBe(200)

@@ -23,6 +23,6 @@ export type {
   Condition, UiPage, UiCard, UiManifest, ServiceBinding, ApiTokenRef,
 } from './plugin.ts'
 export * as conditions from './conditions.ts'
-export { findDuplicateKey } from './json.ts'
+export { findDuplicateKey, findUnsafeKey, type UnsafeKey } from './json.ts'
 export { sendJson, closeWithError, receiveFirstMessage } from './sockets.ts'
 export { UuidSchema } from './schemas.ts'

@@ -1,6 +1,6 @@
 import Fastify, { LogController, errorCodes, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerFactory, type onRequestHookHandler } from 'fastify'
 import type { Logger as PinoLogger } from 'pino'
-import { findDuplicateKey, roleSatisfies, errors, HostdError, type HelperClient, type RouteDefinition, type RouteOptions, type RouteRole, type RouteSchema, ROLES } from '@hostd/sdk'
+import { findUnsafeKey, roleSatisfies, errors, HostdError, type HelperClient, type RouteDefinition, type RouteOptions, type RouteRole, type RouteSchema, ROLES } from '@hostd/sdk'
 import { errorHandler, notFoundHandler, KernelErrors } from './errors.ts'
 import { buildSerializer, validatorCompiler } from './validation.ts'
 import { extractToken, type AuthUser, type SessionStore } from '../auth/sessions.ts'
@@ -158,20 +158,23 @@ export function createInstance(deps: InstanceDeps, serverFactory?: FastifyServer
     ...(serverFactory ? { serverFactory } : {}),
   })
   app.setValidatorCompiler(validatorCompiler)
-  // Fastify's JSON parser (prototype-poisoning safe), except that an empty body is no body: clients send
-  // `Content-Type: application/json` on bodiless POSTs (logout, enable). Routes that need a body still get a 400.
-  const parseJson = app.getDefaultJsonParser('error', 'error')
+  // An empty body is no body: clients send `Content-Type: application/json` on bodiless POSTs (logout, enable); routes
+  // that need a body still get a 400. A key given twice is refused (JSON.parse would silently keep the last one, and a
+  // proxy or a client library may have read the first), and so are the keys Fastify's own parser refuses as
+  // prototype poisoning, found in the same scan of the text.
   app.removeContentTypeParser('application/json')
-  // A key given twice is refused: JSON.parse would silently keep the last one, and a proxy or a client library may
-  // have read the first.
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
     if (body === '') return done(null, undefined)
-    parseJson(req, body as string, (err, value) => {
-      if (err) return done(err, undefined)
-      const dup = findDuplicateKey(body as string)
-      if (dup !== null) return done(KernelErrors.validation(`body holds the key "${dup}" twice`), undefined)
-      done(null, value)
-    })
+    let value: unknown
+    try {
+      value = JSON.parse(body as string)
+    } catch {
+      return done(KernelErrors.malformedJson(), undefined)
+    }
+    const unsafe = findUnsafeKey(body as string)
+    if (unsafe?.problem === 'repeated') return done(KernelErrors.validation(`body holds the key "${unsafe.key}" twice`), undefined)
+    if (unsafe) return done(KernelErrors.validation(`body holds the key "${unsafe.key}", which could reach an object's prototype`), undefined)
+    done(null, value)
   })
   app.setErrorHandler(errorHandler)
   app.setNotFoundHandler(notFoundHandler)
