@@ -4,7 +4,7 @@ import { createKernel, REPO_ROOT } from './kernel.ts'
 /** The daemon (main.ts imports it once the runtime settings are in place): one clear line and a non-zero exit for bad configuration, never a stack trace. */
 async function runDaemon(): Promise<void> {
   const config = loadConfig(process.env, REPO_ROOT)
-  const kernel = await createKernel(config, { warmNextTick: true })
+  const kernel = await createKernel(config)
   const url = await kernel.listen()
   process.stdout.write(`hostd ${kernel.services.version} serving ${url}\n`)
   if (await kernel.services.users.needsSetup()) process.stdout.write(`no users yet: create the first admin: open ${url} in a browser, or POST ${url}/api/setup\n`)

@@ -34,7 +34,6 @@ import { watchPlugins, type PluginWatcher } from './plugins/watcher.ts'
 import { readCommit, readVersion } from './system/version.ts'
 import { ensureTls } from './tls.ts'
 import { UiServer } from './ui/server.ts'
-import { warmNextTick } from './warm-next-tick.ts'
 import type { KernelServices } from './services.ts'
 
 // Not `import`: node:http's ES module facade loads Node's bundled undici (docs/ARCHITECTURE.md, "Runtime").
@@ -49,8 +48,6 @@ export interface KernelOptions {
   insecureHttp?: boolean
   /** Watch the plugins dir for hot loading (default true). */
   watch?: boolean
-  /** Get process.nextTick optimized before the plugins start (the daemon does; see warm-next-tick.ts). */
-  warmNextTick?: boolean
   logger?: Logger
 }
 
@@ -158,7 +155,6 @@ export async function createKernel(config: KernelConfig, options: KernelOptions 
   await app.register(socketHub, { registry, sessions })
   await app.ready()
 
-  if (options.warmNextTick) await warmNextTick()
   await registry.init()
   for (const plugin of options.plugins ?? []) await registry.add(plugin)
   if (config.builtinPluginsDir) await registry.loadFolder(config.builtinPluginsDir, true, config.builtinPluginsOnly)
