@@ -28,7 +28,7 @@ describe.runIf(process.platform === 'linux')('runtime settings', () => {
     const { env, argv } = await procOf(d.pid)
     expect(env).toContain('MALLOC_MMAP_THRESHOLD_=131072')
     expect(env).toContain('MALLOC_ARENA_MAX=2')
-    expect(argv).toContain('--max-semi-space-size=4')
+    expect(argv).toContain('--max-semi-space-size=2')
     expect(argv).toContain('--no-allocation-site-pretenuring')
     expect(argv.at(-1)).toMatch(/main\.(ts|mjs)$/)
   })
