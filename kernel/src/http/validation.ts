@@ -1,7 +1,7 @@
 import Ajv, { type ValidateFunction } from 'ajv'
 import { SerializerSelector } from '@fastify/fast-json-stringify-compiler'
 import addFormats from 'ajv-formats'
-import type { FastifySchemaCompiler } from 'fastify'
+import type { FastifySchemaCompiler, FastifyServerOptions } from 'fastify'
 
 /**
  * Two shared Ajv instances for every Fastify instance (kernel and plugins):
@@ -46,6 +46,14 @@ export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpP
   }, { errors: null as ValidateFunction['errors'] })
   return validate
 }
+
+type ValidatorFactory = NonNullable<NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>['buildValidator']>
+/**
+ * Fastify's validator factory: every instance gets the compiler above. (Fastify calls what the factory returns with
+ * the route's schema and part, as it calls a compiler given to setValidatorCompiler; its typings describe Ajv's own
+ * compile function instead.)
+ */
+export const buildValidator = (() => validatorCompiler) as unknown as ValidatorFactory
 
 const buildDefaultSerializer = SerializerSelector()
 /** Fastify's own serializer factory (fast-json-stringify, with the shared schemas), each route's compiled on first use. */
