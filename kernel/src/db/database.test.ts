@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { defineEntity, p } from '@mikro-orm/core'
+import { defineEntity, p, type EntitySchema } from '@mikro-orm/core'
 import { SqlSchemaGenerator } from '@mikro-orm/sql'
 import { openDatabase } from './database.ts'
 
@@ -10,7 +10,7 @@ const NoteEntity = defineEntity({ name: 'Note', tableName: 'test_notes', propert
 const NoteV2Entity = defineEntity({ name: 'Note', tableName: 'test_notes', properties: { id: p.string().primary(), text: p.string(), pinned: p.boolean().default(false) } })
 
 /** Opens the database the way a start does (the kernel's entities, then a plugin's), and counts the schema updates. */
-async function start(dir: string, entity = NoteEntity) {
+async function start(dir: string, entity: EntitySchema<any, any> = NoteEntity) {
   const update = vi.spyOn(SqlSchemaGenerator.prototype, 'update')
   const db = await openDatabase(dir)
   await db.addEntities([entity])
