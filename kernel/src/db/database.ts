@@ -1,7 +1,7 @@
 import { MikroORM } from '@mikro-orm/sqlite'
 import type { EntitySchema } from '@mikro-orm/core'
 import type BetterSqlite3 from 'better-sqlite3'
-import { createHash } from 'node:crypto'
+import { hash } from 'node:crypto'
 import { join } from 'node:path'
 import { mkdir } from 'node:fs/promises'
 import type { Database as DatabaseService } from '@hostd/sdk'
@@ -67,7 +67,7 @@ const SCHEMA_STATE = 'hostd_schema_state'
  */
 async function updateSchema(orm: MikroORM, native: BetterSqlite3.Database): Promise<void> {
   native.exec(`CREATE TABLE IF NOT EXISTS ${SCHEMA_STATE} (expected TEXT PRIMARY KEY, actual TEXT NOT NULL)`)
-  const digest = (text: string) => createHash('sha256').update(text).digest('hex')
+  const digest = (text: string) => hash('sha256', text)
   const tables = new Set([...orm.getMetadata().getAll().values()].map((meta) => meta.tableName))
   const actual = () => digest(JSON.stringify((native.prepare('SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name').all() as { tbl_name: string }[])
     .filter((row) => tables.has(row.tbl_name))))
