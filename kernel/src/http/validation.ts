@@ -1,45 +1,63 @@
-import Ajv, { type ValidateFunction } from 'ajv'
-import { SerializerSelector } from '@fastify/fast-json-stringify-compiler'
-import addFormats from 'ajv-formats'
+import { createRequire } from 'node:module'
+import type { ValidateFunction, ErrorObject } from 'ajv'
+import type { SerializerSelector } from '@fastify/fast-json-stringify-compiler'
 import type { FastifySchemaCompiler, FastifyServerOptions } from 'fastify'
+import generatedMetaSchemaValidator from './meta-schema.generated.ts'
 
 /**
- * Two shared Ajv instances for every Fastify instance (kernel and plugins):
+ * Route schemas are compiled on their route's first use, not when the route is mounted: compiling every route's
+ * validators and serializers was about a fifth of the daemon's start (docs/ARCHITECTURE.md, "Runtime"), for routes
+ * most starts never see. So Ajv and fast-json-stringify themselves load on the first compile too (about 40 ms).
+ * A schema is still checked against the JSON Schema meta-schema as its route is mounted, so a malformed one fails its
+ * plugin's load instead of its first request: by the meta-schema's validator compiled ahead of time
+ * (meta-schema.generated.ts, from kernel/meta-schema.mjs), once per schema object (routes share theirs).
+ */
+const load = createRequire(import.meta.url)
+type Ajv = InstanceType<typeof import('ajv').default>
+
+const validateMetaSchema = generatedMetaSchemaValidator as ((schema: unknown) => boolean) & { errors: ErrorObject[] | null }
+
+const checked = new WeakSet<object>()
+function checkSchema(schema: unknown): void {
+  if (typeof schema === 'object' && schema !== null && checked.has(schema)) return
+  if (!validateMetaSchema(schema)) {
+    const problems = (validateMetaSchema.errors ?? []).map((e) => `schema${e.instancePath} ${e.message}`).join(', ')
+    throw new Error(`invalid schema: ${problems}`)
+  }
+  if (typeof schema === 'object' && schema !== null) checked.add(schema)
+}
+
+/**
+ * Two shared Ajv instances for every Fastify instance (kernel and plugins), made on the first compile:
  * bodies are validated strictly (no coercion, unknown fields are errors, never silently dropped);
  * query strings, params and headers arrive as text, so they are coerced to the declared types.
  */
-function makeAjv(coerce: boolean) {
-  const ajv = new Ajv.default({
+let instances: { strict: Ajv; coercing: Ajv } | undefined
+function ajv(coerce: boolean): Ajv {
+  instances ??= { strict: makeAjv(false), coercing: makeAjv(true) }
+  return coerce ? instances.coercing : instances.strict
+}
+
+function makeAjv(coerce: boolean): Ajv {
+  const { default: AjvClass } = load('ajv') as typeof import('ajv')
+  const { default: addFormats } = load('ajv-formats') as typeof import('ajv-formats')
+  const instance = new AjvClass({
     coerceTypes: coerce ? 'array' : false,
     useDefaults: true,
     removeAdditional: false,
     allErrors: false,
     strict: false,
   })
-  addFormats.default(ajv)
-  return ajv
-}
-
-const strict = makeAjv(false)
-const coercing = makeAjv(true)
-
-/**
- * Schemas are compiled on their route's first use, not when the route is registered: compiling every route's
- * validators and serializers was about a fifth of the daemon's start (docs/ARCHITECTURE.md, "Runtime"), for routes
- * most starts never see. A schema is still checked against the JSON Schema meta-schema at registration, so a
- * malformed one fails its plugin's load as before instead of failing its first request.
- */
-function checkSchema(schema: unknown): void {
-  if (!strict.validateSchema(schema as object)) throw new Error(`invalid schema: ${strict.errorsText(strict.errors)}`)
+  addFormats(instance)
+  return instance
 }
 
 export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpPart }) => {
   checkSchema(schema)
-  const ajv = httpPart === 'body' ? strict : coercing
   let compiled: ValidateFunction | undefined
   // Fastify reads `errors` from the function it was given after a failed validation.
   const validate = Object.assign((data: unknown) => {
-    compiled ??= ajv.compile(schema)
+    compiled ??= ajv(httpPart !== 'body').compile(schema)
     const valid = compiled(data)
     validate.errors = compiled.errors
     return valid
@@ -55,21 +73,29 @@ type ValidatorFactory = NonNullable<NonNullable<NonNullable<FastifyServerOptions
  */
 export const buildValidator = (() => validatorCompiler) as unknown as ValidatorFactory
 
-const buildDefaultSerializer = SerializerSelector()
+type SerializerFactory = ReturnType<typeof SerializerSelector>
+let defaultSerializerFactory: SerializerFactory | undefined
 /** Fastify's own serializer factory (fast-json-stringify, with the shared schemas), each route's compiled on first use. */
-export const buildSerializer: typeof buildDefaultSerializer = (externalSchemas, options) => {
-  const compile = buildDefaultSerializer(externalSchemas, options)
+export const buildSerializer: SerializerFactory = (externalSchemas, options) => {
+  let compile: ReturnType<SerializerFactory> | undefined
   return (route) => {
     checkSchema(route.schema)
     let serialize: ((doc: unknown) => string) | undefined
-    return (doc) => (serialize ??= compile(route))(doc)
+    return (doc) => {
+      if (!serialize) {
+        defaultSerializerFactory ??= (load('@fastify/fast-json-stringify-compiler') as typeof import('@fastify/fast-json-stringify-compiler')).SerializerSelector()
+        compile ??= defaultSerializerFactory(externalSchemas, options)
+        serialize = compile(route)
+      }
+      return serialize(doc)
+    }
   }
 }
 
-const queryValidators = new WeakMap<object, ReturnType<typeof coercing.compile>>()
+const queryValidators = new WeakMap<object, ValidateFunction>()
 /** A coercing validator for a socket's query schema, compiled once per schema object. */
 export function compileQueryValidator(schema: object) {
   let validate = queryValidators.get(schema)
-  if (!validate) queryValidators.set(schema, (validate = coercing.compile(schema)))
+  if (!validate) queryValidators.set(schema, (validate = ajv(true).compile(schema)))
   return validate
 }
