@@ -5,7 +5,9 @@ type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void
 import { basename } from 'node:path'
 import { readdir } from 'node:fs/promises'
 import type { DependencyContainer } from 'tsyringe'
-import semver from 'semver'
+// Only the two functions used: the whole package is about 45 modules (10-15 ms of a start).
+import satisfies from 'semver/functions/satisfies.js'
+import validRange from 'semver/ranges/valid.js'
 import type { WebSocket } from 'ws'
 import type { Logger } from 'pino'
 import {
@@ -295,7 +297,7 @@ export class PluginRegistry {
       this.#fail(record, `plugin id "${def.id}" is already provided by ${clash.dir ?? 'a built-in definition'}`)
       return
     }
-    if (!semver.validRange(def.kernel) || !semver.satisfies(KERNEL_API_VERSION, def.kernel)) {
+    if (!validRange(def.kernel) || !satisfies(KERNEL_API_VERSION, def.kernel)) {
       if (previous) await this.#unload(previous, 'replaced')
       this.#records.set(key, record)
       this.#fail(record, `needs kernel API ${def.kernel}, but this kernel provides ${KERNEL_API_VERSION}`)
@@ -451,7 +453,7 @@ export class PluginRegistry {
       const dep = this.find(id)
       if (!dep || !dep.definition) return `needs plugin ${id} ${range}, which is not installed`
       if (dep.state !== 'active') return `needs plugin ${id} ${range}, which is ${dep.state}`
-      if (!semver.satisfies(dep.definition.version, range)) return `needs plugin ${id} ${range}, but ${dep.definition.version} is installed`
+      if (!satisfies(dep.definition.version, range)) return `needs plugin ${id} ${range}, but ${dep.definition.version} is installed`
     }
     return null
   }

@@ -4,7 +4,7 @@
  * cannot change the shape of the spec: env values, command/entrypoint array elements, ports, volumes.
  */
 import { posix } from 'node:path'
-import semver from 'semver'
+import valid from 'semver/functions/valid.js'
 import type { RunSpec } from './containers.ts'
 import { CatalogErrors } from './errors.ts'
 import type { CatalogEntry, Field } from './schemas.ts'
@@ -33,7 +33,7 @@ export function isPinned(image: string): boolean {
 
 /** Checks an entry beyond its schema. Returns the reason it is unusable, or null. */
 export function entryProblem(entry: CatalogEntry): string | null {
-  if (!semver.valid(entry.version)) return `version "${entry.version}" is not semver (e.g. 1.2.0)`
+  if (!valid(entry.version)) return `version "${entry.version}" is not semver (e.g. 1.2.0)`
   if (!isPinned(entry.runSpec.image)) return `image "${entry.runSpec.image}" is not pinned: give a tag other than latest, or a digest`
   for (const url of [entry.icon, entry.website, ...(entry.gallery ?? [])]) {
     if (url !== undefined && !/^https:\/\//.test(url)) return `"${url.slice(0, 80)}" is not an https: URL`

@@ -5,7 +5,8 @@
  */
 import { createHash } from 'node:crypto'
 import { isAbsolute } from 'node:path'
-import semver from 'semver'
+import gt from 'semver/functions/gt.js'
+import valid from 'semver/functions/valid.js'
 import type { Actor, AuditService, Logger, Role, Settings } from '@hostd/sdk'
 import { LABELS, type AuditActor, type ContainersService, type CreateHooks, type LabelledContainer } from './containers.ts'
 import { CatalogErrors } from './errors.ts'
@@ -164,7 +165,7 @@ export class CatalogService {
         e.categories.forEach((c) => categories.add(c))
         const installs = (bySourceApp.get(`${source.config.id}\u0000${e.id}`) ?? []).map((c) => {
           const version = c.labels[LABELS.version] ?? ''
-          const versionUpdate = Boolean(semver.valid(version)) && semver.gt(e.version, version)
+          const versionUpdate = Boolean(valid(version)) && gt(e.version, version)
           return { containerId: c.id, name: c.name, state: c.state, version, versionUpdate, imageUpdate: c.updateAvailable, updateAvailable: versionUpdate || c.updateAvailable }
         })
         apps.push({

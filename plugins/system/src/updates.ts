@@ -5,7 +5,8 @@ import { join } from 'node:path'
 import { Readable, Transform } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { defineError, type AuditService, type HelperClient, type Logger } from '@hostd/sdk'
-import semver from 'semver'
+import gt from 'semver/functions/gt.js'
+import valid from 'semver/functions/valid.js'
 import type { UpdateStatus } from './schemas.ts'
 
 export const UpdateInProgress = defineError('HOSTD_UPDATE_IN_PROGRESS', 503, 'An update is still finishing; try again once the daemon has restarted')
@@ -93,7 +94,7 @@ export class Updates {
     try {
       const release = await this.#readFeed()
       Object.assign(this.#status, {
-        latestVersion: release.version, notes: release.notes, updateAvailable: semver.gt(release.version, this.#currentVersion),
+        latestVersion: release.version, notes: release.notes, updateAvailable: gt(release.version, this.#currentVersion),
         checkedAt: new Date().toISOString(), error: null,
       })
       return release
@@ -118,7 +119,7 @@ export class Updates {
     }
     const r = body as Partial<Record<keyof Release, unknown>>
     const str = (v: unknown) => typeof v === 'string'
-    if (!r || !str(r.version) || !semver.valid(r.version as string) || !str(r.url) || !/^[0-9a-f]{64}$/.test(String(r.sha256)) || !str(r.signature)) {
+    if (!r || !str(r.version) || !valid(r.version as string) || !str(r.url) || !/^[0-9a-f]{64}$/.test(String(r.sha256)) || !str(r.signature)) {
       throw FeedUnreadable('The release feed is not of the expected shape (version, url, sha256, signature, notes)')
     }
     const url = new URL(r.url as string, feedUrl)
@@ -137,7 +138,7 @@ export class Updates {
     const work = await mkdtemp(join(this.#options.installDir, '.staging-'))
     try {
       release = await this.check()
-      if (!semver.gt(release.version, from)) throw NoUpdate(`Already up to date: ${from} is the latest release`)
+      if (!gt(release.version, from)) throw NoUpdate(`Already up to date: ${from} is the latest release`)
       if (!verify(null, signedMessage(release.version, release.sha256), this.#key, Buffer.from(release.signature, 'base64'))) throw BadSignature()
       const archive = join(work, 'release.tgz')
       const digest = await this.#download(release.url, archive)
