@@ -1,13 +1,16 @@
 import { createRequire } from 'node:module'
 import type { ValidateFunction, ErrorObject } from 'ajv'
-import type { SerializerSelector } from '@fastify/fast-json-stringify-compiler'
+import { SerializerSelector } from '@fastify/fast-json-stringify-compiler'
 import type { FastifySchemaCompiler, FastifyServerOptions } from 'fastify'
 import generatedMetaSchemaValidator from './meta-schema.generated.ts'
 
 /**
  * Route schemas are compiled on their route's first use, not when the route is mounted: compiling every route's
  * validators and serializers was about a fifth of the daemon's start (docs/ARCHITECTURE.md, "Runtime"), for routes
- * most starts never see. So Ajv and fast-json-stringify themselves load on the first compile too (about 40 ms).
+ * most starts never see. Ajv's two instances are made on the first compile too. fast-json-stringify (which loads Ajv)
+ * is imported with this module all the same: loaded on the first compile instead, it took 30-40 ms off a start, but
+ * every later request cost 6-7 µs more CPU (GET /api/auth/me, 53 -> 60 µs, medians of five processes, reproduced
+ * three times; the cause was not found).
  * A schema is still checked against the JSON Schema meta-schema as its route is mounted, so a malformed one fails its
  * plugin's load instead of its first request: by the meta-schema's validator compiled ahead of time
  * (meta-schema.generated.ts, from kernel/meta-schema.mjs), once per schema object (routes share theirs).
@@ -73,22 +76,14 @@ type ValidatorFactory = NonNullable<NonNullable<NonNullable<FastifyServerOptions
  */
 export const buildValidator = (() => validatorCompiler) as unknown as ValidatorFactory
 
-type SerializerFactory = ReturnType<typeof SerializerSelector>
-let defaultSerializerFactory: SerializerFactory | undefined
+const buildDefaultSerializer = SerializerSelector()
 /** Fastify's own serializer factory (fast-json-stringify, with the shared schemas), each route's compiled on first use. */
-export const buildSerializer: SerializerFactory = (externalSchemas, options) => {
-  let compile: ReturnType<SerializerFactory> | undefined
+export const buildSerializer: typeof buildDefaultSerializer = (externalSchemas, options) => {
+  const compile = buildDefaultSerializer(externalSchemas, options)
   return (route) => {
     checkSchema(route.schema)
     let serialize: ((doc: unknown) => string) | undefined
-    return (doc) => {
-      if (!serialize) {
-        defaultSerializerFactory ??= (load('@fastify/fast-json-stringify-compiler') as typeof import('@fastify/fast-json-stringify-compiler')).SerializerSelector()
-        compile ??= defaultSerializerFactory(externalSchemas, options)
-        serialize = compile(route)
-      }
-      return serialize(doc)
-    }
+    return (doc) => (serialize ??= compile(route))(doc)
   }
 }
 
