@@ -1,33 +1,30 @@
-import { createRequire } from 'node:module'
-import type { ValidateFunction, ErrorObject } from 'ajv'
+import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv'
 import { SerializerSelector } from '@fastify/fast-json-stringify-compiler'
+import addFormats from 'ajv-formats'
 import type { FastifySchemaCompiler, FastifyServerOptions } from 'fastify'
 import generatedMetaSchemaValidator from './meta-schema.generated.ts'
 
 /**
  * Route schemas are compiled on their route's first use, not when the route is mounted: compiling every route's
  * validators and serializers was about a fifth of the daemon's start (docs/ARCHITECTURE.md, "Runtime"), for routes
- * most starts never see. Ajv's two instances are made on the first compile too. fast-json-stringify (which loads Ajv)
- * is imported with this module all the same: loaded on the first compile instead, it took 30-40 ms off a start, but
- * every later request cost 6-7 µs more CPU (GET /api/auth/me, 53 -> 60 µs, medians of five processes, reproduced
- * three times; the cause was not found).
- * A schema is still checked against the JSON Schema meta-schema as its route is mounted, so a malformed one fails its
- * plugin's load instead of its first request: by the meta-schema's validator compiled ahead of time
- * (meta-schema.generated.ts, from kernel/meta-schema.mjs), once per schema object (routes share theirs).
+ * most starts never see. A schema is still checked against the JSON Schema meta-schema as its route is mounted, so a
+ * malformed one fails its plugin's load instead of its first request: by the meta-schema's validator compiled ahead
+ * of time (meta-schema.generated.ts, from kernel/meta-schema.mjs), once per schema object (routes share theirs).
+ * The modules themselves load with the kernel: loaded on the first compile instead, fast-json-stringify (which loads
+ * Ajv) took 30-40 ms off a start, but every later request cost 6-7 µs more CPU (GET /api/auth/me, 53 -> 60 µs, medians
+ * of five processes, reproduced three times; the cause was not found).
  */
-const load = createRequire(import.meta.url)
-type Ajv = InstanceType<typeof import('ajv').default>
-
 const validateMetaSchema = generatedMetaSchemaValidator as ((schema: unknown) => boolean) & { errors: ErrorObject[] | null }
 
 const checked = new WeakSet<object>()
 function checkSchema(schema: unknown): void {
-  if (typeof schema === 'object' && schema !== null && checked.has(schema)) return
+  const isObject = typeof schema === 'object' && schema !== null
+  if (isObject && checked.has(schema)) return
   if (!validateMetaSchema(schema)) {
     const problems = (validateMetaSchema.errors ?? []).map((e) => `schema${e.instancePath} ${e.message}`).join(', ')
     throw new Error(`invalid schema: ${problems}`)
   }
-  if (typeof schema === 'object' && schema !== null) checked.add(schema)
+  if (isObject) checked.add(schema)
 }
 
 /**
@@ -35,23 +32,21 @@ function checkSchema(schema: unknown): void {
  * bodies are validated strictly (no coercion, unknown fields are errors, never silently dropped);
  * query strings, params and headers arrive as text, so they are coerced to the declared types.
  */
-let instances: { strict: Ajv; coercing: Ajv } | undefined
-function ajv(coerce: boolean): Ajv {
+let instances: { strict: Ajv.default; coercing: Ajv.default } | undefined
+function ajv(coerce: boolean): Ajv.default {
   instances ??= { strict: makeAjv(false), coercing: makeAjv(true) }
   return coerce ? instances.coercing : instances.strict
 }
 
-function makeAjv(coerce: boolean): Ajv {
-  const { default: AjvClass } = load('ajv') as typeof import('ajv')
-  const { default: addFormats } = load('ajv-formats') as typeof import('ajv-formats')
-  const instance = new AjvClass({
+function makeAjv(coerce: boolean): Ajv.default {
+  const instance = new Ajv.default({
     coerceTypes: coerce ? 'array' : false,
     useDefaults: true,
     removeAdditional: false,
     allErrors: false,
     strict: false,
   })
-  addFormats(instance)
+  addFormats.default(instance)
   return instance
 }
 
