@@ -137,10 +137,13 @@ describe('API tokens', () => {
     expect((await call('POST', `/api/users/${u.id}/disabled`, admin.token, { disabled: true })).statusCode).toBe(204)
     expect(await answer(call('GET', '/api/probe/read', secret))).toBe('401 HOSTD_AUTH_REQUIRED')
     expect((await within(viewer.closed, 'viewer socket closed')).code).toBe(4401)
+    // Disabling deleted the token: enabling the account again does not bring it back.
     expect((await call('POST', `/api/users/${u.id}/disabled`, admin.token, { disabled: false })).statusCode).toBe(204)
-    expect(await answer(call('GET', '/api/probe/read', secret))).toBe(200)
+    expect(await answer(call('GET', '/api/probe/read', secret))).toBe('401 HOSTD_AUTH_REQUIRED')
+    const later = await token(t.kernel.services.sessions.create(u.id, '127.0.0.1'), { role: 'viewer' })
     // Removing the owner deletes their tokens.
     expect((await call('POST', `/api/users/${u.id}/remove`, admin.token, {})).statusCode).toBe(204)
+    expect(await answer(call('GET', '/api/probe/read', later.secret))).toBe('401 HOSTD_AUTH_REQUIRED')
     expect((t.kernel.db.native.prepare('SELECT count(*) AS n FROM api_tokens WHERE user_id = ?').get(u.id) as { n: number }).n).toBe(0)
   })
 
@@ -178,11 +181,14 @@ describe('API tokens', () => {
     const doc = (await get('/api/openapi.json', secret)).json() as { paths: Record<string, Record<string, { 'x-hostd-session-only'?: boolean }>> }
     const sessionOnly = Object.entries(doc.paths).flatMap(([path, ops]) => Object.entries(ops).filter(([, op]) => op['x-hostd-session-only']).map(([m]) => `${m.toUpperCase()} ${path}`))
     expect(sessionOnly.sort()).toEqual([
-      'POST /api/auth/logout', 'POST /api/me/password', 'POST /api/me/sessions/end-others', 'POST /api/me/sessions/{id}/end',
+      'POST /api/auth/logout', 'POST /api/auth/reauth', 'POST /api/me/password', 'POST /api/me/sessions/end-others', 'POST /api/me/sessions/{id}/end',
       'POST /api/me/tokens', 'POST /api/me/tokens/{id}/revoke', 'POST /api/me/two-factor/confirm', 'POST /api/me/two-factor/disable',
       'POST /api/me/two-factor/recovery-codes', 'POST /api/me/two-factor/start', 'POST /api/users/{id}/password', 'POST /api/users/{id}/sessions/end',
       'POST /api/users/{id}/tokens/{tokenId}/revoke', 'POST /api/users/{id}/two-factor/reset', 'PUT /api/auth/policy',
       'GET /api/me/sessions', 'GET /api/me/tokens', 'GET /api/me/two-factor',
+      // User management: an admin token cannot make a person (who could then open a shell).
+      'POST /api/users', 'POST /api/users/{id}/role', 'POST /api/users/{id}/username', 'POST /api/users/{id}/disabled', 'POST /api/users/{id}/remove',
+      'PUT /api/audit/retention',
     ].sort())
     const ctx: Ctx = { t, userId: admin.userId, pluginArchive: Buffer.alloc(0), freshUser: async () => (await t.kernel.services.users.create(`target${++n}`, PASSWORD, 'viewer')).id }
     for (const key of sessionOnly) {
@@ -202,16 +208,17 @@ describe('API tokens', () => {
     expect(listed.json().map((x: { name: string }) => x.name)).toEqual(['deploy bot'])
     expect(await answer(call('GET', `/api/users/${u.id}/tokens`, u.session))).toBe('403 HOSTD_AUTH_FORBIDDEN')
     // A change by an admin's script names the token in the audit log.
-    expect((await call('POST', `/api/users/${u.id}/username`, adminScript, { username: `${u.username}-renamed` })).statusCode).toBe(204)
-    const entry = (await t.kernel.services.audit.list('all', 20, 0)).items.find((e) => e.action === 'user.rename')
-    expect(entry).toMatchObject({ username: 'token-admin', detail: { from: u.username, apiToken: { name: 'admin script' } } })
+    expect((await call('POST', '/api/extensions/desktop/disable', adminScript)).statusCode).toBe(200)
+    expect((await call('POST', '/api/extensions/desktop/enable', adminScript)).statusCode).toBe(200)
+    const entry = (await t.kernel.services.audit.list('all', 20, 0)).items.find((e) => e.action === 'plugin.disable')
+    expect(entry).toMatchObject({ username: 'token-admin', target: 'desktop', detail: { apiToken: { name: 'admin script' } } })
     // Revoking someone else's token needs the admin's session.
     expect(await answer(call('POST', `/api/users/${u.id}/tokens/${made.id}/revoke`, adminScript))).toBe('403 HOSTD_AUTH_SESSION_REQUIRED')
     expect((await call('POST', `/api/users/${u.id}/tokens/${made.id}/revoke`, admin.token)).statusCode).toBe(204)
     expect(await answer(call('GET', '/api/probe/read', made.secret))).toBe('401 HOSTD_AUTH_REQUIRED')
     const audit = (await t.kernel.services.audit.list('all', 50, 0)).items
     expect(audit.filter((e) => e.action.startsWith('token.')).map((e) => `${e.action} ${e.target} ${e.detail?.token}`)).toEqual(
-      expect.arrayContaining([`token.create ${u.username} deploy bot`, `token.revoke ${u.username}-renamed deploy bot`]),
+      expect.arrayContaining([`token.create ${u.username} deploy bot`, `token.revoke ${u.username} deploy bot`]),
     )
   })
 })

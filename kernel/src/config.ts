@@ -21,6 +21,8 @@ export interface KernelConfig {
   tlsUserSupplied: boolean
   sessionIdleSeconds: number
   sessionMaxSeconds: number
+  /** Changes to account security need the password given within this many seconds ("sudo mode"). */
+  reauthSeconds: number
   /** Failed sign-ins allowed per user, and per client address, within `loginWindowSeconds`. */
   loginMaxFailuresPerUser: number
   loginMaxFailuresPerAddress: number
@@ -38,7 +40,7 @@ type Env = Record<string, string | undefined>
 /** Every variable hostd reads; a config file may hold only these. */
 export const CONFIG_KEYS = [
   'HOSTD_PORT', 'HOSTD_HOST', 'HOSTD_DATA_DIR', 'HOSTD_PLUGINS_DIR', 'HOSTD_BUILTIN_PLUGINS', 'HOSTD_HELPER_SOCKET', 'DOCKER_HOST',
-  'HOSTD_TLS_CERT', 'HOSTD_TLS_KEY', 'HOSTD_SESSION_IDLE_SECONDS', 'HOSTD_SESSION_MAX_SECONDS', 'HOSTD_LOGIN_MAX_FAILURES_PER_USER',
+  'HOSTD_TLS_CERT', 'HOSTD_TLS_KEY', 'HOSTD_SESSION_IDLE_SECONDS', 'HOSTD_SESSION_MAX_SECONDS', 'HOSTD_REAUTH_SECONDS', 'HOSTD_LOGIN_MAX_FAILURES_PER_USER',
   'HOSTD_LOGIN_MAX_FAILURES_PER_ADDRESS', 'HOSTD_LOGIN_WINDOW_SECONDS', 'HOSTD_LOG_LEVEL', 'HOSTD_COMMIT',
 ]
 
@@ -99,6 +101,7 @@ export function loadConfig(processEnv: Env = process.env, repoRoot?: string): Ke
     tlsUserSupplied: Boolean(env.HOSTD_TLS_CERT),
     sessionIdleSeconds: int(env, 'HOSTD_SESSION_IDLE_SECONDS', 7 * 24 * 3600, 60, 365 * 24 * 3600),
     sessionMaxSeconds: int(env, 'HOSTD_SESSION_MAX_SECONDS', 30 * 24 * 3600, 60, 365 * 24 * 3600),
+    reauthSeconds: int(env, 'HOSTD_REAUTH_SECONDS', 5 * 60, 10, 24 * 3600),
     loginMaxFailuresPerUser: int(env, 'HOSTD_LOGIN_MAX_FAILURES_PER_USER', 5, 1, 1000),
     loginMaxFailuresPerAddress: int(env, 'HOSTD_LOGIN_MAX_FAILURES_PER_ADDRESS', 20, 1, 10000),
     loginWindowSeconds: int(env, 'HOSTD_LOGIN_WINDOW_SECONDS', 15 * 60, 1, 24 * 3600),

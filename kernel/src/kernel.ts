@@ -71,10 +71,11 @@ export async function createKernel(config: KernelConfig, options: KernelOptions 
   void primeDecoy()
   const policy = new TwoFactorPolicy(scopedSettings(db, 'kernel'))
   await policy.load()
-  const sessions = new SessionStore(db.native, db.writes, { idleSeconds: config.sessionIdleSeconds, maxSeconds: config.sessionMaxSeconds }, policy, (err) =>
-    log.error({ err }, 'closing a live connection failed'))
+  const lifetimes = { idleSeconds: config.sessionIdleSeconds, maxSeconds: config.sessionMaxSeconds, reauthSeconds: config.reauthSeconds }
+  const sessions = new SessionStore(db.native, db.writes, lifetimes, policy, (err) => log.error({ err }, 'closing a live connection failed'))
   const secretBox = await SecretBox.load(config.dataDir)
-  const audit = new KernelAudit(db, log)
+  const audit = new KernelAudit(db, log, scopedSettings(db, 'kernel'), config.loginWindowSeconds)
+  await audit.start()
   const helper = new UnixHelperClient(config.helperSocket)
   const version = readVersion(REPO_ROOT)
   const kernelInfo: KernelInfo = { version, apiVersion: KERNEL_API_VERSION, dataDir: config.dataDir, dockerHost: config.dockerHost }
@@ -142,7 +143,7 @@ export async function createKernel(config: KernelConfig, options: KernelOptions 
     }
     const handler = (req: IncomingMessage, res: ServerResponse) => {
       // Requests from the server get a SecureResponse; injected ones (tests) bring their own response class.
-      if (!(res instanceof SecureResponse)) setSecurityHeaders(res)
+      if (!(res instanceof SecureResponse)) setSecurityHeaders(res, req.url)
       registry!.dispatch(req, res, kernelApp.routing, unrouted)
     }
     const serverOptions = { ServerResponse: SecureResponse }
@@ -181,6 +182,7 @@ export async function createKernel(config: KernelConfig, options: KernelOptions 
     async close() {
       await watcher?.close()
       await registry!.close()
+      audit.stop()
       sessions.connections.close()
       await app.close()
       await kernelApp.close()

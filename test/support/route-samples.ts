@@ -53,7 +53,7 @@ function otherSession(c: Ctx, userId: string): string {
   return c.t.kernel.services.sessions.list(userId, token).find((s) => s.current)!.id
 }
 const newToken = (c: Ctx, userId: string) =>
-  c.t.kernel.services.sessions.apiTokens.create({ id: userId, role: 'viewer' }, { name: `sample${++n}`, role: 'viewer', expiresAt: null, prefixes: null }).info.id
+  c.t.kernel.services.sessions.apiTokens.create({ id: userId, role: 'viewer' }, { name: `sample${++n}`, role: 'viewer', expiresAt: null, prefixes: null }, null).info.id
 
 export const SAMPLES: Record<string, Sample> = {
   ...Object.assign({}, ...builtins.map((b) => b.samples)),
@@ -120,6 +120,9 @@ export const SAMPLES: Record<string, Sample> = {
   'POST /api/users/:id/remove': async (c) => ({ url: `/api/users/${await c.freshUser()}/remove`, body: {} }),
   'POST /api/me/password': async () => ({ url: '/api/me/password', body: { currentPassword: PASSWORD, newPassword: PASSWORD } }),
   'GET /api/audit': async () => ({ url: '/api/audit?range=24h&limit=5' }),
+  'GET /api/audit/retention': async () => ({ url: '/api/audit/retention' }),
+  'PUT /api/audit/retention': async () => ({ url: '/api/audit/retention', body: { maxAgeDays: 365, maxRows: 100_000 } }),
+  'POST /api/auth/reauth': async () => ({ url: '/api/auth/reauth', body: { password: PASSWORD } }),
   'GET /api/extensions': async () => ({ url: '/api/extensions' }),
   'POST /api/extensions/install': async (c) => ({ url: '/api/extensions/install', raw: c.pluginArchive }),
   'POST /api/extensions/:id/disable': async (c) => {

@@ -24,13 +24,16 @@ describe('web UI: two-factor, API tokens and sessions', { timeout: 180_000 }, ()
     return { status: res.status, body: (res.status === 204 ? null : await res.json()) as any }
   }
   const signInApi = async (a: Account) => ((await (await ui.daemon.fetch('/api/auth/login', { method: 'POST', headers: { ...json, 'x-svc-client': 'test' }, body: JSON.stringify(a) })).json()) as { token: string }).token
-  /** Two-factor for an account through the API, as the account page would: answers the secret and the step used. */
-  async function enrollByApi(a: Account): Promise<{ secret: string; step: number }> {
-    const token = await signInApi(a)
-    const { secret } = (await api('/api/me/two-factor/start', token, { password: a.password })).body
+  /**
+   * Two-factor for an account through the API, as the account page would: answers the secret, the step used, and the
+   * session it enrolled from (the only one left: enrolling ends the others).
+   */
+  async function enrollByApi(a: Account): Promise<{ secret: string; step: number; session: string }> {
+    const session = await signInApi(a)
+    const { secret } = (await api('/api/me/two-factor/start', session, { password: a.password })).body
     const step = currentStep()
-    expect((await api('/api/me/two-factor/confirm', token, { code: totp(secret, step) })).status).toBe(200)
-    return { secret, step }
+    expect((await api('/api/me/two-factor/confirm', session, { code: totp(secret, step) })).status).toBe(200)
+    return { secret, step, session }
   }
   async function signOut(page: Page) {
     await page.getByRole('button', { name: /account menu/ }).click()
@@ -241,8 +244,7 @@ describe('web UI: two-factor, API tokens and sessions', { timeout: 180_000 }, ()
     // The admin turns two-factor on first (else the policy would lock them out), then requires it of everyone.
     const boss = await ui.createUser('admin', 'kim')
     const account = await ui.createUser('viewer', 'leo')
-    const bossToken = await signInApi(boss)
-    await enrollByApi(boss)
+    const { session: bossToken } = await enrollByApi(boss)
     expect((await api('/api/auth/policy', bossToken, { requireTwoFactor: 'everyone' }, 'PUT')).status).toBe(200)
     try {
       const page = await ui.newPage()

@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox'
-import type { RouteRegistrar } from '@hostd/sdk'
 import type { KernelServices } from '../services.ts'
+import type { KernelRouteRegistrar } from '../http/registrar.ts'
+import { RETENTION_LIMITS } from './service.ts'
 
 export const AuditEntrySchema = Type.Object({
   id: Type.Integer(),
@@ -23,10 +24,30 @@ export const AuditQuery = Type.Object(
   { additionalProperties: false },
 )
 
-export function auditRoutes(r: RouteRegistrar, k: KernelServices): void {
+/** How long records are kept: by age and by count, whichever is reached first. */
+export const RetentionSchema = Type.Object(
+  {
+    maxAgeDays: Type.Integer(RETENTION_LIMITS.maxAgeDays),
+    maxRows: Type.Integer(RETENTION_LIMITS.maxRows),
+  },
+  { additionalProperties: false },
+)
+
+export function auditRoutes(r: KernelRouteRegistrar, k: KernelServices): void {
   r.get(
     '/api/audit',
     { role: 'admin', schema: { querystring: AuditQuery, response: { 200: Type.Object({ items: Type.Array(AuditEntrySchema), total: Type.Integer() }) } } },
     (req) => k.audit.list(req.query.range, req.query.limit, req.query.offset),
   )
+
+  r.get('/api/audit/retention', { role: 'admin', schema: { response: { 200: RetentionSchema } } }, () => k.audit.retention)
+
+  // Shortening the log erases history: a person's recent sign-in, never a token. Recorded after the pruning, so the
+  // record of the change is kept whatever the new limits.
+  r.put('/api/audit/retention', { role: 'admin', recentSignIn: true, schema: { body: RetentionSchema, response: { 200: RetentionSchema } } }, async (req) => {
+    const previous = k.audit.retention
+    const removed = await k.audit.setRetention(req.body)
+    await k.audit.record({ action: 'audit.retention', detail: { ...req.body, previous, removed } }, req)
+    return k.audit.retention
+  })
 }

@@ -1,10 +1,26 @@
-import type { ApiTokenRef, AuditEntry, AuditEvent, AuditService, Actor, SessionUser } from '@hostd/sdk'
+import type { ApiTokenRef, AuditEntry, AuditEvent, AuditService, Actor, SessionUser, Settings } from '@hostd/sdk'
 import type { Logger } from 'pino'
 import type { KernelDatabase } from '../db/database.ts'
 import { AuditEntity } from '../db/entities.ts'
 
 export const AUDIT_RANGES = { '24h': 24 * 3600_000, '7d': 7 * 24 * 3600_000, '30d': 30 * 24 * 3600_000, all: Infinity } as const
 export type AuditRange = keyof typeof AUDIT_RANGES
+
+/** How long the audit log keeps records, by age and by count; whichever limit is reached first applies. */
+export interface AuditRetention {
+  maxAgeDays: number
+  maxRows: number
+}
+/** A year, and about 20 MB of records: enough to look back on anything, bounded whatever happens. */
+export const DEFAULT_RETENTION: AuditRetention = { maxAgeDays: 365, maxRows: 100_000 }
+export const RETENTION_LIMITS = { maxAgeDays: { minimum: 1, maximum: 3650 }, maxRows: { minimum: 1000, maximum: 10_000_000 } } as const
+const RETENTION_SETTING = 'audit.retention'
+/** Old records are removed this often (and at start, and when the retention changes). */
+const PRUNE_EVERY_MS = 3600_000
+/** Repeated failures being counted at most (one per address, action and reason); the oldest are forgotten first. */
+const MAX_REPEATS = 10_000
+/** Distinct targets a repeated failure lists (the user names tried), at most. */
+const MAX_REPEAT_TARGETS = 20
 
 /** An actor, or a request (its user, client address, and the API token it signed in with, if any). */
 type ActorLike = Actor | { user?: SessionUser | null; ip?: string; apiToken?: ApiTokenRef | null }
@@ -19,21 +35,73 @@ function actorOf(actor: ActorLike | undefined): Actor & { apiToken?: ApiTokenRef
   return actor as Actor
 }
 
+/** A failure being counted into one record until its window ends. */
+interface Repeat {
+  id: number
+  count: number
+  targets: string[]
+  until: number
+}
+
 /** The kernel's audit log: every host change, sign-in and plugin change, written before the reply. */
 export class KernelAudit implements AuditService {
   readonly #db: KernelDatabase
   readonly #log: Logger
+  readonly #settings: Settings
+  readonly #repeatWindowMs: number
+  readonly #repeats = new Map<string, Repeat>()
+  #retention: AuditRetention = DEFAULT_RETENTION
+  #pruneTimer: NodeJS.Timeout | null = null
 
-  constructor(db: KernelDatabase, log: Logger) {
+  /** `repeatWindowSeconds`: how long repeated failures go into one record (the sign-in throttle's window). */
+  constructor(db: KernelDatabase, log: Logger, settings: Settings, repeatWindowSeconds: number) {
     this.#db = db
     this.#log = log
+    this.#settings = settings
+    this.#repeatWindowMs = repeatWindowSeconds * 1000
   }
 
   async record(event: AuditEvent, actor?: ActorLike): Promise<void> {
+    await this.#insert(event, actorOf(actor))
+  }
+
+  /**
+   * A failure that anyone can repeat without signing in (a wrong password, an unknown sign-in challenge, a throttled
+   * attempt): the first of a window is written like any record, with `detail.count` 1; the same failure again from the
+   * same address within the window (same action, reason and target) only raises that record's `count` and `lastAt`.
+   * So a flood of failures costs one row per address, reason and target per window instead of one row each, and the
+   * log still says how many there were. The throttle bounds how many targets an address gets to try; what it refuses
+   * is recorded with `anyTarget`, one record for every name tried (listed in `targets`).
+   */
+  async recordRepeated(event: AuditEvent & { result: 'failure' }, actor?: ActorLike, { anyTarget = false } = {}): Promise<void> {
     const who = actorOf(actor)
+    const now = Date.now()
+    const key = JSON.stringify([event.action, who.ip ?? null, who.userId ?? null, event.detail?.reason ?? null, anyTarget ? null : (event.target ?? null)])
+    const seen = this.#repeats.get(key)
+    if (seen && seen.until > now) {
+      seen.count++
+      if (event.target && !seen.targets.includes(event.target) && seen.targets.length < MAX_REPEAT_TARGETS) seen.targets.push(event.target)
+      const detail = { ...event.detail, count: seen.count, lastAt: new Date(now).toISOString(), targets: seen.targets }
+      try {
+        // Still there (the retention may have removed it): otherwise a new record starts the count again.
+        if ((await this.#db.em().nativeUpdate(AuditEntity, { id: seen.id }, { detail })) === 1) return
+      } catch (err) {
+        this.#log.error({ err, action: event.action }, 'audit write failed')
+        return
+      }
+    }
+    const targets = event.target ? [event.target] : []
+    const id = await this.#insert({ ...event, detail: { ...event.detail, count: 1, targets } }, who)
+    if (id === null) return
+    if (this.#repeats.size >= MAX_REPEATS) this.#forgetRepeats(now)
+    this.#repeats.delete(key) // re-inserted last, so the oldest windows are forgotten first
+    this.#repeats.set(key, { id, count: 1, targets, until: now + this.#repeatWindowMs })
+  }
+
+  async #insert(event: AuditEvent, who: Actor & { apiToken?: ApiTokenRef }): Promise<number | null> {
     try {
       const em = this.#db.em()
-      em.create(AuditEntity, {
+      const row = em.create(AuditEntity, {
         time: new Date(),
         userId: who.userId ?? null,
         username: who.username ?? null,
@@ -45,10 +113,17 @@ export class KernelAudit implements AuditService {
         detail: who.apiToken ? { ...event.detail, apiToken: who.apiToken } : (event.detail ?? null),
       })
       await em.flush()
+      return row.id
     } catch (err) {
       // An audit write must never be lost silently; the action itself has already happened.
       this.#log.error({ err, action: event.action }, 'audit write failed')
+      return null
     }
+  }
+
+  #forgetRepeats(now: number): void {
+    for (const [key, repeat] of this.#repeats) if (repeat.until <= now) this.#repeats.delete(key)
+    while (this.#repeats.size >= MAX_REPEATS) this.#repeats.delete(this.#repeats.keys().next().value!)
   }
 
   async list(range: AuditRange, limit: number, offset: number): Promise<{ items: AuditEntry[]; total: number }> {
@@ -68,6 +143,45 @@ export class KernelAudit implements AuditService {
         result: r.result as AuditEntry['result'],
         detail: (r.detail as Record<string, unknown> | null) ?? null,
       })),
+    }
+  }
+
+  get retention(): AuditRetention {
+    return this.#retention
+  }
+
+  /** Reads the retention setting, prunes once, and then every hour (the timer does not keep the process alive). */
+  async start(): Promise<void> {
+    const stored = await this.#settings.get<Partial<AuditRetention>>(RETENTION_SETTING)
+    this.#retention = { ...DEFAULT_RETENTION, ...stored }
+    await this.prune()
+    this.#pruneTimer = setInterval(() => void this.prune(), PRUNE_EVERY_MS).unref()
+  }
+
+  stop(): void {
+    if (this.#pruneTimer) clearInterval(this.#pruneTimer)
+    this.#pruneTimer = null
+  }
+
+  /** A new retention, kept across restarts; what it no longer keeps is removed at once. Answers how many records went. */
+  async setRetention(retention: AuditRetention): Promise<number> {
+    await this.#settings.set(RETENTION_SETTING, retention)
+    this.#retention = retention
+    return this.prune()
+  }
+
+  /** Removes records older than the retention's age, then the oldest beyond its count; answers how many went. */
+  async prune(): Promise<number> {
+    const { maxAgeDays, maxRows } = this.#retention
+    try {
+      const em = this.#db.em()
+      let removed = await em.nativeDelete(AuditEntity, { time: { $lt: new Date(Date.now() - maxAgeDays * 24 * 3600_000) } })
+      const [newestBeyond] = await em.find(AuditEntity, {}, { orderBy: { id: 'desc' }, offset: maxRows, limit: 1, fields: ['id'] })
+      if (newestBeyond) removed += await em.nativeDelete(AuditEntity, { id: { $lte: newestBeyond.id } })
+      return removed
+    } catch (err) {
+      this.#log.error({ err }, 'audit retention failed')
+      return 0
     }
   }
 }

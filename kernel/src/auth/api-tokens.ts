@@ -99,13 +99,13 @@ export class ApiTokenStore {
   readonly #tokens: RememberedTokens<TokenRow>
   readonly #select: BetterSqlite3.Statement<[string], TokenRow>
   readonly #touch: BetterSqlite3.Statement<[number, string]>
-  readonly #insert: BetterSqlite3.Statement<[string, string, string, string, string, string | null, number, number | null]>
+  readonly #insert: BetterSqlite3.Statement<[string, string, string, string, string, string | null, number, number | null, string | null]>
   readonly #list: BetterSqlite3.Statement<[string], ListedRow>
   readonly #count: BetterSqlite3.Statement<[string], { n: number }>
   readonly #named: BetterSqlite3.Statement<[string, string], { id: string }>
   readonly #byId: BetterSqlite3.Statement<[string, string], { token_hash: string; name: string }>
   readonly #delete: BetterSqlite3.Statement<[string]>
-  readonly #deleteForUser: BetterSqlite3.Statement<[string]>
+  readonly #othersOf: BetterSqlite3.Statement<[string, string], { token_hash: string }>
 
   constructor(db: BetterSqlite3.Database, writes: WriteCounter, connections: LiveConnections, policy: TwoFactorPolicy) {
     this.#tokens = new RememberedTokens(writes)
@@ -117,13 +117,13 @@ export class ApiTokenStore {
          FROM api_tokens t JOIN users u ON u.id = t.user_id WHERE t.token_hash = ?`,
     )
     this.#touch = db.prepare('UPDATE api_tokens SET last_used_at = ? WHERE token_hash = ?')
-    this.#insert = db.prepare('INSERT INTO api_tokens (id, user_id, name, token_hash, role, prefixes, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
+    this.#insert = db.prepare('INSERT INTO api_tokens (id, user_id, name, token_hash, role, prefixes, created_at, expires_at, session_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)')
     this.#list = db.prepare('SELECT id, name, role, prefixes, created_at, last_used_at, expires_at FROM api_tokens WHERE user_id = ? ORDER BY created_at, id')
     this.#count = db.prepare('SELECT count(*) AS n FROM api_tokens WHERE user_id = ?')
     this.#named = db.prepare('SELECT id FROM api_tokens WHERE user_id = ? AND name = ?')
     this.#byId = db.prepare('SELECT token_hash, name FROM api_tokens WHERE user_id = ? AND id = ?')
     this.#delete = db.prepare('DELETE FROM api_tokens WHERE token_hash = ?')
-    this.#deleteForUser = db.prepare('DELETE FROM api_tokens WHERE user_id = ?')
+    this.#othersOf = db.prepare('SELECT token_hash FROM api_tokens WHERE user_id = ? AND (session_id IS NULL OR session_id != ?)')
   }
 
   static isApiToken(token: string): boolean {
@@ -163,8 +163,11 @@ export class ApiTokenStore {
     return this.#tokens.hashOf(token)
   }
 
-  /** Stores a new token of `owner` (at most their role); answers it and its secret, which is never readable again. */
-  create(owner: { id: string; role: Role }, spec: NewApiToken): { info: ApiTokenInfo; secret: string } {
+  /**
+   * Stores a new token of `owner` (at most their role), minted from the session with public id `sessionId`; answers it
+   * and its secret, which is never readable again.
+   */
+  create(owner: { id: string; role: Role }, spec: NewApiToken, sessionId: string | null): { info: ApiTokenInfo; secret: string } {
     const now = Date.now()
     if (!roleSatisfies(owner.role, spec.role)) throw TokenErrors.roleTooHigh(`A token's role cannot be above your own (${owner.role})`)
     if (spec.expiresAt !== null && spec.expiresAt <= now) throw TokenErrors.badExpiry()
@@ -172,7 +175,7 @@ export class ApiTokenStore {
     if (this.#count.get(owner.id)!.n >= MAX_TOKENS_PER_USER) throw TokenErrors.tooMany()
     const secret = API_TOKEN_PREFIX + randomBytes(32).toString('base64url')
     const id = randomUUID()
-    this.#insert.run(id, owner.id, spec.name, hashToken(secret), spec.role, spec.prefixes === null ? null : JSON.stringify(spec.prefixes), now, spec.expiresAt)
+    this.#insert.run(id, owner.id, spec.name, hashToken(secret), spec.role, spec.prefixes === null ? null : JSON.stringify(spec.prefixes), now, spec.expiresAt, sessionId)
     return {
       secret,
       info: { id, name: spec.name, role: spec.role, prefixes: spec.prefixes, createdAt: iso(now)!, lastUsedAt: null, expiresAt: iso(spec.expiresAt) },
@@ -201,9 +204,16 @@ export class ApiTokenStore {
     return row.name
   }
 
-  /** Deletes every token of a user (the user is removed) and ends what they have open. */
-  revokeAllOf(userId: string): void {
-    this.#deleteForUser.run(userId)
-    this.#connections.endUser(userId, 'token', LIVE_ENDS.tokenRevoked)
+  /**
+   * Deletes every token of a user, except those minted from the session with public id `keepSession`, and ends what
+   * they have open; answers how many were deleted. SessionStore.revokeAccess says when.
+   */
+  revokeAllOf(userId: string, keepSession: string | null = null): number {
+    const doomed = this.#othersOf.all(userId, keepSession ?? '')
+    for (const { token_hash } of doomed) {
+      this.#delete.run(token_hash)
+      this.#connections.endSession(token_hash, LIVE_ENDS.tokenRevoked)
+    }
+    return doomed.length
   }
 }

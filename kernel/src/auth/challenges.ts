@@ -11,6 +11,8 @@ interface Pending {
   userId: string
   /** The user name as signed in with (the throttle's key). */
   username: string
+  /** The password hash the first step matched: a challenge dies with the password it was issued for. */
+  passwordHash: string
   expiresAt: number
   attempts: number
 }
@@ -24,12 +26,12 @@ interface Pending {
 export class LoginChallenges {
   readonly #pending = new Map<string, Pending>()
 
-  issue(userId: string, username: string): string {
+  issue(userId: string, username: string, passwordHash: string): string {
     const now = Date.now()
     if (this.#pending.size >= MAX_CHALLENGES) this.#prune(now)
     if (this.#pending.size >= MAX_CHALLENGES) this.#pending.delete(this.#pending.keys().next().value!)
     const challenge = randomBytes(32).toString('base64url')
-    this.#pending.set(challenge, { userId, username, expiresAt: now + CHALLENGE_SECONDS * 1000, attempts: 0 })
+    this.#pending.set(challenge, { userId, username, passwordHash, expiresAt: now + CHALLENGE_SECONDS * 1000, attempts: 0 })
     return challenge
   }
 

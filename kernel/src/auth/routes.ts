@@ -28,10 +28,15 @@ export function authRoutes(r: KernelRouteRegistrar, k: KernelServices): void {
     return reply.code(201).send(user)
   })
 
-  const throttle = async (key: string, username: string, ip: string) => {
+  /** A failed sign-in step: counted into one audit record per address, reason and name (KernelAudit.recordRepeated). */
+  const failed = (reason: string, ip: string, username?: string) =>
+    k.audit.recordRepeated({ action: 'auth.login', ...(username ? { target: username } : {}), result: 'failure', detail: { reason } }, { ip }, { anyTarget: reason === 'throttled' })
+
+  /** 429 while the user name (when known) or the address is over its limit of failures. */
+  const throttle = async (key: string | null, username: string | undefined, ip: string) => {
     const wait = k.throttle.retryAfter(key, ip)
     if (wait === 0) return
-    await k.audit.record({ action: 'auth.login', target: username, result: 'failure', detail: { reason: 'throttled' } }, { ip })
+    await failed('throttled', ip, username)
     throw AuthErrors.throttled(`Too many failed sign-ins; try again in ${wait} s`, { 'retry-after': String(wait) })
   }
 
@@ -59,23 +64,25 @@ export function authRoutes(r: KernelRouteRegistrar, k: KernelServices): void {
       const ok = row ? await verifyPassword(row.passwordHash, password) : await verifyDecoy(password)
       if (!row || !ok || row.disabled) {
         k.throttle.fail(key, ip)
-        const reason = !row ? 'unknown user' : !ok ? 'wrong password' : 'account disabled'
-        await k.audit.record({ action: 'auth.login', target: username, result: 'failure', detail: { reason } }, { ip })
+        await failed(!row ? 'unknown user' : !ok ? 'wrong password' : 'account disabled', ip, username)
         // The same answer for all three, so the reply does not tell which names exist.
         throw AuthErrors.badCredentials()
       }
       if (!row.twoFactor) return signIn(req, reply, toUser(row))
-      return { twoFactorRequired: true as const, challenge: k.challenges.issue(row.id, username), expiresInSeconds: CHALLENGE_SECONDS }
+      return { twoFactorRequired: true as const, challenge: k.challenges.issue(row.id, username, row.passwordHash), expiresInSeconds: CHALLENGE_SECONDS }
     },
   )
 
-  // Step two: the challenge and a TOTP code or a recovery code. Wrong codes count in the throttle like wrong passwords.
+  // Step two: the challenge and a TOTP code or a recovery code. Every failure counts in the throttle like a wrong
+  // password: an unknown challenge for the address alone (it names no user), a wrong code for the user too.
   r.post('/api/auth/login/verify', { role: 'public', schema: { body: VerifyBody, response: { 200: LoginResponseSchema } } }, async (req, reply) => {
     const { challenge, code } = req.body
     const ip = req.ip
+    await throttle(null, undefined, ip)
     const pending = k.challenges.take(challenge)
     if (!pending) {
-      await k.audit.record({ action: 'auth.login', result: 'failure', detail: { reason: 'challenge expired or used' } }, { ip })
+      k.throttle.fail(null, ip)
+      await failed('challenge expired or used', ip)
       throw AuthErrors.challengeExpired()
     }
     const key = pending.username.toLowerCase()
@@ -85,19 +92,21 @@ export function authRoutes(r: KernelRouteRegistrar, k: KernelServices): void {
       k.challenges.retry(challenge, pending, false)
       throw err
     }
+    // The account may have been disabled, removed or given a new password since the password step: the challenge
+    // dies with the password it was issued for.
+    const row = await k.users.findById(pending.userId)
+    if (!row || row.disabled || row.passwordHash !== pending.passwordHash) {
+      await failed(!row ? 'unknown user' : row.disabled ? 'account disabled' : 'password changed', ip, pending.username)
+      throw AuthErrors.challengeExpired()
+    }
     const accepted = await k.twoFactor.verify(pending.userId, code)
     if (!accepted) {
       k.throttle.fail(key, ip)
       k.challenges.retry(challenge, pending)
-      await k.audit.record({ action: 'auth.login', target: pending.username, result: 'failure', detail: { reason: 'wrong code' } }, { ip })
+      await failed('wrong code', ip, pending.username)
       throw AuthErrors.badCode()
     }
-    // The account may have been disabled or removed since the password step.
-    const user = await k.users.get(pending.userId).catch(() => null)
-    if (!user || user.disabled) {
-      await k.audit.record({ action: 'auth.login', target: pending.username, result: 'failure', detail: { reason: user ? 'account disabled' : 'unknown user' } }, { ip })
-      throw AuthErrors.badCredentials()
-    }
+    const user = toUser(row)
     if (accepted.kind === 'recovery code') {
       await k.audit.record(
         { action: 'user.two-factor.recovery-code-used', target: user.username, detail: { recoveryCodesLeft: accepted.recoveryCodesLeft } },

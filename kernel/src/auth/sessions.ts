@@ -49,6 +49,14 @@ export interface SessionInfo {
 export interface SessionLifetimes {
   idleSeconds: number
   maxSeconds: number
+  /** How long after the password was last given a session may change account security ("sudo mode"). */
+  reauthSeconds: number
+}
+
+/** What ending a user's access ended: counts for the audit record. */
+export interface EndedAccess {
+  sessions: number
+  tokens: number
 }
 
 /** Only write last-seen when it moved this much: keeps the authenticated hot path read-only. */
@@ -71,12 +79,14 @@ export class SessionStore {
   readonly #policy: TwoFactorPolicy
   readonly #select: BetterSqlite3.Statement<[string], SessionRow>
   readonly #touch: BetterSqlite3.Statement<[number, string]>
-  readonly #insert: BetterSqlite3.Statement<[string, string, string, number, number, string | null, string | null]>
+  readonly #insert: BetterSqlite3.Statement<[string, string, string, number, number, number, string | null, string | null]>
   readonly #delete: BetterSqlite3.Statement<[string]>
   readonly #deleteForUser: BetterSqlite3.Statement<[string, string]>
   readonly #purge: BetterSqlite3.Statement<[number, number]>
   readonly #list: BetterSqlite3.Statement<[string], ListedRow>
   readonly #byId: BetterSqlite3.Statement<[string, string], { token_hash: string }>
+  readonly #authOf: BetterSqlite3.Statement<[string], { id: string; created_at: number; auth_at: number | null }>
+  readonly #reauth: BetterSqlite3.Statement<[number, string]>
   readonly #tokens: RememberedTokens<SessionRow>
 
   constructor(db: BetterSqlite3.Database, writes: WriteCounter, lifetimes: SessionLifetimes, policy: TwoFactorPolicy, onError?: (err: unknown) => void) {
@@ -92,12 +102,14 @@ export class SessionStore {
          FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.token_hash = ?`,
     )
     this.#touch = db.prepare('UPDATE sessions SET last_seen_at = ? WHERE token_hash = ?')
-    this.#insert = db.prepare('INSERT INTO sessions (token_hash, id, user_id, created_at, last_seen_at, ip, user_agent) VALUES (?, ?, ?, ?, ?, ?, ?)')
+    this.#insert = db.prepare('INSERT INTO sessions (token_hash, id, user_id, created_at, last_seen_at, auth_at, ip, user_agent) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
     this.#delete = db.prepare('DELETE FROM sessions WHERE token_hash = ?')
     this.#deleteForUser = db.prepare('DELETE FROM sessions WHERE user_id = ? AND token_hash != ?')
     this.#purge = db.prepare('DELETE FROM sessions WHERE created_at < ? OR last_seen_at < ?')
     this.#list = db.prepare('SELECT id, token_hash, created_at, last_seen_at, ip, user_agent FROM sessions WHERE user_id = ? ORDER BY last_seen_at DESC, created_at DESC')
     this.#byId = db.prepare('SELECT token_hash FROM sessions WHERE user_id = ? AND id = ?')
+    this.#authOf = db.prepare('SELECT id, created_at, auth_at FROM sessions WHERE token_hash = ?')
+    this.#reauth = db.prepare('UPDATE sessions SET auth_at = ? WHERE token_hash = ?')
   }
 
   /** A new session of the user; the client's address and user agent are kept to show in their list of sessions. */
@@ -105,8 +117,28 @@ export class SessionStore {
     const now = Date.now()
     this.#purge.run(now - this.#lifetimes.maxSeconds * 1000, now - this.#lifetimes.idleSeconds * 1000)
     const token = randomBytes(32).toString('base64url')
-    this.#insert.run(hashToken(token), randomBytes(16).toString('hex'), userId, now, now, ip, userAgent ? userAgent.slice(0, USER_AGENT_MAX) : null)
+    this.#insert.run(hashToken(token), randomBytes(16).toString('hex'), userId, now, now, now, ip, userAgent ? userAgent.slice(0, USER_AGENT_MAX) : null)
     return token
+  }
+
+  /** The session's public id (what its list shows, and what an API token minted from it remembers), or null. */
+  idOf(token: string): string | null {
+    return this.#authOf.get(this.hashOf(token))?.id ?? null
+  }
+
+  /**
+   * Whether the session's password was given within the re-authentication window ("sudo mode", GitHub's name): at
+   * sign-in, or later through `reauthenticated`. Changes to account security ask for it, so a stolen cookie alone
+   * cannot mint a token, create an admin or turn two-factor off.
+   */
+  recentlyAuthenticated(token: string): boolean {
+    const row = this.#authOf.get(this.hashOf(token))
+    return row !== undefined && Date.now() - (row.auth_at ?? row.created_at) <= this.#lifetimes.reauthSeconds * 1000
+  }
+
+  /** The session's user has just given their password again. */
+  reauthenticated(token: string): void {
+    this.#reauth.run(Date.now(), this.hashOf(token))
   }
 
   /** The live session's user, or null (unknown, expired, or the user is disabled or gone). */
@@ -182,12 +214,24 @@ export class SessionStore {
 
   /**
    * End every session of a user, except the one holding `keepToken` if given, and what they have open. Their API
-   * tokens stay (a disabled or removed owner ends them through the owner's row; see ApiTokenStore).
+   * tokens stay: "end my other sessions" signs browsers out, it does not break scripts. `revokeAccess` ends both.
    */
-  revokeUser(userId: string, keepToken?: string | null): void {
+  revokeUser(userId: string, keepToken?: string | null): number {
     const keep = keepToken ? hashToken(keepToken) : ''
-    this.#deleteForUser.run(userId, keep)
+    const ended = this.#deleteForUser.run(userId, keep).changes
     this.connections.endUser(userId, 'session', LIVE_ENDS.revoked, keep)
+    return ended
+  }
+
+  /**
+   * After a change to how a user proves who they are (password, two-factor) or to whether they may sign in at all
+   * (disabled, removed): every session of theirs ends, and every API token, except the session holding `keepToken`
+   * (the one making the change) and the tokens minted from it. So a thief's session, and the tokens it minted, do not
+   * outlive the change that was meant to lock them out; a token minted from a session that ended is gone too.
+   */
+  revokeAccess(userId: string, keepToken?: string | null): EndedAccess {
+    const keepSession = keepToken ? this.idOf(keepToken) : null
+    return { sessions: this.revokeUser(userId, keepToken), tokens: this.apiTokens.revokeAllOf(userId, keepSession) }
   }
 }
 

@@ -154,11 +154,11 @@ export class TwoFactorService {
     })
   }
 
-  /** An admin turns another user's two-factor off; that user's sessions end (and what they have open). */
+  /** An admin turns another user's two-factor off; that user's sessions and API tokens end (and what they have open). */
   async reset(adminId: string, userId: string): Promise<{ username: string; wasOn: boolean }> {
     if (adminId === userId) throw TwoFactorErrors.resetOwn()
     const result = await this.disable(userId)
-    this.#sessions.revokeUser(userId)
+    this.#sessions.revokeAccess(userId)
     return result
   }
 

@@ -3,7 +3,7 @@ import type { EntitySchema } from '@mikro-orm/core'
 import type BetterSqlite3 from 'better-sqlite3'
 import { hash } from 'node:crypto'
 import { join } from 'node:path'
-import { mkdir } from 'node:fs/promises'
+import { chmod, mkdir, open } from 'node:fs/promises'
 import type { Database as DatabaseService } from '@hostd/sdk'
 import { kernelEntities } from './entities.ts'
 import { BoundSqliteDriver } from './bound-driver.ts'
@@ -21,10 +21,12 @@ export interface KernelDatabase extends DatabaseService {
 
 export async function openDatabase(dataDir: string): Promise<KernelDatabase> {
   await mkdir(dataDir, { recursive: true, mode: 0o700 })
+  const file = join(dataDir, 'hostd.sqlite')
+  await ownerOnly(file)
   const orm = await MikroORM.init({
     // Values bound as parameters, never inlined into the SQL text (see bound-driver.ts).
     driver: BoundSqliteDriver,
-    dbName: join(dataDir, 'hostd.sqlite'),
+    dbName: file,
     entities: kernelEntities,
     debug: false,
     allowGlobalContext: false,
@@ -53,6 +55,19 @@ export async function openDatabase(dataDir: string): Promise<KernelDatabase> {
     },
     close: () => orm.close(),
   }
+}
+
+/**
+ * The database holds password hashes, sealed two-factor secrets and every session: only the daemon's user may read it.
+ * SQLite would create it with the process's umask (0644 by default) and gives its `-wal` file the mode of the main
+ * file, so the file is made (or, made by an older version, changed to) 0600 before SQLite opens it.
+ */
+async function ownerOnly(file: string): Promise<void> {
+  await (await open(file, 'a', 0o600)).close()
+  await chmod(file, 0o600)
+  await chmod(`${file}-wal`, 0o600).catch((err: NodeJS.ErrnoException) => {
+    if (err.code !== 'ENOENT') throw err
+  })
 }
 
 /** Where updateSchema records the schemas it has seen agree. Not an entity: the ORM's safe update leaves it alone. */

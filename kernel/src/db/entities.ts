@@ -39,6 +39,8 @@ export const SessionEntity = defineEntity({
     /** The session's public id (lists and "end this session"); never the token or its hash. */
     id: p.string().nullable().index(),
     userAgent: p.string().nullable(),
+    /** When the password was last given for this session (sign-in or re-authentication): "sudo mode" (sessions.ts). Null: at createdAt. */
+    authAt: p.integer().nullable(),
   },
 })
 
@@ -58,6 +60,8 @@ export const ApiTokenEntity = defineEntity({
     createdAt: p.integer(),
     lastUsedAt: p.integer().nullable(),
     expiresAt: p.integer().nullable(),
+    /** The public id of the session that minted it: a security change made from that session keeps it (sessions.ts). */
+    sessionId: p.string().nullable(),
   },
 })
 

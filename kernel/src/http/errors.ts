@@ -13,6 +13,7 @@ export const KernelErrors = {
   forbidden: errors.forbidden,
   crossOrigin: defineError('HOSTD_AUTH_CROSS_ORIGIN', 403, 'Request from another origin refused'),
   sessionRequired: defineError('HOSTD_AUTH_SESSION_REQUIRED', 403, 'API tokens cannot do this: sign in with your password'),
+  reauthRequired: defineError('HOSTD_AUTH_REAUTH_REQUIRED', 403, 'Confirm your password to continue: this change needs a sign-in from the last few minutes'),
   tokenScope: defineError('HOSTD_AUTH_TOKEN_SCOPE', 403, 'This API token may not call this path'),
   enrollmentRequired: defineError('HOSTD_AUTH_TWO_FACTOR_ENROLLMENT_REQUIRED', 403, 'Turn on two-factor sign-in first: the administrator requires it for your account'),
   internal: defineError('HOSTD_INTERNAL_ERROR', 500, 'Internal error'),

@@ -28,6 +28,8 @@ declare module 'fastify' {
     sessionOnly?: boolean
     /** A session the two-factor policy sends to enrollment may use it (kernel routes only: see KernelRouteOptions). */
     duringEnrollment?: boolean
+    /** Only a session whose password was given recently (kernel routes only: see KernelRouteOptions). */
+    recentSignIn?: boolean
     /** The route's own 413 message for a body over its limit. */
     bodyLimitMessage?: string
   }
@@ -68,12 +70,19 @@ export interface RouteAccess {
   sessionOnly?: boolean
   /** Open to a user the two-factor policy sends to enrollment. */
   duringEnrollment?: boolean
+  /** Needs a session whose password was given within the re-authentication window (implies sessionOnly). */
+  recentSignIn?: boolean
 }
 
 /** Options only the kernel's own routes may set. */
 export interface KernelRouteOptions {
   /** Open to a session the two-factor policy sends to enrollment (enrollment itself, /api/auth/me, sign-out). */
   duringEnrollment?: boolean
+  /**
+   * A person's session whose password was given within the last few minutes (HOSTD_REAUTH_SECONDS: "sudo mode"),
+   * else 403 HOSTD_AUTH_REAUTH_REQUIRED: changes to account security and to users. API tokens are refused.
+   */
+  recentSignIn?: boolean
 }
 export type KernelRouteDefinition = RouteDefinition & { options: RouteOptions<RouteSchema> & KernelRouteOptions }
 
@@ -104,6 +113,8 @@ export function authenticate(sessions: SessionStore, req: FastifyRequest, role: 
     if (err) return err
   }
   if (found?.via === 'cookie' && req.user && !SAFE_METHODS.has(req.method) && !originAllowed(req, 'cookie')) return KernelErrors.crossOrigin()
+  // sessionOnly came with it, so a signed-in request here carries a session token.
+  if (access.recentSignIn && req.sessionToken !== null && !sessions.recentlyAuthenticated(req.sessionToken)) return KernelErrors.reauthRequired()
   return null
 }
 
@@ -198,7 +209,9 @@ export function createInstance(deps: InstanceDeps, serverFactory?: FastifyServer
     // Fastify adds a HEAD route for each GET with the GET's hooks, which already start with this one.
     if (hooks.some((hook) => AUTH_HOOKS.has(hook))) return
     const config = route.config!
-    const access = config.sessionOnly || config.duringEnrollment ? { sessionOnly: config.sessionOnly, duringEnrollment: config.duringEnrollment } : NO_ACCESS_FLAGS
+    const access = config.sessionOnly || config.duringEnrollment || config.recentSignIn
+      ? { sessionOnly: config.sessionOnly, duringEnrollment: config.duringEnrollment, recentSignIn: config.recentSignIn }
+      : NO_ACCESS_FLAGS
     const auth: onRequestHookHandler = liveRequests && role !== 'public'
       ? (req, reply, done) => {
           const err = authenticate(deps.sessions, req, role, access)
@@ -243,6 +256,7 @@ function needGates(def: RouteDefinition, helper: HelperClient): onRequestHookHan
 /** Mounts one checked route. A handler that returns nothing answers 204 (the "empty response" routes). */
 export function mountRoute(app: FastifyInstance, deps: InstanceDeps, def: RouteDefinition, owner: string, gates: onRequestHookHandler[] = []): void {
   checkRouteDefinition(def)
+  const recentSignIn = owner === 'kernel' && (def as KernelRouteDefinition).options.recentSignIn === true
   app.route({
     method: def.method,
     url: def.path,
@@ -253,9 +267,10 @@ export function mountRoute(app: FastifyInstance, deps: InstanceDeps, def: RouteD
       owner,
       bodyLimitMessage: def.options.bodyLimitMessage,
       rawBody: def.options.rawBody === true,
-      sessionOnly: def.options.sessionOnly === true,
+      sessionOnly: def.options.sessionOnly === true || recentSignIn,
       // Only the kernel's own routes may open themselves to a session that must enroll in two-factor first.
       duringEnrollment: owner === 'kernel' && (def as KernelRouteDefinition).options.duringEnrollment === true,
+      recentSignIn,
     },
     onRequest: [...gates, ...needGates(def, deps.helper)],
     // Not an async function: a handler that answers synchronously is spared a promise round trip per request.

@@ -9,6 +9,7 @@ import { compileQueryValidator } from '../http/validation.ts'
 import { authorize, originAllowed } from '../http/instance.ts'
 import { setSecurityHeaders } from '../http/security-headers.ts'
 import { credentialOf, liveEndError } from '../http/live-request.ts'
+import { holdEarlyMessages } from './early-messages.ts'
 import type { LiveConnection } from '../auth/live-connections.ts'
 import { extractToken, type SessionStore } from '../auth/sessions.ts'
 
@@ -94,6 +95,7 @@ export const socketHub = fp<{ registry: PluginRegistry; sessions: SessionStore }
           },
         }
         sessions.connections.add(live)
+        holdEarlyMessages(socket)
         socket.once('close', () => {
           runtime.openSockets.delete(socket)
           sessions.connections.delete(live)

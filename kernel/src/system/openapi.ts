@@ -7,6 +7,8 @@ export interface DocumentedRoute {
   owner: string
   /** API tokens are refused (RouteOptions.sessionOnly). */
   sessionOnly?: boolean
+  /** A session whose password was given in the last few minutes (KernelRouteOptions.recentSignIn). */
+  recentSignIn?: boolean
   schema?: RouteSchema
 }
 
@@ -39,6 +41,7 @@ export function openApiDocument(version: string, routes: DocumentedRoute[]) {
       'x-hostd-role': route.role,
       'x-hostd-owner': route.owner,
       ...(route.sessionOnly ? { 'x-hostd-session-only': true } : {}),
+      ...(route.recentSignIn ? { 'x-hostd-recent-sign-in': true } : {}),
       ...(s.summary ? { summary: s.summary } : {}),
       ...(route.role === 'public' ? { security: [] } : {}),
       parameters: [...parameters(s.params, 'path'), ...parameters(s.querystring, 'query')],
@@ -48,7 +51,7 @@ export function openApiDocument(version: string, routes: DocumentedRoute[]) {
   }
   return {
     openapi: '3.1.0',
-    info: { title: 'hostd', version, description: 'Roles: viewer < operator < admin; x-hostd-role names the least role an operation needs; x-hostd-session-only marks what an API token may not do.' },
+    info: { title: 'hostd', version, description: 'Roles: viewer < operator < admin; x-hostd-role names the least role an operation needs; x-hostd-session-only marks what an API token may not do; x-hostd-recent-sign-in what needs a session whose password was given in the last few minutes (POST /api/auth/reauth).' },
     security: [{ bearer: [] }, { cookie: [] }],
     components: {
       securitySchemes: {

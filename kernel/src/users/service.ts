@@ -61,6 +61,11 @@ export class UserService {
     return toUser(await this.#row(id))
   }
 
+  /** The stored row by id, password hash included (a sign-in's second step checks the password has not changed). */
+  findById(id: string): Promise<UserRow | null> {
+    return this.#db.em().findOne(UserEntity, { id })
+  }
+
   /** The stored row by username, for sign-in. */
   findByUsername(username: string): Promise<UserRow | null> {
     return this.#db.em().findOne(UserEntity, { usernameKey: username.toLowerCase() })
@@ -92,21 +97,18 @@ export class UserService {
     })
   }
 
-  /** Disabling ends the user's sessions; their API tokens stop working while they are disabled. */
+  /** Disabling ends the user's sessions and API tokens: enabling the account again brings none of them back. */
   setDisabled(id: string, disabled: boolean): Promise<User> {
     return this.#update(id, async (row, em) => {
       if (disabled && row.role === 'admin' && !row.disabled) await this.#guardLastAdmin(em, id)
       row.disabled = disabled
     }).then((user) => {
-      if (disabled) {
-        this.#sessions.revokeUser(id)
-        this.#sessions.connections.recheck(id)
-      }
+      if (disabled) this.#sessions.revokeAccess(id)
       return user
     })
   }
 
-  /** An admin sets someone's password: all of that user's sessions end. */
+  /** An admin sets someone's password: all of that user's sessions and API tokens end. */
   async resetPassword(id: string, password: string): Promise<User> {
     const row = await this.#row(id)
     this.#checkPassword(password, row.username)
@@ -114,7 +116,7 @@ export class UserService {
     const user = await this.#update(id, async (r) => {
       r.passwordHash = hash
     })
-    this.#sessions.revokeUser(id)
+    this.#sessions.revokeAccess(id)
     return user
   }
 
@@ -123,7 +125,7 @@ export class UserService {
     return verifyPassword((await this.#row(id)).passwordHash, password)
   }
 
-  /** A user changes their own password: their other sessions end, this one stays. */
+  /** A user changes their own password: their other sessions end, and API tokens not minted from this one. */
   async changeOwnPassword(id: string, current: string, next: string, keepToken: string | null): Promise<void> {
     const row = await this.#row(id)
     if (!(await verifyPassword(row.passwordHash, current))) throw UserErrors.wrongPassword()
@@ -132,7 +134,7 @@ export class UserService {
     await this.#update(id, async (r) => {
       r.passwordHash = hash
     })
-    this.#sessions.revokeUser(id, keepToken ?? undefined)
+    this.#sessions.revokeAccess(id, keepToken)
   }
 
   remove(id: string): Promise<User> {
@@ -144,8 +146,7 @@ export class UserService {
       const user = toUser(row)
       em.remove(row)
       await em.flush()
-      this.#sessions.revokeUser(id)
-      this.#sessions.apiTokens.revokeAllOf(id)
+      this.#sessions.revokeAccess(id)
       return user
     })
   }

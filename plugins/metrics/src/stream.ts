@@ -133,7 +133,7 @@ export class StreamHub {
   attach(req: IncomingMessage, res: ServerResponse, options: { limit?: number | null } = {}): void {
     res.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-cache, no-transform',
+      'cache-control': 'no-store, no-transform',
       'x-accel-buffering': 'no', // nginx: do not buffer this response
       connection: 'keep-alive',
     })

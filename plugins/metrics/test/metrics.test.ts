@@ -87,7 +87,7 @@ describe('metrics plugin on the real host', () => {
     expect(service.hub.sampling).toBe(false)
     const [a, b] = await Promise.all([readEvents(t.url!, viewer, 2), readEvents(t.url!, viewer, 2)])
     expect(a.headers['content-type']).toMatch(/^text\/event-stream/)
-    expect(a.headers['cache-control']).toBe('no-cache, no-transform')
+    expect(a.headers['cache-control']).toBe('no-store, no-transform')
     expect(a.headers['x-accel-buffering']).toBe('no')
     const [e1, e2] = a.events
     expect(e1!.event).toBe('metrics')

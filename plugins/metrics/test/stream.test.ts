@@ -88,7 +88,7 @@ describe('SSE hub', () => {
     // Headers for proxies, retry and heartbeat comments.
     const text = clients[0]!.text()
     expect(text).toMatch(/content-type: text\/event-stream/i)
-    expect(text).toMatch(/cache-control: no-cache, no-transform/i)
+    expect(text).toMatch(/cache-control: no-store, no-transform/i)
     expect(text).toMatch(/x-accel-buffering: no/i)
     expect(text).toMatch(/^retry: \d+$/m)
     await until(() => clients[0]!.text().includes(': heartbeat'))

@@ -98,7 +98,7 @@ export function storageRoutes(r: RouteRegistrar, d: StorageRouteDeps): void {
     const range = parseRange(rangeHeader, stat.size)
     const headers: Record<string, string> = {
       'accept-ranges': 'bytes', etag, 'last-modified': stat.mtime.toUTCString(),
-      'content-disposition': contentDisposition(basename(real)), 'cache-control': 'private, no-cache',
+      'content-disposition': contentDisposition(basename(real)), 'cache-control': 'private, no-store',
     }
     if (range === 'unsatisfiable') {
       await handle.close()

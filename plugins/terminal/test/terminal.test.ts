@@ -57,6 +57,16 @@ describe('terminal socket', () => {
     await c.close()
   })
 
+  it('keeps what the client sends from the moment the socket opens, before the shell exists, and runs it', async () => {
+    const c = connect()
+    await c.opened
+    // Sent at once, before the ready frame (the plugin still looks the account up and starts the shell).
+    c.type('echo early-$((6*7))\n')
+    expect(c.frames.find((f) => f.type === 'ready')).toBeUndefined()
+    await c.waitFor(/early-42\r\n/)
+    await c.close()
+  })
+
   it('gives the shell a clean environment: nothing of the daemon\'s but its locale name', async () => {
     const c = await shell()
     const env = Object.fromEntries((await c.run('env')).split('\n').map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]))

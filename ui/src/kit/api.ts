@@ -53,12 +53,26 @@ function combine(a: AbortSignal | undefined, b: AbortSignal | undefined): AbortS
   return a && b ? AbortSignal.any([a, b]) : (a ?? b)
 }
 
+/** What the server answers when a change needs the password given again ("sudo mode"). */
+export const REAUTH_REQUIRED = 'HOSTD_AUTH_REAUTH_REQUIRED'
+
+export interface ApiOptions {
+  signal?: AbortSignal
+  /** Runs on any 401: the session ended. */
+  onUnauthorized?: () => void
+  /**
+   * Asks the person for their password again when a change answers HOSTD_AUTH_REAUTH_REQUIRED; resolves true once it
+   * was accepted, and the request is then sent again (it was refused before anything happened).
+   */
+  onReauth?: () => Promise<boolean>
+}
+
 /**
  * An API client. `signal` (the page's lifetime) aborts every request still running when the page goes away;
- * `onUnauthorized` runs on any 401.
+ * `onUnauthorized` runs on any 401, `onReauth` on a change that needs the password again.
  */
-export function createApi(options: { signal?: AbortSignal; onUnauthorized?: () => void } = {}): Api {
-  const request = async <T>(method: string, path: string, body?: unknown, opts: RequestOptions = {}): Promise<T> => {
+export function createApi(options: ApiOptions = {}): Api {
+  const request = async <T>(method: string, path: string, body?: unknown, opts: RequestOptions = {}, reauthed = false): Promise<T> => {
     const headers: Record<string, string> = { accept: 'application/json', ...opts.headers }
     let payload: BodyInit | undefined = opts.raw
     if (payload === undefined && body !== undefined) {
@@ -84,6 +98,7 @@ export function createApi(options: { signal?: AbortSignal; onUnauthorized?: () =
     if (!res.ok) {
       const error = await toApiError(res)
       if (res.status === 401) options.onUnauthorized?.()
+      if (error.code === REAUTH_REQUIRED && !reauthed && options.onReauth && (await options.onReauth())) return request<T>(method, path, body, opts, true)
       throw error
     }
     if (opts.response) return res as T
@@ -91,7 +106,7 @@ export function createApi(options: { signal?: AbortSignal; onUnauthorized?: () =
     const type = res.headers.get('content-type') ?? ''
     return (type.includes('json') ? await res.json() : await res.text()) as T
   }
-  return apiOver(request)
+  return apiOver((method, path, body, opts) => request(method, path, body, opts))
 }
 
 /** The Api methods over one request function (the shell's fetch, or the isolated frame's bridge). */

@@ -4,6 +4,7 @@ import type { PageContext, Role, SessionUser, SseHandlers, SseOptions } from '..
 import { confirm } from '../kit/dialog.tsx'
 import { toast } from '../kit/toast.tsx'
 import { navigate, route } from './router.ts'
+import { askForPassword } from './reauth.ts'
 import { api as shellApi, sessionEnded } from './session.ts'
 
 const RANK: Record<Role, number> = { viewer: 0, operator: 1, admin: 2 }
@@ -19,7 +20,7 @@ export interface ContextOptions {
 
 /** The context the shell hands a page or card element (see kit/context.ts for the contract). */
 export function makeContext({ user, base, plugin, signal }: ContextOptions): PageContext {
-  const api = createApi({ signal, onUnauthorized: sessionEnded })
+  const api = createApi({ signal, onUnauthorized: sessionEnded, onReauth: askForPassword })
   return {
     user,
     can: (role) => RANK[user.role] >= RANK[role],

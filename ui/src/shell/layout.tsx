@@ -3,6 +3,7 @@ import { useEffect, useRef, useState } from 'preact/hooks'
 import { ConfirmHost } from '../kit/dialog.tsx'
 import { Icon } from '../kit/icons.tsx'
 import { ToastRegion } from '../kit/toast.tsx'
+import { ReauthHost } from './reauth-dialog.tsx'
 import type { Role, SessionUser } from '../kit/context.ts'
 import { pluginPages } from './extensions.ts'
 import { route } from './router.ts'
@@ -119,6 +120,7 @@ export function Shell({ user, children }: { user: SessionUser; children: Compone
       </div>
       <ToastRegion />
       <ConfirmHost />
+      <ReauthHost />
     </div>
   )
 }

@@ -2,6 +2,7 @@ import { signal } from '@preact/signals'
 import { ApiError, createApi } from '../kit/api.ts'
 import type { SessionUser } from '../kit/context.ts'
 import { pageTitles } from '../kit/layout.tsx'
+import { askForPassword } from './reauth.ts'
 import { here, navigate, route } from './router.ts'
 
 export type SessionState =
@@ -46,8 +47,8 @@ export function sessionEnded(): void {
   if (route.value.path !== '/sign-in') navigate(`/sign-in?next=${encodeURIComponent(here())}`, { replace: true })
 }
 
-/** The shell's own API client. */
-export const api = createApi({ onUnauthorized: sessionEnded })
+/** The shell's own API client; a change that needs the password again asks for it (reauth.tsx). */
+export const api = createApi({ onUnauthorized: sessionEnded, onReauth: askForPassword })
 
 const text = (value: unknown, max: number) => (typeof value === 'string' && value.trim() ? value.trim().slice(0, max) : null)
 
