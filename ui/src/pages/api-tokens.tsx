@@ -94,7 +94,7 @@ export function TokensCard({ role }: { role: Role }) {
     <Card title="API tokens" actions={<Button variant="primary" icon="plus" onClick={() => setCreating(true)}>New token</Button>}>
       <p class="muted card-intro">
         For scripts and tools: send <code>Authorization: Bearer &lt;token&gt;</code>. A token does at most what its role allows and never more than
-        you can; it cannot change passwords, two-factor, sessions or tokens, or open a terminal or the desktop.
+        you can; it cannot change passwords, two-factor, sessions, tokens or users, or open a terminal or the desktop.
       </p>
       <Async
         resource={tokens}
