@@ -240,6 +240,31 @@ describe('web UI: two-factor, API tokens and sessions', { timeout: 180_000 }, ()
     await page.context().close()
   })
 
+  it('the audit log shows repeated failed sign-ins as one entry with a count, and its retention can be shortened', async () => {
+    for (let i = 0; i < 3; i++) {
+      const res = await ui.daemon.fetch('/api/auth/login', { method: 'POST', headers: json, body: JSON.stringify({ username: 'nobody-here', password: 'not a password' }) })
+      expect(res.status).toBe(401)
+    }
+    const page = await ui.open('admin', '/audit')
+    const row = page.getByRole('row', { name: /nobody-here/ })
+    await row.getByText('failure ×3').waitFor()
+    expect(await page.getByRole('row', { name: /nobody-here/ }).count()).toBe(1)
+    const retention = page.getByRole('form', { name: 'Audit retention' })
+    expect(await retention.getByLabel('Keep records for (days)').inputValue()).toBe('365')
+    await retention.getByLabel('Keep records for (days)').fill('90')
+    await retention.getByRole('button', { name: 'Save retention' }).click()
+    const ask = page.getByRole('dialog', { name: 'Shorten the audit log?' })
+    await ask.getByText(/older than 90 days/).waitFor()
+    await expectAccessible(page, 'audit retention confirm')
+    await ask.getByRole('button', { name: 'Shorten the log' }).click()
+    await page.getByText('Records are kept for 90 days, at most 100,000.').waitFor()
+    expect((await api('/api/audit/retention', ui.adminToken)).body).toEqual({ maxAgeDays: 90, maxRows: 100_000 })
+    await page.getByRole('row', { name: /audit\.retention/ }).waitFor()
+    await expectAccessible(page, 'audit log')
+    await screenshot(page, 'audit-log')
+    await page.context().close()
+  })
+
   it('a policy requiring two-factor sends a user without it to enrollment first, then on to the dashboard', async () => {
     // The admin turns two-factor on first (else the policy would lock them out), then requires it of everyone.
     const boss = await ui.createUser('admin', 'kim')

@@ -81,7 +81,7 @@ export class KernelAudit implements AuditService {
     if (seen && seen.until > now) {
       seen.count++
       if (event.target && !seen.targets.includes(event.target) && seen.targets.length < MAX_REPEAT_TARGETS) seen.targets.push(event.target)
-      const detail = { ...event.detail, count: seen.count, lastAt: new Date(now).toISOString(), targets: seen.targets }
+      const detail = { ...event.detail, count: seen.count, lastAt: new Date(now).toISOString(), ...(anyTarget ? { targets: seen.targets } : {}) }
       try {
         // Still there (the retention may have removed it): otherwise a new record starts the count again.
         if ((await this.#db.em().nativeUpdate(AuditEntity, { id: seen.id }, { detail })) === 1) return
@@ -91,7 +91,7 @@ export class KernelAudit implements AuditService {
       }
     }
     const targets = event.target ? [event.target] : []
-    const id = await this.#insert({ ...event, detail: { ...event.detail, count: 1, targets } }, who)
+    const id = await this.#insert({ ...event, detail: { ...event.detail, count: 1, ...(anyTarget ? { targets } : {}) } }, who)
     if (id === null) return
     if (this.#repeats.size >= MAX_REPEATS) this.#forgetRepeats(now)
     this.#repeats.delete(key) // re-inserted last, so the oldest windows are forgotten first

@@ -1,8 +1,12 @@
+import { useState } from 'preact/hooks'
 import { Button } from '../kit/button.tsx'
+import { confirm } from '../kit/dialog.tsx'
 import { Async, Badge, Empty, useResource } from '../kit/feedback.tsx'
+import { Form, TextField } from '../kit/form.tsx'
 import { formatDateTime } from '../kit/format.ts'
-import { PageHeader, Tabs } from '../kit/layout.tsx'
+import { Card, PageHeader, Tabs } from '../kit/layout.tsx'
 import { DataTable } from '../kit/table.tsx'
+import { toast } from '../kit/toast.tsx'
 import { navigate, route } from '../shell/router.ts'
 import { api } from '../shell/session.ts'
 
@@ -25,12 +29,69 @@ const RANGES = [
 ]
 const PAGE = 50
 
+/** Shown apart (the result's count), not in the detail text. */
+const REPEAT_KEYS = new Set(['count', 'lastAt'])
+
 function detailText(detail: Entry['detail']): string {
   if (!detail) return ''
   return Object.entries(detail)
-    .filter(([, v]) => v !== null && v !== undefined)
+    .filter(([k, v]) => v !== null && v !== undefined && !REPEAT_KEYS.has(k))
     .map(([k, v]) => `${k}: ${typeof v === 'object' ? JSON.stringify(v) : String(v)}`)
     .join(', ')
+}
+
+/** The result; a failure repeated within the throttle's window is one entry with a count (docs/API.md, "Audit"). */
+function Result({ entry }: { entry: Entry }) {
+  const count = typeof entry.detail?.count === 'number' ? entry.detail.count : 1
+  const lastAt = typeof entry.detail?.lastAt === 'string' ? entry.detail.lastAt : null
+  return (
+    <span title={count > 1 && lastAt ? `${count} times, the last at ${formatDateTime(lastAt)}` : undefined}>
+      <Badge tone={entry.result === 'success' ? 'success' : 'danger'}>{count > 1 ? `${entry.result} ×${count}` : entry.result}</Badge>
+    </span>
+  )
+}
+
+interface Retention {
+  maxAgeDays: number
+  maxRows: number
+}
+
+/** How long the log keeps records. Shortening it removes what it no longer keeps at once, so it asks first. */
+function RetentionCard({ onChanged }: { onChanged: () => void }) {
+  const retention = useResource((signal) => api.get<Retention>('/api/audit/retention', { signal }), [])
+  const [generation, setGeneration] = useState(0)
+  return (
+    <Card title="Retention" class="section-gap">
+      <Async resource={retention} label="Loading the retention…">
+        {(r) => (
+          <Form
+            key={`${generation}-${r.maxAgeDays}-${r.maxRows}`}
+            label="Audit retention"
+            submitLabel="Save retention"
+            onSubmit={async (v) => {
+              const next = { maxAgeDays: Number(v.maxAgeDays), maxRows: Number(v.maxRows) }
+              const shorter = next.maxAgeDays < r.maxAgeDays || next.maxRows < r.maxRows
+              if (shorter && !(await confirm({
+                title: 'Shorten the audit log?',
+                message: `Records older than ${next.maxAgeDays} days, and the oldest beyond ${next.maxRows.toLocaleString()}, are removed now. This cannot be undone.`,
+                confirmLabel: 'Shorten the log',
+                danger: true,
+              }))) return
+              await api.put('/api/audit/retention', next)
+              toast.success(`Records are kept for ${next.maxAgeDays} days, at most ${next.maxRows.toLocaleString()}.`)
+              setGeneration((g) => g + 1)
+              retention.reload()
+              onChanged()
+            }}
+          >
+            <p class="muted">Older records, and the oldest beyond the count, are removed every hour. Lowering either removes them at once.</p>
+            <TextField name="maxAgeDays" label="Keep records for (days)" type="number" required min={1} max={3650} defaultValue={String(r.maxAgeDays)} />
+            <TextField name="maxRows" label="Keep at most (records)" type="number" required min={1000} max={10000000} step={1} defaultValue={String(r.maxRows)} />
+          </Form>
+        )}
+      </Async>
+    </Card>
+  )
 }
 
 /** The audit log, newest first; range and page live in the URL (?range=7d&page=2), so reload and back keep them. */
@@ -60,7 +121,7 @@ export default function AuditPage() {
                     { key: 'username', label: 'User', sortable: true, render: (e) => e.username ?? <span class="muted">system</span> },
                     { key: 'action', label: 'Action', sortable: true, render: (e) => <code>{e.action}</code> },
                     { key: 'target', label: 'Target', sortable: true },
-                    { key: 'result', label: 'Result', sortable: true, render: (e) => <Badge tone={e.result === 'success' ? 'success' : 'danger'}>{e.result}</Badge> },
+                    { key: 'result', label: 'Result', sortable: true, render: (e) => <Result entry={e} /> },
                     { key: 'ip', label: 'Address', secondary: true },
                     { key: 'detail', label: 'Detail', secondary: true, render: (e) => <span class="detail">{detailText(e.detail)}</span> },
                   ]}
@@ -81,6 +142,7 @@ export default function AuditPage() {
           }}
         </Async>
       </Tabs>
+      <RetentionCard onChanged={entries.reload} />
     </>
   )
 }
