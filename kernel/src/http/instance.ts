@@ -86,6 +86,10 @@ export interface KernelRouteOptions {
 }
 export type KernelRouteDefinition = RouteDefinition & { options: RouteOptions<RouteSchema> & KernelRouteOptions }
 
+/** Whether a route needs a recent sign-in: only the kernel's own routes can ask for it. */
+export const needsRecentSignIn = (def: RouteDefinition, owner: string): boolean =>
+  owner === 'kernel' && (def as KernelRouteDefinition).options.recentSignIn === true
+
 const NO_ACCESS_FLAGS: RouteAccess = Object.freeze({})
 
 /**
@@ -256,7 +260,7 @@ function needGates(def: RouteDefinition, helper: HelperClient): onRequestHookHan
 /** Mounts one checked route. A handler that returns nothing answers 204 (the "empty response" routes). */
 export function mountRoute(app: FastifyInstance, deps: InstanceDeps, def: RouteDefinition, owner: string, gates: onRequestHookHandler[] = []): void {
   checkRouteDefinition(def)
-  const recentSignIn = owner === 'kernel' && (def as KernelRouteDefinition).options.recentSignIn === true
+  const recentSignIn = needsRecentSignIn(def, owner)
   app.route({
     method: def.method,
     url: def.path,

@@ -14,7 +14,7 @@ import {
   KERNEL_API_VERSION, ROLES, isHostdPlugin, tokens, type DepsMap, type HostdPlugin, type Settings, type RouteDefinition, type SocketDefinition, type Role,
 } from '@hostd/sdk'
 import { collectRoutes, collectSockets } from '../http/registrar.ts'
-import { createInstance, mountRoute, checkRouteDefinition, type InstanceDeps, type KernelRouteDefinition } from '../http/instance.ts'
+import { createInstance, mountRoute, checkRouteDefinition, needsRecentSignIn, type InstanceDeps } from '../http/instance.ts'
 import { KernelErrors } from '../http/errors.ts'
 import { Mutex } from '../auth/mutex.ts'
 import type { KernelDatabase } from '../db/database.ts'
@@ -227,7 +227,7 @@ export class PluginRegistry {
   /** Every route the daemon serves, with its role and owner: the route-table test walks this. */
   routeTable(): DocumentedRoute[] {
     const entry = (r: RouteDefinition, owner: string) => {
-      const recentSignIn = owner === 'kernel' && (r as KernelRouteDefinition).options.recentSignIn === true
+      const recentSignIn = needsRecentSignIn(r, owner)
       return { method: r.method, path: r.path, role: r.options.role, owner, sessionOnly: r.options.sessionOnly === true || recentSignIn, recentSignIn, schema: r.options.schema }
     }
     const kernel = this.#deps.kernelRoutes.map((r) => entry(r, 'kernel'))
