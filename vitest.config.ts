@@ -12,11 +12,10 @@ export default defineConfig({
     // expect.poll gives up after 1 s by default: too short for a page on a loaded two-core machine. Waits are
     // conditions, never durations, so a longer limit only matters when something is really wrong.
     expect: { poll: { timeout: 15_000 } },
-    // One retry of a failed test. In a full run, other tests change the machine's network interfaces (containers,
-    // networks, namespaces), and Chromium fails loads in flight when they change; the UI and the harness recover
-    // from the cases seen, the retry covers the rest. A test that really fails fails twice. The retries a run needed
-    // show in its report ("retry x1"); a failed test leaves its page's report: docs/ARCHITECTURE.md, "Testing pages".
-    retry: 1,
+    // No retry: a test that fails now and then is a defect to find, and a retry would hide it. The browser tests'
+    // Chromium has a network namespace of its own, so other tests' interface changes cannot fail its loads; a failed
+    // test leaves its page's report: docs/ARCHITECTURE.md, "Testing pages".
+    retry: 0,
     // argon2 at 19 MiB per hash and spawned daemons: two cores, so keep parallelism modest.
     maxWorkers: 2,
     // The JSON report lets .ci/run print its closing "N passed, N failed" line.

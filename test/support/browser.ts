@@ -9,12 +9,18 @@
  *   await screenshot(page, 'containers')                         // .hostd-test/screenshots/containers-{light,dark}.png
  *   ui.assertNoCspViolations()
  *   await ui.close()
+ *
+ * Chromium runs in a network namespace of its own (test/support/browser-netns.ts), so the interfaces other tests add
+ * and remove cannot make it drop loads (ERR_NETWORK_CHANGED); the daemon's port is forwarded into it, so pages load
+ * from the daemon's own URL. `ui.forward(port)` lets a page reach another local port. HOSTD_TEST_BROWSER_NETNS=0
+ * runs Chromium in the machine's namespace instead (no root needed, but exposed to those changes again).
  */
 import { mkdir, readFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
 import { beforeEach, onTestFailed } from 'vitest'
+import { startBrowserNetns, type BrowserNetns } from './browser-netns.ts'
 import { REPO_ROOT, startDaemon, type Daemon } from './daemon.ts'
 
 export const PASSWORD = 'correct horse battery'
@@ -23,9 +29,15 @@ export const SCREENSHOTS = join(REPO_ROOT, '.hostd-test', 'screenshots')
 export const FAILURES = join(REPO_ROOT, '.hostd-test', 'failures')
 const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run']
 
-/** Chromium, headless, with a fresh profile (playwright gives each launch its own temporary user-data-dir). */
-export function launchBrowser(): Promise<Browser> {
-  return chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS })
+/** Run Chromium in the machine's network namespace, not one of its own (see the top of this file). */
+const SHARED_NETNS = process.env.HOSTD_TEST_BROWSER_NETNS === '0'
+
+/**
+ * Chromium, headless, with a fresh profile (playwright gives each launch its own temporary user-data-dir), in `netns`
+ * when given (startUi gives it one), else in the machine's network namespace.
+ */
+export function launchBrowser(netns?: BrowserNetns): Promise<Browser> {
+  return chromium.launch({ executablePath: netns?.executablePath ?? '/usr/bin/chromium', args: CHROMIUM_ARGS })
 }
 
 export type UiRole = 'viewer' | 'operator' | 'admin'
@@ -49,6 +61,12 @@ export interface UiHarness {
   open(who: UiRole | Account, path?: string, options?: { colorScheme?: 'light' | 'dark' }): Promise<Page>
   /** A new browser context, signed out. */
   newPage(options?: { colorScheme?: 'light' | 'dark' }): Promise<Page>
+  /**
+   * Lets the browser's pages reach 127.0.0.1:<port> of this machine, e.g. a container's published web port: the
+   * browser has a network namespace of its own, where only the daemon's port is forwarded. Resolves once the port is
+   * reachable from the pages; the same URL then works in the page and in the test.
+   */
+  forward(port: number): Promise<void>
   /** Console messages reporting a Content-Security-Policy violation, in every page opened so far. */
   cspViolations: string[]
   assertNoCspViolations(): void
@@ -67,10 +85,21 @@ let counter = 0
 
 /** A daemon serving the UI and a browser; everything started here is stopped by `close()`. */
 export async function startUi(options: StartUiOptions = {}): Promise<UiHarness> {
-  const daemon = await startDaemon({ env: { HOSTD_BUILTIN_PLUGINS: options.builtinPlugins ? '1' : '0', ...options.env }, startTimeoutMs: 60_000 })
+  const [started, made] = await Promise.allSettled([
+    startDaemon({ env: { HOSTD_BUILTIN_PLUGINS: options.builtinPlugins ? '1' : '0', ...options.env }, startTimeoutMs: 60_000 }),
+    SHARED_NETNS ? null : startBrowserNetns(),
+  ])
+  if (started.status === 'rejected' || made.status === 'rejected') {
+    if (started.status === 'fulfilled') await started.value.stop()
+    if (made.status === 'fulfilled') await made.value?.close()
+    throw started.status === 'rejected' ? started.reason : (made as PromiseRejectedResult).reason
+  }
+  const daemon = started.value
+  const netns = made.value
   let browser: Browser | null = null
   try {
-    browser = await launchBrowser()
+    await netns?.forward(daemon.port)
+    browser = await launchBrowser(netns ?? undefined)
     const admin = { username: 'admin', password: PASSWORD }
     const json = { 'content-type': 'application/json' }
     const login = async (a: Account) => {
@@ -122,12 +151,11 @@ export async function startUi(options: StartUiOptions = {}): Promise<UiHarness> 
         const headers = { ...json, authorization: `Bearer ${adminToken}` }
         const create = () => daemon.fetch('/api/users', { method: 'POST', headers, body: JSON.stringify({ username, password: PASSWORD, role }) })
         let res = await create()
-        if (res.status === 409) {
-          // Left by an earlier attempt of the same test (vitest retries a failed test once): removed with its
-          // sessions and tokens, so the retry starts from the same state.
-          const users = (await (await daemon.fetch('/api/users', { headers })).json()) as { id: string; username: string }[]
-          const old = users.find((u) => u.username === username)
-          if (old) await daemon.fetch(`/api/users/${old.id}/remove`, { method: 'POST', headers })
+        if (res.status === 403 && ((await res.clone().json()) as { error?: string }).error === 'HOSTD_AUTH_REAUTH_REQUIRED') {
+          // The admin signed in longer ago than the re-authentication window (a long test file): give the password
+          // again, as a person would in the dialog, and send the same request once more.
+          const again = await daemon.fetch('/api/auth/reauth', { method: 'POST', headers, body: JSON.stringify({ password: admin.password }) })
+          if (again.status !== 204) throw new Error(`re-authenticating the admin failed: ${again.status} ${await again.text()}`)
           res = await create()
         }
         if (res.status !== 201) throw new Error(`creating ${username} failed: ${res.status} ${await res.text()}`)
@@ -146,28 +174,36 @@ export async function startUi(options: StartUiOptions = {}): Promise<UiHarness> 
       async newPage({ colorScheme } = {}) {
         return (await newContext(colorScheme)).newPage()
       },
+      async forward(port) {
+        await netns?.forward(port)
+      },
       cspViolations,
       assertNoCspViolations() {
         if (cspViolations.length) throw new Error(`Content-Security-Policy violations:\n${cspViolations.join('\n')}`)
       },
       async close() {
         for (const context of contexts) await context.close().catch(() => undefined)
-        await browser?.close()
-        await daemon.stop()
+        try {
+          await browser?.close()
+        } finally {
+          await netns?.close()
+          await daemon.stop()
+        }
       },
     }
     return harness
   } catch (err) {
-    await browser?.close()
+    await browser?.close().catch(() => undefined)
+    await netns?.close()
     await daemon.stop()
     throw err
   }
 }
 
 /**
- * page.goto, tried again when Chromium reports ERR_NETWORK_CHANGED (or shows its error page for it): other work
- * on the machine (network namespaces, interfaces coming and going, a container started) makes Chromium drop
- * navigations in flight, even on loopback.
+ * page.goto, tried again when Chromium reports ERR_NETWORK_CHANGED (or shows its error page for it). Chromium drops
+ * navigations in flight, even on loopback, when the interfaces of its network namespace change; the browser of
+ * startUi has a namespace of its own, so this should never retry there. When it does, it says so on stderr.
  */
 export async function gotoRetrying(page: Page, url: string): Promise<void> {
   for (let attempt = 1; ; attempt++) {
@@ -178,6 +214,7 @@ export async function gotoRetrying(page: Page, url: string): Promise<void> {
       // Chromium also reloads a page whose load the network change broke, which playwright reports as this navigation
       // "interrupted by another navigation".
       if (attempt >= 3 || !/ERR_NETWORK_CHANGED|chrome-error:\/\/chromewebdata|interrupted by another navigation/.test(String(err))) throw err
+      process.stderr.write(`${new Date().toISOString()} gotoRetrying: navigating to ${url} again (attempt ${attempt + 1}): ${String(err).split('\n')[0]}\n`)
     }
   }
 }
