@@ -108,7 +108,7 @@ describe('root helper: package actions', () => {
     expect(await apt.installed()).toEqual({ 'hostd-demo': '1.0' })
     const entry = (await helper.log()).findLast((e) => e.action === 'pkg.install')
     expect(entry).toMatchObject({ outcome: 'ok', exitCode: 0 })
-    expect(entry.argv.slice(-3)).toEqual(['install', '--', 'hostd-demo'])
+    expect(entry!.argv.slice(-3)).toEqual(['install', '--', 'hostd-demo'])
   })
 
   it('never lets apt read a name as a regex: "hostd-dem." installs nothing (APT::Cmd::Pattern-Only)', async () => {
