@@ -106,7 +106,7 @@ export interface UnitContainer {
   stop(): Promise<void>
 }
 
-function sh(value: string): string {
+export function shellQuote(value: string): string {
   return `'${value.replace(/'/g, `'\\''`)}'`
 }
 
@@ -160,7 +160,7 @@ export async function startUnitContainer(options: ContainerOptions): Promise<Uni
     await writeFile(join(dir, 'group'), `${[...groupLines, ...(options.group ?? [])].join('\n')}\n`)
     const script = [
       'set -eu',
-      `ROOT=${sh(dir)}`,
+      `ROOT=${shellQuote(dir)}`,
       // This PID namespace's own /proc, and no host-wide sysctl changes from systemd as PID 1.
       'umount -l /proc',
       'mount -t proc -o nosuid,nodev,noexec proc /proc',
@@ -187,7 +187,7 @@ export async function startUnitContainer(options: ContainerOptions): Promise<Uni
       'done',
       ...(options.setup ?? []),
       'export container=hostd-test',
-      `exec ${SYSTEMD} --unit=${sh(options.target)} --log-target=null --show-status=no`,
+      `exec ${SYSTEMD} --unit=${shellQuote(options.target)} --log-target=null --show-status=no`,
     ].join('\n')
     await writeFile(join(dir, 'boot.sh'), script)
     // setpriv: killed with this process, and without the capabilities that act on the whole machine;

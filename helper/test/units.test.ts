@@ -28,7 +28,7 @@ import WebSocket from 'ws'
 import { createAptRoot, type AptRoot } from '../../test/support/apt-root.ts'
 import { freePort, insecureAgent, REPO_ROOT } from '../../test/support/daemon.ts'
 import { startEngine, type TestEngine } from '../../plugins/containers/test/support/engine.ts'
-import { freeId, startUnitContainer, type UnitContainer } from './unit-container.ts'
+import { freeId, shellQuote, startUnitContainer, type UnitContainer } from './unit-container.ts'
 
 const run = promisify(execFile)
 const UNITS = join(REPO_ROOT, 'helper', 'systemd')
@@ -218,20 +218,23 @@ describe('the units under a real systemd', () => {
       passwd: [`${user}:x:${uid}:${uid}::/var/lib/hostd:/bin/sh`],
       group: [`${user}:x:${uid}:`],
       groupMembers: { docker: [user] },
-      // The engine's socket where the unit's daemon looks for it; the apt root at its own path in the new /tmp.
-      setupBeforeTmp: ['touch /run/docker.sock', `mount --bind ${engine.socket} /run/docker.sock`,
-        'mkdir /run/apt-root', `mount --bind ${apt.dir} /run/apt-root`],
+      // The engine's socket where the unit's daemon looks for it; the apt root at its own path in the new /tmp; the
+      // repository held in /run before the new /tmp hides it (a checkout under /tmp, as CI's may be).
+      setupBeforeTmp: ['touch /run/docker.sock', `mount --bind ${shellQuote(engine.socket)} /run/docker.sock`,
+        'mkdir /run/apt-root', `mount --bind ${shellQuote(apt.dir)} /run/apt-root`,
+        'mkdir /run/hostd-repo', `mount --bind ${shellQuote(REPO_ROOT)} /run/hostd-repo`],
       setup: [
         // The layout the units expect: the repository (read-only here: the build is already current) at /opt/hostd
         // for the helper and as the release `current` points at; the data dir owned by the daemon's account.
         'mkdir -p /opt/hostd /var/lib/hostd/app',
-        `mount --bind ${REPO_ROOT} /opt/hostd`,
+        'mount --move /run/hostd-repo /opt/hostd',
+        'rmdir /run/hostd-repo',
         'mount -o remount,bind,ro /opt/hostd',
         `chown ${uid}:${uid} /var/lib/hostd /var/lib/hostd/app`,
         'chmod 0700 /var/lib/hostd',
         'ln -s /opt/hostd /var/lib/hostd/app/current',
-        `mkdir -p ${apt.dir}`,
-        `mount --move /run/apt-root ${apt.dir}`,
+        `mkdir -p ${shellQuote(apt.dir)}`,
+        `mount --move /run/apt-root ${shellQuote(apt.dir)}`,
         'rmdir /run/apt-root',
       ],
     })

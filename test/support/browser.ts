@@ -96,6 +96,7 @@ export async function startUi(options: StartUiOptions = {}): Promise<UiHarness> 
   }
   const daemon = started.value
   const netns = made.value
+  liveDaemons.add(daemon)
   let browser: Browser | null = null
   try {
     await netns?.forward(daemon.port)
@@ -187,6 +188,7 @@ export async function startUi(options: StartUiOptions = {}): Promise<UiHarness> 
           await browser?.close()
         } finally {
           await netns?.close()
+          liveDaemons.delete(daemon)
           await daemon.stop()
         }
       },
@@ -195,6 +197,7 @@ export async function startUi(options: StartUiOptions = {}): Promise<UiHarness> 
   } catch (err) {
     await browser?.close().catch(() => undefined)
     await netns?.close()
+    liveDaemons.delete(daemon)
     await daemon.stop()
     throw err
   }
@@ -293,6 +296,9 @@ export async function signOutInAnotherTab(page: Page): Promise<() => Promise<voi
 
 let failureCount = 0
 
+/** The daemons of the harnesses still open (their logs go into a failed test's report). */
+const liveDaemons = new Set<Daemon>()
+
 /** Every page still open, with its context's log of failed or slow requests and console errors. */
 const openPages = new Map<Page, string[]>()
 
@@ -304,6 +310,12 @@ const openPages = new Map<Page, string[]>()
  */
 if (process.env.VITEST) beforeEach(() => {
   onTestFailed(async ({ task }) => {
+    for (const daemon of liveDaemons) {
+      // The daemon's own word on what failed: its warnings and errors (pino lines of level 40 and up) and its stderr.
+      const warnings = daemon.stdout().split('\n').filter((line) => /"level":(?:[4-6]\d)/.test(line)).slice(-20)
+      const stderr = daemon.stderr().trim().split('\n').slice(-20)
+      process.stderr.write(`\n--- ${new Date().toISOString()} the daemon of the failed test "${task.name}" (pid ${daemon.pid}), its last warnings and errors:\n${[...warnings, ...stderr].filter(Boolean).join('\n') || '(none)'}\n---\n`)
+    }
     for (const [page, log] of openPages) {
       if (page.isClosed()) continue
       const name = `${++failureCount}-${task.name.replace(/[^a-z0-9]+/gi, '-').slice(0, 60)}`
