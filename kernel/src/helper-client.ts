@@ -1,18 +1,29 @@
 import { connect } from 'node:net'
 import { errors, HostdError, type HelperCallOptions, type HelperClient } from '@hostd/sdk'
 
+/** How long an answered ping counts, and a ping that timed out (a hung helper: each probe would wait its timeout). */
 const PROBE_CACHE_MS = 1000
+const PROBE_TIMEOUT_MS = 2000
 const CALL_TIMEOUT_MS = 30_000
+const TIMED_OUT = 'helper timed out'
+
+interface Probe {
+  at: number
+  ok: Promise<boolean>
+  outcome: 'pending' | 'ok' | 'absent' | 'hung'
+}
 
 /**
  * Talks to the root helper over its Unix socket: one JSON request line, one JSON answer line (a streamed action
  * sends `{"event": ...}` lines first, handed to `onEvent`).
- * Availability is probed at most once a second, so a helper that comes back is noticed quickly.
+ * Availability is probed at most once a second while the helper answers; a helper that is not there (nothing listens
+ * on the socket: refused at once) is looked for again on the next call, so one that comes back is seen at once (a
+ * person pressing "Check again" right after starting it must not be told it is still missing).
  * The helper itself and its action allowlist are built in helper/ (see its issue).
  */
 export class UnixHelperClient implements HelperClient {
   readonly #socketPath: string
-  #probe: { at: number; ok: Promise<boolean> } | null = null
+  #probe: Probe | null = null
 
   constructor(socketPath: string) {
     this.#socketPath = socketPath
@@ -20,11 +31,22 @@ export class UnixHelperClient implements HelperClient {
 
   available(): Promise<boolean> {
     const now = Date.now()
-    if (!this.#probe || now - this.#probe.at > PROBE_CACHE_MS) {
-      // Only an ok answer counts: a helper that refuses this process (wrong uid) is as good as absent.
-      this.#probe = { at: now, ok: this.#request({ action: 'ping' }, 2000).then((answer) => (answer as { ok?: unknown })?.ok === true, () => false) }
-    }
-    return this.#probe.ok
+    const last = this.#probe
+    if (last && (last.outcome === 'pending' || (last.outcome !== 'absent' && now - last.at <= PROBE_CACHE_MS))) return last.ok
+    const probe: Probe = { at: now, outcome: 'pending', ok: Promise.resolve(false) }
+    // Only an ok answer counts: a helper that refuses this process (wrong uid) is as good as absent.
+    probe.ok = this.#request({ action: 'ping' }, PROBE_TIMEOUT_MS).then(
+      (answer) => {
+        probe.outcome = (answer as { ok?: unknown })?.ok === true ? 'ok' : 'absent'
+        return probe.outcome === 'ok'
+      },
+      (err: Error) => {
+        probe.outcome = err.message === TIMED_OUT ? 'hung' : 'absent'
+        return false
+      },
+    )
+    this.#probe = probe
+    return probe.ok
   }
 
   async call<T>(action: string, args: Record<string, unknown> = {}, options: HelperCallOptions = {}): Promise<T> {
@@ -40,7 +62,7 @@ export class UnixHelperClient implements HelperClient {
     return new Promise((resolve, reject) => {
       const socket = connect(this.#socketPath)
       let buffer = ''
-      const timer = setTimeout(() => socket.destroy(new Error('helper timed out')), timeoutMs)
+      const timer = setTimeout(() => socket.destroy(new Error(TIMED_OUT)), timeoutMs)
       socket.setEncoding('utf8')
       socket.on('connect', () => socket.write(`${JSON.stringify(body)}\n`))
       socket.on('data', (chunk: string) => {
