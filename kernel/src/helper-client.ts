@@ -7,6 +7,13 @@ const PROBE_TIMEOUT_MS = 2000
 const CALL_TIMEOUT_MS = 30_000
 const TIMED_OUT = 'helper timed out'
 
+/** The helper's socket could not be connected to (nothing listens there, or no such file): nothing was sent. */
+class NotConnected extends Error {
+  constructor(cause: Error) {
+    super(`the root helper is not reachable: ${cause.message}`, { cause })
+  }
+}
+
 interface Probe {
   at: number
   ok: Promise<boolean>
@@ -51,7 +58,15 @@ export class UnixHelperClient implements HelperClient {
 
   async call<T>(action: string, args: Record<string, unknown> = {}, options: HelperCallOptions = {}): Promise<T> {
     if (!(await this.available())) throw errors.privilegesMissing()
-    const answer = (await this.#request({ action, args }, options.timeoutMs ?? CALL_TIMEOUT_MS, options.onEvent)) as { ok: boolean; result?: T; error?: string; message?: string; status?: number }
+    const answer = (await this.#request({ action, args }, options.timeoutMs ?? CALL_TIMEOUT_MS, options.onEvent).catch((err: unknown) => {
+      // It went away since it last answered a ping (within the second a ping is kept): nothing was sent, so this is
+      // the helper missing (423), not a failed action, and the next call looks for it again.
+      if (err instanceof NotConnected) {
+        this.#probe = null
+        throw errors.privilegesMissing()
+      }
+      throw err
+    })) as { ok: boolean; result?: T; error?: string; message?: string; status?: number }
     if (!answer.ok) {
       throw new HostdError(answer.error ?? 'HOSTD_HELPER_ACTION_FAILED', answer.status ?? 500, answer.message ?? `helper action ${action} failed`)
     }
@@ -64,7 +79,11 @@ export class UnixHelperClient implements HelperClient {
       let buffer = ''
       const timer = setTimeout(() => socket.destroy(new Error(TIMED_OUT)), timeoutMs)
       socket.setEncoding('utf8')
-      socket.on('connect', () => socket.write(`${JSON.stringify(body)}\n`))
+      let connected = false
+      socket.on('connect', () => {
+        connected = true
+        socket.write(`${JSON.stringify(body)}\n`)
+      })
       socket.on('data', (chunk: string) => {
         buffer += chunk
         for (let newline = buffer.indexOf('\n'); newline >= 0; newline = buffer.indexOf('\n')) {
@@ -88,7 +107,7 @@ export class UnixHelperClient implements HelperClient {
       })
       socket.on('error', (err) => {
         clearTimeout(timer)
-        reject(err)
+        reject(connected ? err : new NotConnected(err))
       })
       socket.on('close', () => {
         clearTimeout(timer)

@@ -48,7 +48,17 @@ describe('helper gate', () => {
       expect(ok.statusCode).toBe(200)
       expect(ok.json()).toEqual({ echoed: 'x' })
     } finally {
-      server.close()
+      await new Promise((r) => server.close(r))
+    }
+    // Gone within the second its last ping is kept: the call finds nobody and answers 423 too, not a failed action.
+    const gone = await t.inject({ method: 'POST', url: '/api/privileged-test', as: 'admin' })
+    expect(gone.json()).toEqual({ error: 'HOSTD_HELPER_UNAVAILABLE', message: 'Admin Privileges missing: the root helper is not reachable' })
+    // And back at once.
+    const again = await fakeHelper(t.kernel.config.helperSocket)
+    try {
+      expect((await t.inject({ method: 'POST', url: '/api/privileged-test', as: 'admin' })).statusCode).toBe(200)
+    } finally {
+      await new Promise((r) => again.close(r))
     }
   })
 })

@@ -59,8 +59,11 @@ export class PrivilegedActions {
   }
 
   async list() {
-    const available = await this.#helper.available()
-    const dryRun = available ? ((await this.#helper.call<{ dryRun?: boolean }>('ping').catch(() => ({ dryRun: undefined }))).dryRun ?? null) : null
+    // A ping through call, not the cached availability alone: this answer is what "Check again" shows, so it says
+    // whether the helper answers now (a helper stopped a moment ago is missing, one started a moment ago is there).
+    const ping = await this.#helper.call<{ dryRun?: boolean }>('ping').catch(() => null)
+    const available = ping !== null
+    const dryRun = ping?.dryRun ?? null
     const actions = await Promise.all(Object.entries(PRIVILEGED_ACTIONS).map(async ([key, a]) => ({
       key, title: a.title, choices: a.choices, state: await a.read().catch(() => null),
     })))
