@@ -165,7 +165,8 @@ describe('widgets', () => {
     expect(out.stdout.length).toBe(64 * 1024)
     expect(out.stdout).toMatch(/^x+$/)
     expect(out.stdout).not.toContain('done-printing')
-    expect(processesWith('/dev/zero', account.uid)).toEqual([])
+    // Killed with its group: gone once the kernel has delivered the SIGKILL (which the answer does not wait for).
+    await eventually(() => processesWith('/dev/zero', account.uid).length === 0)
     const audit = (await t.inject({ url: '/api/audit?range=all&limit=500', as: 'admin' })).json().items
     const entry = audit.find((e: { action: string; target: string }) => e.action === 'widget.run' && e.target === w.id)
     expect(entry).toMatchObject({ result: 'failure', detail: { trigger: 'manual', truncated: true, outputBytes: 65536 } })
