@@ -244,21 +244,24 @@ export async function startUnitContainer(options: ContainerOptions): Promise<Uni
     if (out.code !== 0) throw new Error(`systemctl ${args.join(' ')}: ${out.stderr || out.stdout}`)
     return out.stdout
   }
+  /** Ends the container (everything in it dies with its PID 1) and removes its cgroup and folder. */
+  const stop = async () => {
+    try {
+      process.kill(init, 'SIGKILL')
+    } catch {
+      /* already gone */
+    }
+    await exited
+    await removeCgroup(cgroup)
+    await rm(dir, { recursive: true, force: true })
+  }
   // Once the manager answers, the container is up.
   for (;;) {
     const out = await exec('systemctl', ['is-system-running'])
     if (/^(initializing|starting|running|degraded|maintenance)$/m.test(out.stdout)) break
     if (unshare.exitCode !== null || Date.now() > bootDeadline) {
-      const why = `the systemd container did not answer (${JSON.stringify(out)}): ${output}`
-      try {
-        process.kill(init, 'SIGKILL')
-      } catch {
-        /* already gone */
-      }
-      await exited
-      await removeCgroup(cgroup)
-      await rm(dir, { recursive: true, force: true })
-      throw new Error(why)
+      await stop()
+      throw new Error(`the systemd container did not answer (${JSON.stringify(out)}): ${output}`)
     }
     await new Promise((r) => setTimeout(r, 20))
   }
@@ -284,15 +287,6 @@ export async function startUnitContainer(options: ContainerOptions): Promise<Uni
       return null
     },
     exec,
-    async stop() {
-      try {
-        process.kill(init, 'SIGKILL')
-      } catch {
-        /* already gone */
-      }
-      await exited
-      await removeCgroup(cgroup)
-      await rm(dir, { recursive: true, force: true })
-    },
+    stop,
   }
 }
