@@ -56,7 +56,8 @@ export function EnrollTwoFactor({ username, onDone, onCancel }: { username: stri
         onSubmit={async (v) => setEnrollment(await api.post<Enrollment>('/api/me/two-factor/start', { password: v.password }))}
       >
         <p class="dialog-text">
-          You will need an authenticator app on your phone (such as Aegis, Google Authenticator, Microsoft Authenticator or 1Password). First, confirm it is you.
+          You will need an authenticator app on your phone (such as Aegis, Google Authenticator, Microsoft Authenticator or 1Password). Once it is on,
+          you stay signed in here, and your other sessions, with the API tokens they made, are signed out. First, confirm it is you.
         </p>
         <TextField name="password" label="Your password" type="password" required autoComplete="current-password" autoFocus />
       </Form>
@@ -201,7 +202,7 @@ export function TwoFactorCard({ username }: { username: string }) {
               close()
             }}
           >
-            <p class="dialog-text">Signing in will need only your password. Your recovery codes stop working.</p>
+            <p class="dialog-text">Signing in will need only your password. Your recovery codes stop working, and your other sessions, with the API tokens they made, are signed out.</p>
             <TextField name="password" label="Your password" type="password" required autoComplete="current-password" autoFocus />
             <TextField name="code" label="Code from your app or a recovery code" required autoComplete="one-time-code" maxLength={64} />
           </Form>
