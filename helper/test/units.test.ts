@@ -222,14 +222,14 @@ describe('the units under a real systemd', () => {
       // repository held in /run before the new /tmp hides it (a checkout under /tmp, as CI's may be).
       setupBeforeTmp: ['touch /run/docker.sock', `mount --bind ${shellQuote(engine.socket)} /run/docker.sock`,
         'mkdir /run/apt-root', `mount --bind ${shellQuote(apt.dir)} /run/apt-root`,
-        'mkdir /run/hostd-repo', `mount --bind ${shellQuote(REPO_ROOT)} /run/hostd-repo`],
+        'mkdir /run/hostd-repo /run/hostd-repo-top', 'chmod 0755 /run/hostd-repo-top', `mount --bind ${shellQuote(REPO_ROOT)} /run/hostd-repo`],
       setup: [
         // The layout the units expect: the repository (read-only here: the build is already current) at /opt/hostd
         // for the helper and as the release `current` points at; the data dir owned by the daemon's account.
+        // A read-only overlay whose top layer is an empty 0755 folder: the checkout's own folder may be 0700 (a
+        // mktemp folder cloned into), which the daemon's account could not enter; its files are readable as cloned.
         'mkdir -p /opt/hostd /var/lib/hostd/app',
-        'mount --move /run/hostd-repo /opt/hostd',
-        'rmdir /run/hostd-repo',
-        'mount -o remount,bind,ro /opt/hostd',
+        'mount -t overlay overlay -o lowerdir=/run/hostd-repo-top:/run/hostd-repo /opt/hostd',
         `chown ${uid}:${uid} /var/lib/hostd /var/lib/hostd/app`,
         'chmod 0700 /var/lib/hostd',
         'ln -s /opt/hostd /var/lib/hostd/app/current',
