@@ -35,7 +35,15 @@ const unavailable = (what: string) => () => {
   throw new Error(`${what} is not available to an isolated page`)
 }
 
-async function start(init: { user: SessionUser; base: string; plugin: PageContext['plugin']; location: { path: string; search: string } }) {
+/** What the shell sends the frame: the page's context once, then route changes and API answers. */
+type RouteLocation = { path: string; search: string }
+type Init = { type: 'init'; user: SessionUser; base: string; plugin: PageContext['plugin']; location: RouteLocation }
+type ShellMessage =
+  | Init
+  | { type: 'location'; location?: RouteLocation }
+  | { type: 'api'; id?: number; ok?: boolean; value?: unknown; error?: { status: number; code: string; message: string } }
+
+async function start(init: Init) {
   const { module, element } = JSON.parse(decodeURIComponent(window.location.hash.slice(1))) as { module: string; element: string }
   location.value = init.location
   const rank = { viewer: 0, operator: 1, admin: 2 }
@@ -65,8 +73,8 @@ async function start(init: { user: SessionUser; base: string; plugin: PageContex
 
 addEventListener('message', (event: MessageEvent) => {
   if (event.source !== parent || event.data?.hostd !== 1) return
-  const m = event.data as { type: string; id?: number; ok?: boolean; value?: unknown; error?: { status: number; code: string; message: string }; location?: { path: string; search: string } }
-  if (m.type === 'init') void start(m as never).catch((err: Error) => {
+  const m = event.data as ShellMessage
+  if (m.type === 'init') void start(m).catch((err: Error) => {
     document.getElementById('frame')!.textContent = `This page could not be loaded: ${err.message}`
   })
   else if (m.type === 'location' && m.location) location.value = m.location

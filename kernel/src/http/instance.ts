@@ -1,6 +1,6 @@
 import Fastify, { LogController, errorCodes, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerFactory, type onRequestHookHandler } from 'fastify'
 import type { Logger as PinoLogger } from 'pino'
-import { findUnsafeKey, roleSatisfies, errors, HostdError, type HelperClient, type RouteDefinition, type RouteOptions, type RouteRole, type RouteSchema, ROLES } from '@hostd/sdk'
+import { findUnsafeKey, roleSatisfies, errors, HostdError, type HelperClient, type RouteDefinition, type RouteOptions, type RouteRequest, type RouteRole, type RouteSchema, ROLES } from '@hostd/sdk'
 import { errorHandler, notFoundHandler, KernelErrors } from './errors.ts'
 import { buildSerializer, buildValidator } from './validation.ts'
 import { extractToken, type AuthUser, type SessionStore } from '../auth/sessions.ts'
@@ -279,7 +279,8 @@ export function mountRoute(app: FastifyInstance, deps: InstanceDeps, def: RouteD
     onRequest: [...gates, ...needGates(def, deps.helper)],
     // Not an async function: a handler that answers synchronously is spared a promise round trip per request.
     handler: (req: FastifyRequest, reply: FastifyReply) => {
-      const out: unknown = def.handler(req as never, reply)
+      // The auth hook and the route schema made the request what the sdk says a RouteRequest is.
+      const out: unknown = def.handler(req as unknown as RouteRequest, reply)
       return isThenable(out) ? out.then((value) => finishReply(reply, value)) : finishReply(reply, out)
     },
   })

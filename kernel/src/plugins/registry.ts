@@ -11,7 +11,7 @@ import validRange from 'semver/ranges/valid.js'
 import type { WebSocket } from 'ws'
 import type { Logger } from 'pino'
 import {
-  KERNEL_API_VERSION, ROLES, isHostdPlugin, tokens, type DepsMap, type HostdPlugin, type Settings, type RouteDefinition, type SocketDefinition, type Role,
+  KERNEL_API_VERSION, ROLES, isHostdPlugin, tokens, type DepsMap, type ResolvedDeps, type HostdPlugin, type Settings, type RouteDefinition, type SocketDefinition, type Role,
 } from '@hostd/sdk'
 import { collectRoutes, collectSockets } from '../http/registrar.ts'
 import { createInstance, mountRoute, checkRouteDefinition, needsRecentSignIn, type InstanceDeps } from '../http/instance.ts'
@@ -345,16 +345,16 @@ export class PluginRegistry {
     scope.register(tokens.settings.id, { useValue: scopedSettings(this.#deps.db, `plugin.${def.id}`) })
     let runtime: PluginRuntime | null = null
     try {
-      const deps: Record<string, unknown> = {}
+      const deps: ResolvedDeps<DepsMap> = {}
       for (const [name, token] of Object.entries((def.deps ?? {}) as DepsMap)) {
         if (!scope.isRegistered(token.id, true)) throw new Error(`needs service "${token.id}", which neither the kernel nor an active plugin provides`)
         deps[name] = scope.resolve(token.id)
       }
       const uiError = uiProblem(record) ?? this.#uiPathConflict(record, previous)
       if (uiError) throw new Error(uiError)
-      const routes = def.routes ? collectRoutes((r) => def.routes!(r, deps as never)) : []
+      const routes = def.routes ? collectRoutes((r) => def.routes!(r, deps)) : []
       routes.forEach(checkRouteDefinition)
-      const sockets = def.sockets ? collectSockets((s) => def.sockets!(s, deps as never)) : []
+      const sockets = def.sockets ? collectSockets((s) => def.sockets!(s, deps)) : []
       for (const socket of sockets) {
         if (!(ROLES as readonly string[]).includes(socket.options?.role)) throw new Error(`socket ${socket.path} declares no valid role: refused`)
       }
@@ -377,9 +377,9 @@ export class PluginRegistry {
       }
       for (const route of routes) mountRoute(app, this.#deps.instance, route, def.id, [gate])
       await app.ready()
-      const provided = def.provides ? await def.provides(deps as never) : []
+      const provided = def.provides ? await def.provides(deps) : []
       runtime.started = true
-      await def.start?.(deps as never)
+      await def.start?.(deps)
       record.runtime = runtime
       await this.#checkConditions(record)
       if (previous) this.#detach(previous)

@@ -12,7 +12,7 @@ export function brandingRoutes(r: RouteRegistrar, store: BrandingStore, audit: A
 
   r.put('/api/branding', { role: 'admin', schema: { tags, body: BrandingUpdateSchema, response: { 200: BrandingSchema }, description: 'Set any of serverName (64), headline (120), description (1000); plain text only.' } }, async (req) => {
     const changed = await store.update(req.body)
-    await audit.record({ action: 'branding.set', target: 'branding', detail: { changed } }, req as never)
+    await audit.record({ action: 'branding.set', target: 'branding', detail: { changed } }, req)
     return store.get()
   })
 
@@ -35,9 +35,9 @@ export function brandingRoutes(r: RouteRegistrar, store: BrandingStore, audit: A
     if (!body || typeof (body as Readable).pipe !== 'function') throw BrandingErrors.imageType('Send the image bytes as the request body (Content-Type image/png, image/jpeg or image/webp)')
     try {
       const meta = await store.setBackground(body)
-      await audit.record({ action: 'branding.background.set', target: 'branding', detail: { type: meta.type, bytes: meta.bytes, sha256: meta.sha256 } }, req as never)
+      await audit.record({ action: 'branding.background.set', target: 'branding', detail: { type: meta.type, bytes: meta.bytes, sha256: meta.sha256 } }, req)
     } catch (err) {
-      await audit.record({ action: 'branding.background.set', target: 'branding', result: 'failure', detail: { error: (err as { code?: string }).code ?? 'error' } }, req as never)
+      await audit.record({ action: 'branding.background.set', target: 'branding', result: 'failure', detail: { error: (err as { code?: string }).code ?? 'error' } }, req)
       throw err
     }
     return store.get()
@@ -45,6 +45,6 @@ export function brandingRoutes(r: RouteRegistrar, store: BrandingStore, audit: A
 
   r.delete('/api/branding/background', { role: 'admin', schema: { tags, description: 'Remove the background (204 whether or not one was set).' } }, async (req) => {
     const had = await store.removeBackground()
-    if (had) await audit.record({ action: 'branding.background.remove', target: 'branding' }, req as never)
+    if (had) await audit.record({ action: 'branding.background.remove', target: 'branding' }, req)
   })
 }

@@ -232,7 +232,7 @@ export class ContainerService {
   }
 
   async stats(id: string): Promise<StatsEntry> {
-    const s: any = await this.call((d) => d.getContainer(id).stats({ stream: false, 'one-shot': true } as never) as unknown as Promise<unknown>)
+    const s: any = await this.call((d) => d.getContainer(id).stats({ stream: false, 'one-shot': true }))
     const io: { op: string; value: number }[] = s.blkio_stats?.io_service_bytes_recursive ?? []
     const sumIo = (op: string) => io.filter((e) => e.op.toLowerCase() === op).reduce((a, e) => a + (e.value ?? 0), 0)
     const nets = Object.values<{ rx_bytes?: number; tx_bytes?: number }>(s.networks ?? {})

@@ -41,7 +41,7 @@ export function createOptions(spec: NormalizedSpec): ContainerCreateOptions {
       ...(spec.cgroupnsMode ? { CgroupnsMode: spec.cgroupnsMode } : {}),
       PortBindings: bindings,
       Binds: spec.volumes.map((v) => [v.source, v.target, ...(v.options.length ? [v.options.join(',')] : [])].join(':')),
-      Mounts: spec.mounts.map((m) => ({ Type: m.type, Source: m.source || undefined, Target: m.target, ReadOnly: m.readOnly })) as never,
+      Mounts: spec.mounts.map((m) => ({ Type: m.type, Source: m.source || undefined, Target: m.target, ReadOnly: m.readOnly })),
       Tmpfs: spec.tmpfs,
       Devices: spec.devices.map((d) => ({ PathOnHost: d.host, PathInContainer: d.container, CgroupPermissions: d.permissions })),
       NanoCpus: spec.cpus ? Math.round(spec.cpus * 1e9) : undefined,

@@ -66,20 +66,20 @@ export function storageRoutes(r: RouteRegistrar, d: StorageRouteDeps): void {
     const busy = [...disk.mountpoints, ...disk.partitions.flatMap((p) => p.mountpoints)]
     if (busy.length) throw StorageErrors.diskBusy(`${disk.name} is mounted at ${busy.join(', ')}; unmount it first`)
     await d.helper.call('storage.eject', { device: disk.name })
-    await d.audit.record({ action: 'storage.eject', target: disk.name, detail: { model: disk.model } }, req as never)
+    await d.audit.record({ action: 'storage.eject', target: disk.name, detail: { model: disk.model } }, req)
   })
 
   r.post(`${BASE}/mount`, { role: 'admin', needs: helperNeeded, schema: { body: MountBody, response: { 200: MountAnswer } } },
-    (req) => d.mounts.mount(req.body, req as never))
+    (req) => d.mounts.mount(req.body, req))
 
-  r.post(`${BASE}/unmount`, { role: 'admin', needs: helperNeeded, schema: { body: NameBody } }, (req) => d.mounts.unmount(req.body.name, req as never))
+  r.post(`${BASE}/unmount`, { role: 'admin', needs: helperNeeded, schema: { body: NameBody } }, (req) => d.mounts.unmount(req.body.name, req))
 
   r.get(`${BASE}/exports`, { role: 'viewer', schema: { response: { 200: ExportList } } }, async () => ({ exports: await d.exports.list() }))
 
   r.post(`${BASE}/exports`, { role: 'admin', needs: helperNeeded, schema: { body: ExportBody, response: { 201: ExportSchema } } }, async (req, reply) =>
-    reply.code(201).send(await d.exports.add(req.body, req as never)))
+    reply.code(201).send(await d.exports.add(req.body, req)))
 
-  r.post(`${BASE}/exports/remove`, { role: 'admin', needs: helperNeeded, schema: { body: NameBody } }, (req) => d.exports.remove(req.body.name, req as never))
+  r.post(`${BASE}/exports/remove`, { role: 'admin', needs: helperNeeded, schema: { body: NameBody } }, (req) => d.exports.remove(req.body.name, req))
 
   // Each file route opens its path once (withResolved) and works on what it opened: see paths.ts.
   r.get(`${BASE}/fs/list`, { role: 'operator', schema: { querystring: FsQuery, response: { 200: ListSchema } } }, (req) =>
@@ -137,7 +137,7 @@ export function storageRoutes(r: RouteRegistrar, d: StorageRouteDeps): void {
     const done = await withResolved(root, req.query.path, async (dir) =>
       ({ ...(await upload(dir, req.query.name, body, { overwrite: req.query.overwrite === '1', max })), path: dir.relative }))
     const answer = { root: root.name, path: done.path, name: req.query.name, size: done.size, replaced: done.replaced }
-    await d.audit.record({ action: 'storage.upload', target: `${root.name}:${[done.path, req.query.name].filter(Boolean).join('/')}`, detail: { size: done.size, replaced: done.replaced } }, req as never)
+    await d.audit.record({ action: 'storage.upload', target: `${root.name}:${[done.path, req.query.name].filter(Boolean).join('/')}`, detail: { size: done.size, replaced: done.replaced } }, req)
     return reply.code(201).send(answer)
   })
 }
