@@ -3,7 +3,7 @@ import type { Static, TSchema } from '@sinclair/typebox'
 import type { WebSocket } from 'ws'
 import type { EntitySchema } from '@mikro-orm/core'
 import type { RouteRole } from './roles.ts'
-import type { ServiceToken, SessionUser } from './tokens.ts'
+import type { ApiTokenRef, ServiceToken, SessionUser } from './tokens.ts'
 
 export const PLUGIN_BRAND: unique symbol = Symbol.for('hostd.plugin')
 
@@ -43,11 +43,6 @@ export type RouteRequest<S extends RouteSchema = RouteSchema> = Omit<FastifyRequ
   lifetime: AbortSignal
 }
 
-/** The API token a request signed in with. */
-export interface ApiTokenRef {
-  id: string
-  name: string
-}
 
 export type RouteHandler<S extends RouteSchema> = (req: RouteRequest<S>, reply: FastifyReply) => unknown
 

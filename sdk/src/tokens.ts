@@ -45,15 +45,28 @@ export interface AuditEntry extends Required<Omit<AuditEvent, 'detail'>> {
   detail: Record<string, unknown> | null
 }
 
+/**
+ * Who did something, for the audit log: an Actor, or a request itself (a route's `req`, a socket's `ctx.request`):
+ * its user, client address and the API token it signed in with are used. Services that audit take this, so a
+ * route hands them its request as it is.
+ */
+export type AuditActor = Actor | { user?: SessionUser | null; ip?: string; apiToken?: ApiTokenRef | null }
+
 export interface AuditService {
   /** Write one entry. `actor` may be a request: its user, client address and API token (as `detail.apiToken`) are used. */
-  record(event: AuditEvent, actor?: Actor | { user?: SessionUser | null; ip?: string }): Promise<void>
+  record(event: AuditEvent, actor?: AuditActor): Promise<void>
 }
 
 export interface SessionUser {
   id: string
   username: string
   role: Role
+}
+
+/** The API token a request signed in with. */
+export interface ApiTokenRef {
+  id: string
+  name: string
 }
 
 export interface Database {

@@ -1,4 +1,4 @@
-import type { ApiTokenRef, AuditEntry, AuditEvent, AuditService, Actor, SessionUser, Settings } from '@hostd/sdk'
+import type { ApiTokenRef, AuditActor, AuditEntry, AuditEvent, AuditService, Actor, SessionUser, Settings } from '@hostd/sdk'
 import type { Logger } from 'pino'
 import type { KernelDatabase } from '../db/database.ts'
 import { AuditEntity } from '../db/entities.ts'
@@ -22,10 +22,7 @@ const MAX_REPEATS = 10_000
 /** Distinct targets a repeated failure lists (the user names tried), at most. */
 const MAX_REPEAT_TARGETS = 20
 
-/** An actor, or a request (its user, client address, and the API token it signed in with, if any). */
-type ActorLike = Actor | { user?: SessionUser | null; ip?: string; apiToken?: ApiTokenRef | null }
-
-function actorOf(actor: ActorLike | undefined): Actor & { apiToken?: ApiTokenRef } {
+function actorOf(actor: AuditActor | undefined): Actor & { apiToken?: ApiTokenRef } {
   if (!actor) return {}
   if ('user' in actor || ('ip' in actor && !('userId' in actor))) {
     const a = actor as { user?: SessionUser | null; ip?: string; apiToken?: ApiTokenRef | null }
@@ -61,7 +58,7 @@ export class KernelAudit implements AuditService {
     this.#repeatWindowMs = repeatWindowSeconds * 1000
   }
 
-  async record(event: AuditEvent, actor?: ActorLike): Promise<void> {
+  async record(event: AuditEvent, actor?: AuditActor): Promise<void> {
     await this.#insert(event, actorOf(actor))
   }
 
@@ -73,7 +70,7 @@ export class KernelAudit implements AuditService {
    * log still says how many there were. The throttle bounds how many targets an address gets to try; what it refuses
    * is recorded with `anyTarget`, one record for every name tried (listed in `targets`).
    */
-  async recordRepeated(event: AuditEvent & { result: 'failure' }, actor?: ActorLike, { anyTarget = false } = {}): Promise<void> {
+  async recordRepeated(event: AuditEvent & { result: 'failure' }, actor?: AuditActor, { anyTarget = false } = {}): Promise<void> {
     const who = actorOf(actor)
     const now = Date.now()
     const key = JSON.stringify([event.action, who.ip ?? null, who.userId ?? null, event.detail?.reason ?? null, anyTarget ? null : (event.target ?? null)])

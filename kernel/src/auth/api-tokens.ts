@@ -5,7 +5,7 @@ import { LIVE_ENDS, type LiveConnections, type SessionHolder } from './live-conn
 import type { TwoFactorPolicy } from './policy.ts'
 import { hashToken, RememberedTokens } from './token-hashes.ts'
 import type { WriteCounter } from '../db/write-counter.ts'
-import type { AuthUser } from './sessions.ts'
+import type { AuthUser } from './auth-user.ts'
 
 /** Every API token starts with this, so people and secret scanners recognise one, and the auth hook tells it from a session token without a lookup. */
 export const API_TOKEN_PREFIX = 'hostd_pat_'

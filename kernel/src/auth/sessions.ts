@@ -1,11 +1,12 @@
 import { randomBytes } from 'node:crypto'
 import type BetterSqlite3 from 'better-sqlite3'
-import { isRole, type SessionUser } from '@hostd/sdk'
+import { isRole } from '@hostd/sdk'
 import { LIVE_ENDS, LiveConnections, type LiveEnd, type SessionHolder } from './live-connections.ts'
 import { ApiTokenStore } from './api-tokens.ts'
 import type { TwoFactorPolicy } from './policy.ts'
 import { hashToken, RememberedTokens } from './token-hashes.ts'
 import type { WriteCounter } from '../db/write-counter.ts'
+import type { AuthUser } from './auth-user.ts'
 
 export { hashToken } from './token-hashes.ts'
 
@@ -26,13 +27,6 @@ interface ListedRow {
   last_seen_at: number
   ip: string | null
   user_agent: string | null
-}
-
-/** The signed-in user as the kernel sees it on a request: plugins see the SessionUser part. */
-export interface AuthUser extends SessionUser {
-  twoFactor: boolean
-  /** The two-factor policy covers this user, who has not enrolled: only enrollment, /api/auth/me and sign-out answer. */
-  mustEnroll: boolean
 }
 
 /** A live session as its user (or an admin) sees it: never the token or its hash. */

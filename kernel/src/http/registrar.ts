@@ -1,7 +1,7 @@
 import type { FastifyReply } from 'fastify'
 import type { HttpMethod, RouteDefinition, RouteOptions, RouteRequest, RouteSchema, SocketDefinition, SocketRegistrar } from '@hostd/sdk'
 import type { KernelRouteOptions } from './instance.ts'
-import type { AuthUser } from '../auth/sessions.ts'
+import type { AuthUser } from '../auth/auth-user.ts'
 
 /** A kernel route's request: the sdk's, with the user as the kernel sees it (two-factor state included). */
 export type KernelRouteRequest<S extends RouteSchema> = Omit<RouteRequest<S>, 'user'> & { user: AuthUser | null }

@@ -2,7 +2,7 @@
  * The containers plugin's service, as this plugin uses it. A plugin never imports another plugin's files, so the
  * part of the interface used here is declared again, and the token is made with the same id.
  */
-import { createServiceToken, type Role, type SessionUser } from '@hostd/sdk'
+import { createServiceToken, type AuditActor, type Role } from '@hostd/sdk'
 
 /** The RunSpec fields a catalog entry may carry (a subset of the containers plugin's RunSpec, same names and types). */
 export interface RunSpec {
@@ -34,8 +34,6 @@ export interface CreateHooks {
   onPullStart?: (ref: string) => void
   onCreated?: (id: string) => void
 }
-
-export type AuditActor = { user?: SessionUser | null; ip?: string }
 
 export interface LabelledContainer {
   id: string

@@ -7,8 +7,8 @@ import { createHash } from 'node:crypto'
 import { isAbsolute } from 'node:path'
 import gt from 'semver/functions/gt.js'
 import valid from 'semver/functions/valid.js'
-import type { Actor, AuditService, Logger, Role, Settings } from '@hostd/sdk'
-import { LABELS, type AuditActor, type ContainersService, type CreateHooks, type LabelledContainer } from './containers.ts'
+import type { AuditActor, AuditService, Logger, Role, Settings } from '@hostd/sdk'
+import { LABELS, type ContainersService, type CreateHooks, type LabelledContainer } from './containers.ts'
 import { CatalogErrors } from './errors.ts'
 import { needsAdmin, renderRunSpec } from './render.ts'
 import type { CatalogApp, CatalogEntry, InstallRequest, SourceStatus } from './schemas.ts'
@@ -96,7 +96,7 @@ export class CatalogService {
     return found
   }
 
-  async addSource(body: { kind: 'directory' | 'url'; location: string; id?: string }, actor: Actor): Promise<SourceStatus> {
+  async addSource(body: { kind: 'directory' | 'url'; location: string; id?: string }, actor: AuditActor): Promise<SourceStatus> {
     if (body.kind === 'url') {
       const problem = checkUrl(body.location)
       if (problem) throw CatalogErrors.sourceInvalid(`${body.location.slice(0, 200)}: ${problem}`)
@@ -118,7 +118,7 @@ export class CatalogService {
     return source.status
   }
 
-  async removeSource(id: string, actor: Actor): Promise<void> {
+  async removeSource(id: string, actor: AuditActor): Promise<void> {
     if (id === BUILTIN_ID) throw CatalogErrors.sourceBuiltin()
     const removed = await this.#change(async () => {
       const found = this.#source(id)
@@ -129,7 +129,7 @@ export class CatalogService {
     await this.#audit.record({ action: 'catalog.source.remove', target: id, detail: { kind: removed.config.kind, location: removed.config.location } }, actor)
   }
 
-  async refreshSource(id: string, actor: Actor): Promise<SourceStatus> {
+  async refreshSource(id: string, actor: AuditActor): Promise<SourceStatus> {
     const source = this.#source(id)
     await this.#load(source)
     await this.#audit.record({ action: 'catalog.source.refresh', target: id, result: source.status.ok ? 'success' : 'failure', detail: { ok: source.status.ok, apps: source.status.apps, skipped: source.status.skipped.length } }, actor)
@@ -198,7 +198,7 @@ export class CatalogService {
   }
 
   /** Renders the fields into the RunSpec and creates through the containers plugin, whose role rules decide. */
-  async install(req: InstallRequest, role: Role, actor: AuditActor & Actor, hooks: CreateHooks = {}): Promise<{ containerId: string; name: string; appId: string; source: string; version: string }> {
+  async install(req: InstallRequest, role: Role, actor: AuditActor, hooks: CreateHooks = {}): Promise<{ containerId: string; name: string; appId: string; source: string; version: string }> {
     const { entry, source } = this.#entry(req.appId, req.source)
     const target = `${source}/${entry.id}`
     try {
@@ -217,7 +217,7 @@ export class CatalogService {
   }
 
   /** Removes a container the catalog installed (found by its labels) and, if asked, its named volumes. */
-  async uninstall(container: string, removeVolumes: boolean, actor: AuditActor & Actor) {
+  async uninstall(container: string, removeVolumes: boolean, actor: AuditActor) {
     const ours = (await this.#containers.listLabelled(LABELS.app)).find((c) => c.id === container || (container.length >= 12 && c.id.startsWith(container)) || c.name === container)
     if (!ours) throw CatalogErrors.notCatalogContainer(`No container installed from the catalog is called ${container}`)
     const appId = ours.labels[LABELS.app] ?? ''

@@ -2,7 +2,7 @@
  * What one load of the plugin holds: the engine finder, caches, auto-start, icons; shared by routes, sockets
  * and start. Also the one function every creating path calls (`runSpec`).
  */
-import type { AuditService, KernelInfo, Logger, Role, Settings, SessionUser } from '@hostd/sdk'
+import type { AuditActor, AuditService, KernelInfo, Logger, Role, Settings } from '@hostd/sdk'
 import { Engine } from './engine.ts'
 import { AutoStart } from './autostart.ts'
 import { UpdateChecker } from './update-check.ts'
@@ -21,9 +21,6 @@ export interface PluginDeps {
   settings: Settings
   kernel: KernelInfo
 }
-
-/** Who acted, for the audit log: a request, or a socket's user and address. */
-export type AuditActor = { user?: SessionUser | null; ip?: string }
 
 export class Runtime {
   readonly engine: Engine

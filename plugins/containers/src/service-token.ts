@@ -3,9 +3,8 @@
  * create a container from a RunSpec through the one validated path (role rules, host-root refusal, audit).
  * A plugin cannot import this file; it makes its own token with the same id: createServiceToken('hostd.containers').
  */
-import { createServiceToken, type Role } from '@hostd/sdk'
+import { createServiceToken, type AuditActor, type Role } from '@hostd/sdk'
 import type { RunSpec } from './runspec.ts'
-import type { AuditActor } from './runtime.ts'
 import type { CreateHooks } from './create.ts'
 import type { EngineStatus } from './engine.ts'
 

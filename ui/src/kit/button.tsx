@@ -1,6 +1,5 @@
 import type { ButtonHTMLAttributes, ComponentChildren } from 'preact'
-import { Icon } from './icons.tsx'
-import { Spinner } from './feedback.tsx'
+import { Icon, Spinner } from './icons.tsx'
 
 type NativeButton = Omit<ButtonHTMLAttributes<HTMLButtonElement>, 'icon' | 'size' | 'type'>
 

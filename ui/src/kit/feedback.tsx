@@ -2,11 +2,7 @@ import type { ComponentChildren } from 'preact'
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks'
 import { errorMessage } from './api.ts'
 import { Button } from './button.tsx'
-import { Icon } from './icons.tsx'
-
-export function Spinner({ size = 18 }: { size?: number }) {
-  return <span class="spinner" style={{ width: `${size}px`, height: `${size}px` }} aria-hidden="true" />
-}
+import { Icon, Spinner } from './icons.tsx'
 
 /** A loading block: announced politely to screen readers. */
 export function Loading({ label = 'Loading…' }: { label?: string }) {

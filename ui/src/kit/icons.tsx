@@ -53,3 +53,8 @@ export function Icon({ name, size = 18, label, class: cls }: IconProps) {
     </svg>
   )
 }
+
+/** The busy glyph (a CSS spinner), sized and placed like an icon: in a busy button, a loading block, a badge. */
+export function Spinner({ size = 18 }: { size?: number }) {
+  return <span class="spinner" style={{ width: `${size}px`, height: `${size}px` }} aria-hidden="true" />
+}
