@@ -2,7 +2,14 @@ import { defineConfig } from 'vitest/config'
 
 export default defineConfig({
   test: {
-    include: ['kernel/**/*.test.ts', 'helper/**/*.test.ts', 'sdk/**/*.test.ts', 'plugins/**/*.test.ts', 'examples/**/*.test.ts', 'test/**/*.test.ts'],
+    include: [
+      'kernel/**/*.test.ts',
+      'helper/**/*.test.ts',
+      'sdk/**/*.test.ts',
+      'plugins/**/*.test.ts',
+      'examples/**/*.test.ts',
+      'test/**/*.test.ts',
+    ],
     exclude: ['**/node_modules/**'],
     // The browser tests drive the built UI, spawned daemons run the daemon's build: build both first (skipped when
     // nothing changed).

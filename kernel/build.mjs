@@ -37,14 +37,23 @@ function builtinPlugins() {
     .filter((d) => d.isDirectory() && !d.name.startsWith('.') && existsSync(join(root, d.name, 'package.json')))
     .map((d) => {
       const pkg = JSON.parse(readFileSync(join(root, d.name, 'package.json'), 'utf8'))
-      return { name: d.name, dir: join(root, d.name), entry: join(root, d.name, pkg.hostd?.entry ?? pkg.main ?? 'src/index.ts') }
+      return {
+        name: d.name,
+        dir: join(root, d.name),
+        entry: join(root, d.name, pkg.hostd?.entry ?? pkg.main ?? 'src/index.ts'),
+      }
     })
     .sort((a, b) => a.name.localeCompare(b.name))
 }
 
 function inputsHash(plugins) {
   const version = (pkg) => JSON.parse(readFileSync(join(REPO, 'node_modules', pkg, 'package.json'), 'utf8')).version
-  const sources = [join(KERNEL, 'src'), join(KERNEL, 'build.mjs'), join(REPO, 'sdk', 'src'), ...plugins.flatMap((p) => [join(p.dir, 'src'), join(p.dir, 'package.json')])]
+  const sources = [
+    join(KERNEL, 'src'),
+    join(KERNEL, 'build.mjs'),
+    join(REPO, 'sdk', 'src'),
+    ...plugins.flatMap((p) => [join(p.dir, 'src'), join(p.dir, 'package.json')]),
+  ]
   // The vendored packages are built into sdk/dist too: a new version of one is a new build.
   const vendored = [...new Set(Object.keys(VENDORED).map(packageOf))].map((pkg) => `${pkg}@${version(pkg)}`)
   return hashInputs(sources, [`esbuild@${version('esbuild')}`, `node@${process.versions.node}`, ...vendored])
@@ -88,7 +97,11 @@ const VENDORED = {
   '@sinclair/typebox': 'typebox',
   '@sinclair/typebox/value': 'typebox-value',
 }
-const packageOf = (specifier) => specifier.split('/').slice(0, specifier.startsWith('@') ? 2 : 1).join('/')
+const packageOf = (specifier) =>
+  specifier
+    .split('/')
+    .slice(0, specifier.startsWith('@') ? 2 : 1)
+    .join('/')
 
 /** Points imports of a vendored package at its bundle, by a path relative to the importing output file. */
 const vendoredFrom = (toSdkDist) => ({
@@ -97,7 +110,10 @@ const vendoredFrom = (toSdkDist) => ({
     build.onResolve({ filter: /^[^./]/ }, (args) => {
       if (!(packageOf(args.path) in VENDORED)) return undefined
       const name = VENDORED[args.path]
-      if (!name) throw new Error(`${args.path}: only the vendored packages' entries may be imported (${Object.keys(VENDORED).join(', ')})`)
+      if (!name)
+        throw new Error(
+          `${args.path}: only the vendored packages' entries may be imported (${Object.keys(VENDORED).join(', ')})`,
+        )
       return { path: `${toSdkDist}/vendor/${name}.mjs`, external: true }
     })
   },
@@ -107,7 +123,9 @@ const vendoredFrom = (toSdkDist) => ({
 const vendorOnly = {
   name: 'hostd-vendor-only',
   setup(build) {
-    build.onResolve({ filter: /^[^./]/ }, (args) => (args.kind === 'entry-point' || packageOf(args.path) in VENDORED ? undefined : { path: args.path, external: true }))
+    build.onResolve({ filter: /^[^./]/ }, (args) =>
+      args.kind === 'entry-point' || packageOf(args.path) in VENDORED ? undefined : { path: args.path, external: true },
+    )
   },
 }
 
@@ -128,7 +146,12 @@ async function buildInto(stage, plugins) {
     chunkNames: 'chunk-[hash]',
     plugins: [vendorOnly],
   })
-  await esbuild.build({ ...COMMON, entryPoints: { index: join(REPO, 'sdk', 'src', 'index.ts') }, outdir: join(stage, 'sdk'), plugins: [vendoredFrom('.')] })
+  await esbuild.build({
+    ...COMMON,
+    entryPoints: { index: join(REPO, 'sdk', 'src', 'index.ts') },
+    outdir: join(stage, 'sdk'),
+    plugins: [vendoredFrom('.')],
+  })
   await esbuild.build({
     ...COMMON,
     entryPoints: { main: join(KERNEL, 'src', 'main.ts') },
@@ -168,7 +191,8 @@ export async function buildDaemon({ ifChanged = false, log = (line) => process.s
   const plugins = builtinPlugins()
   const hash = inputsHash(plugins)
   const previous = existsSync(MARKER) ? JSON.parse(readFileSync(MARKER, 'utf8')) : null
-  const complete = () => existsSync(join(KERNEL, 'dist', 'main.mjs')) && plugins.every((p) => existsSync(join(p.dir, 'dist', 'index.mjs')))
+  const complete = () =>
+    existsSync(join(KERNEL, 'dist', 'main.mjs')) && plugins.every((p) => existsSync(join(p.dir, 'dist', 'index.mjs')))
   if (ifChanged && previous?.inputs === hash && complete()) return { built: false }
   const started = performance.now()
   const stage = join(REPO, `.daemon-build-${process.pid}`)
@@ -180,8 +204,13 @@ export async function buildDaemon({ ifChanged = false, log = (line) => process.s
   } finally {
     await rm(stage, { recursive: true, force: true })
   }
-  await writeFile(MARKER, `${JSON.stringify({ inputs: hash, builtAt: new Date().toISOString(), plugins: plugins.map((p) => relative(REPO, p.dir)) }, null, 1)}\n`)
-  log(`daemon: built kernel/dist, sdk/dist and ${plugins.length} plugins' dist in ${Math.round(performance.now() - started)} ms`)
+  await writeFile(
+    MARKER,
+    `${JSON.stringify({ inputs: hash, builtAt: new Date().toISOString(), plugins: plugins.map((p) => relative(REPO, p.dir)) }, null, 1)}\n`,
+  )
+  log(
+    `daemon: built kernel/dist, sdk/dist and ${plugins.length} plugins' dist in ${Math.round(performance.now() - started)} ms`,
+  )
   return { built: true }
 }
 

@@ -31,11 +31,21 @@ describe('sessions you can see and end', () => {
   }
   /** Signs in over HTTP as a browser or script would, with its own user agent. */
   async function signIn(username: string, userAgent: string): Promise<string> {
-    const res = await t.inject({ method: 'POST', url: '/api/auth/login', headers: { 'x-svc-client': 'test', 'user-agent': userAgent }, payload: { username, password: PASSWORD } })
+    const res = await t.inject({
+      method: 'POST',
+      url: '/api/auth/login',
+      headers: { 'x-svc-client': 'test', 'user-agent': userAgent },
+      payload: { username, password: PASSWORD },
+    })
     expect(res.statusCode).toBe(200)
     return res.json().token
   }
-  const list = async (token: string) => (await t.inject({ url: '/api/me/sessions', as: { token } })).json() as { id: string; current: boolean; userAgent: string }[]
+  const list = async (token: string) =>
+    (await t.inject({ url: '/api/me/sessions', as: { token } })).json() as {
+      id: string
+      current: boolean
+      userAgent: string
+    }[]
   const me = async (token: string) => (await t.inject({ url: '/api/auth/me', as: { token } })).statusCode
 
   it('lists your live sessions with where and what from, the current one marked, never a token', async () => {
@@ -55,7 +65,9 @@ describe('sessions you can see and end', () => {
     expect(sessions.find((s: { current: boolean }) => !s.current).userAgent).toContain('Phone')
     for (const token of [laptop, phone]) expect(res.body).not.toContain(token)
     // An expired session is not listed.
-    t.kernel.db.native.prepare('UPDATE sessions SET last_seen_at = 0 WHERE id = ?').run(sessions.find((s: { current: boolean }) => !s.current).id)
+    t.kernel.db.native
+      .prepare('UPDATE sessions SET last_seen_at = 0 WHERE id = ?')
+      .run(sessions.find((s: { current: boolean }) => !s.current).id)
     expect(await list(laptop)).toHaveLength(1)
   })
 
@@ -79,10 +91,17 @@ describe('sessions you can see and end', () => {
     // Ids are per user: another user cannot end it, and an ended one is gone.
     const stranger = await signIn((await user()).username, 'stranger')
     const mineId = (await list(mine)).find((s) => s.current)!.id
-    expect((await t.inject({ method: 'POST', url: `/api/me/sessions/${mineId}/end`, as: { token: stranger } })).json().error).toBe('HOSTD_SESSIONS_NOT_FOUND')
-    expect((await t.inject({ method: 'POST', url: `/api/me/sessions/${target.id}/end`, as: { token: mine } })).statusCode).toBe(404)
+    expect(
+      (await t.inject({ method: 'POST', url: `/api/me/sessions/${mineId}/end`, as: { token: stranger } })).json().error,
+    ).toBe('HOSTD_SESSIONS_NOT_FOUND')
+    expect(
+      (await t.inject({ method: 'POST', url: `/api/me/sessions/${target.id}/end`, as: { token: mine } })).statusCode,
+    ).toBe(404)
     const audit = (await t.kernel.services.audit.list('all', 20, 0)).items
-    expect(audit.find((e) => e.action === 'session.end' && e.target === u.username)?.detail).toEqual({ session: target.id, current: false })
+    expect(audit.find((e) => e.action === 'session.end' && e.target === u.username)?.detail).toEqual({
+      session: target.id,
+      current: false,
+    })
   })
 
   it('ending your current session clears the cookie; "end all others" keeps only this one', async () => {
@@ -91,7 +110,9 @@ describe('sessions you can see and end', () => {
     const a = await signIn(u.username, 'a')
     const b = await signIn(u.username, 'b')
     const socketA = await openSocket(t.url!, '/api/sessprobe/viewer?tag=others-a', a)
-    expect((await t.inject({ method: 'POST', url: '/api/me/sessions/end-others', as: { token: keep } })).statusCode).toBe(204)
+    expect(
+      (await t.inject({ method: 'POST', url: '/api/me/sessions/end-others', as: { token: keep } })).statusCode,
+    ).toBe(204)
     expect((await within(socketA.closed, 'socket of another session')).code).toBe(4401)
     expect([await me(keep), await me(a), await me(b)]).toEqual([200, 401, 401])
     const current = (await list(keep))[0]!
@@ -102,7 +123,7 @@ describe('sessions you can see and end', () => {
     expect(await me(keep)).toBe(401)
   })
 
-  it('an admin sees a user\'s sessions and ends them all, closing their sockets', async () => {
+  it("an admin sees a user's sessions and ends them all, closing their sockets", async () => {
     const u = await user()
     const one = await signIn(u.username, 'one')
     const two = await signIn(u.username, 'two')
@@ -112,12 +133,17 @@ describe('sessions you can see and end', () => {
     expect(listed.map((s: { userAgent: string }) => s.userAgent).sort()).toEqual(['one', 'two'])
     expect(listed.every((s: { current: boolean }) => !s.current)).toBe(true)
     expect((await t.inject({ url: `/api/users/${u.id}/sessions`, as: { token: one } })).statusCode).toBe(403)
-    expect((await t.inject({ method: 'POST', url: `/api/users/${u.id}/sessions/end`, as: { token: admin } })).statusCode).toBe(204)
+    expect(
+      (await t.inject({ method: 'POST', url: `/api/users/${u.id}/sessions/end`, as: { token: admin } })).statusCode,
+    ).toBe(204)
     expect((await within(s1.closed, 'first socket')).code).toBe(4401)
     expect((await within(s2.closed, 'second socket')).code).toBe(4401)
     expect([await me(one), await me(two)]).toEqual([401, 401])
     expect((await t.inject({ url: `/api/users/${u.id}/sessions`, as: { token: admin } })).json()).toEqual([])
     const audit = (await t.kernel.services.audit.list('all', 20, 0)).items
-    expect(audit.find((e) => e.action === 'session.end-all')).toMatchObject({ username: 'session-admin', target: u.username })
+    expect(audit.find((e) => e.action === 'session.end-all')).toMatchObject({
+      username: 'session-admin',
+      target: u.username,
+    })
   })
 })

@@ -14,7 +14,8 @@ const SKIP_DIRS = new Set(['node_modules', 'dist', 'test', '__pycache__'])
 
 function files(dir: string, keep: (name: string) => boolean): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-    if (entry.isDirectory()) return SKIP_DIRS.has(entry.name) || entry.name.startsWith('.') ? [] : files(join(dir, entry.name), keep)
+    if (entry.isDirectory())
+      return SKIP_DIRS.has(entry.name) || entry.name.startsWith('.') ? [] : files(join(dir, entry.name), keep)
     return keep(entry.name) ? [join(dir, entry.name)] : []
   })
 }
@@ -30,11 +31,16 @@ const DECLARATIONS = [
 
 function declaredCodes(): Map<string, string> {
   const codes = new Map<string, string>()
-  const sources = SOURCE_ROOTS.flatMap((root) => files(join(REPO_ROOT, root), (name) => /\.(ts|tsx|py)$/.test(name) && !/\.test\.tsx?$/.test(name)))
+  const sources = SOURCE_ROOTS.flatMap((root) =>
+    files(join(REPO_ROOT, root), (name) => /\.(ts|tsx|py)$/.test(name) && !/\.test\.tsx?$/.test(name)),
+  )
   for (const file of sources) {
-    const lines = readFileSync(file, 'utf8').split('\n').filter((line) => !/^\s*(\/?\*|\/\/|#)/.test(line))
+    const lines = readFileSync(file, 'utf8')
+      .split('\n')
+      .filter((line) => !/^\s*(\/?\*|\/\/|#)/.test(line))
     for (const line of lines) {
-      for (const pattern of DECLARATIONS) for (const match of line.matchAll(pattern)) codes.set(match[1]!, relative(REPO_ROOT, file))
+      for (const pattern of DECLARATIONS)
+        for (const match of line.matchAll(pattern)) codes.set(match[1]!, relative(REPO_ROOT, file))
     }
   }
   return codes
@@ -43,17 +49,30 @@ function declaredCodes(): Map<string, string> {
 describe('error codes', () => {
   it('finds the codes the source declares (the scan itself works)', () => {
     const codes = declaredCodes()
-    for (const known of ['HOSTD_AUTH_REQUIRED', 'HOSTD_AUTH_REAUTH_REQUIRED', 'HOSTD_TOKENS_TOO_MANY', 'HOSTD_HELPER_UNKNOWN_ACTION', 'HOSTD_CONTAINERS_INTERNAL']) {
+    for (const known of [
+      'HOSTD_AUTH_REQUIRED',
+      'HOSTD_AUTH_REAUTH_REQUIRED',
+      'HOSTD_TOKENS_TOO_MANY',
+      'HOSTD_HELPER_UNKNOWN_ACTION',
+      'HOSTD_CONTAINERS_INTERNAL',
+    ]) {
       expect(codes.has(known), known).toBe(true)
     }
     expect(codes.size).toBeGreaterThan(150)
   })
 
   it('documents every one of them in a Markdown file', () => {
-    const docs = [join(REPO_ROOT, 'README.md'), ...['docs', 'plugins', 'helper', 'sdk', 'examples'].flatMap((root) => files(join(REPO_ROOT, root), (name) => name.endsWith('.md')))]
+    const docs = [
+      join(REPO_ROOT, 'README.md'),
+      ...['docs', 'plugins', 'helper', 'sdk', 'examples'].flatMap((root) =>
+        files(join(REPO_ROOT, root), (name) => name.endsWith('.md')),
+      ),
+    ]
       .map((file) => readFileSync(file, 'utf8'))
       .join('\n')
-    const missing = [...declaredCodes()].filter(([code]) => !new RegExp(`\\b${code}\\b`).test(docs)).map(([code, file]) => `${code} (${file})`)
+    const missing = [...declaredCodes()]
+      .filter(([code]) => !new RegExp(`\\b${code}\\b`).test(docs))
+      .map(([code, file]) => `${code} (${file})`)
     expect(missing, 'codes named in no Markdown file').toEqual([])
   })
 })

@@ -48,7 +48,8 @@ async function expectAllEnded(opened: Opened, tag: string, code: number): Promis
   expect(viewer.code).toBe(code)
   expect(operator.code).toBe(code)
   expect(viewer.reason).not.toBe('')
-  for (const kind of ['viewer', 'operator', 'drip']) expect(aborted, `${tag}-${kind} signal`).toContain(`${tag}-${kind}`)
+  for (const kind of ['viewer', 'operator', 'drip'])
+    expect(aborted, `${tag}-${kind} signal`).toContain(`${tag}-${kind}`)
 }
 
 describe('open sockets and streams end with their session', () => {
@@ -70,18 +71,28 @@ describe('open sockets and streams end with their session', () => {
   /** A fresh user of `role` with a session signed in over HTTP. */
   async function user(role: Role): Promise<{ id: string; username: string; token: string }> {
     const username = `live${++n}`
-    const made = await t.inject({ method: 'POST', url: '/api/users', as: { token: admin }, payload: { username, password: PASSWORD, role } })
+    const made = await t.inject({
+      method: 'POST',
+      url: '/api/users',
+      as: { token: admin },
+      payload: { username, password: PASSWORD, role },
+    })
     expect(made.statusCode).toBe(201)
     return { id: made.json().id, username, token: await signIn(username) }
   }
 
   async function signIn(username: string): Promise<string> {
-    const res = await t.inject({ method: 'POST', url: '/api/auth/login', headers: { 'x-svc-client': 'test' }, payload: { username, password: PASSWORD } })
+    const res = await t.inject({
+      method: 'POST',
+      url: '/api/auth/login',
+      headers: { 'x-svc-client': 'test' },
+      payload: { username, password: PASSWORD },
+    })
     expect(res.statusCode).toBe(200)
     return res.json().token
   }
 
-  it('sign-out closes that session\'s sockets and streams; another session of the same user stays open', async () => {
+  it("sign-out closes that session's sockets and streams; another session of the same user stays open", async () => {
     const u = await user('operator')
     const other = await signIn(u.username)
     const first = await openAll(t, u.token, 'logout')
@@ -112,7 +123,12 @@ describe('open sockets and streams end with their session', () => {
   it('disabling the user through the API closes them', async () => {
     const u = await user('operator')
     const opened = await openAll(t, u.token, 'disable')
-    const res = await t.inject({ method: 'POST', url: `/api/users/${u.id}/disabled`, as: { token: admin }, payload: { disabled: true } })
+    const res = await t.inject({
+      method: 'POST',
+      url: `/api/users/${u.id}/disabled`,
+      as: { token: admin },
+      payload: { disabled: true },
+    })
     expect(res.statusCode).toBe(204)
     await expectAllEnded(opened, 'disable', 4401)
   })
@@ -120,14 +136,26 @@ describe('open sockets and streams end with their session', () => {
   it('removing the user through the API closes them', async () => {
     const u = await user('operator')
     const opened = await openAll(t, u.token, 'remove')
-    expect((await t.inject({ method: 'POST', url: `/api/users/${u.id}/remove`, as: { token: admin }, payload: {} })).statusCode).toBe(204)
+    expect(
+      (await t.inject({ method: 'POST', url: `/api/users/${u.id}/remove`, as: { token: admin }, payload: {} }))
+        .statusCode,
+    ).toBe(204)
     await expectAllEnded(opened, 'remove', 4401)
   })
 
   it('a lower role through the API closes what needs the old role (4403) and keeps the rest', async () => {
     const u = await user('operator')
     const opened = await openAll(t, u.token, 'demote')
-    expect((await t.inject({ method: 'POST', url: `/api/users/${u.id}/role`, as: { token: admin }, payload: { role: 'viewer' } })).statusCode).toBe(204)
+    expect(
+      (
+        await t.inject({
+          method: 'POST',
+          url: `/api/users/${u.id}/role`,
+          as: { token: admin },
+          payload: { role: 'viewer' },
+        })
+      ).statusCode,
+    ).toBe(204)
     const closed = await within(opened.operator.closed, 'operator socket closed')
     expect(closed.code).toBe(4403)
     await within(opened.drip.ended, 'operator stream cut')
@@ -139,7 +167,7 @@ describe('open sockets and streams end with their session', () => {
     expect(aborted).not.toContain('demote-viewer')
   })
 
-  it('changes made with raw SQL behind the kernel\'s back close them too: disable, remove, demote', async () => {
+  it("changes made with raw SQL behind the kernel's back close them too: disable, remove, demote", async () => {
     const disabled = await user('operator')
     const removed = await user('operator')
     const demoted = await user('operator')
@@ -159,12 +187,17 @@ describe('open sockets and streams end with their session', () => {
     expect(await c.viewer.echo('ok')).toBe('ok')
   })
 
-  it('changing your own password closes your other sessions\' sockets and keeps this one\'s', async () => {
+  it("changing your own password closes your other sessions' sockets and keeps this one's", async () => {
     const u = await user('viewer')
     const other = await signIn(u.username)
     const mine = await openSocket(t, '/api/liveprobe/viewer?tag=pw-mine', u.token)
     const theirs = await openSocket(t, '/api/liveprobe/viewer?tag=pw-other', other)
-    const res = await t.inject({ method: 'POST', url: '/api/me/password', as: { token: u.token }, payload: { currentPassword: PASSWORD, newPassword: 'a brand new secret' } })
+    const res = await t.inject({
+      method: 'POST',
+      url: '/api/me/password',
+      as: { token: u.token },
+      payload: { currentPassword: PASSWORD, newPassword: 'a brand new secret' },
+    })
     expect(res.statusCode).toBe(204)
     expect((await within(theirs.closed, 'other session socket closed')).code).toBe(4401)
     expect(aborted).toContain('pw-other')

@@ -25,7 +25,14 @@ import { join } from 'node:path'
 import { startTestKernel, type TestKernel } from '@hostd/kernel/testing'
 import hello from '../examples/hello-plugin/src/index.ts'
 import { builtins, SAMPLES, type Ctx } from './support/route-samples.ts'
-import { importTestImage, pushToRegistry, startEngine, startRegistry, type TestEngine, type TestRegistry } from '../plugins/containers/test/support/engine.ts'
+import {
+  importTestImage,
+  pushToRegistry,
+  startEngine,
+  startRegistry,
+  type TestEngine,
+  type TestRegistry,
+} from '../plugins/containers/test/support/engine.ts'
 import { startHelper, type RunningHelper } from '../helper/test/start-helper.ts'
 import { startNetworkManager, type NetworkManagerUnderTest } from '../plugins/network/test/nm-namespace.ts'
 import { startStandInLocalApi, type StandInLocalApi } from '../plugins/vpn/test/support/localapi-standin.ts'
@@ -42,7 +49,10 @@ const REQUEST_TIMEOUT_MS = 30_000
  * status allowed and why.
  */
 const ABSENT: Record<string, { status: number; why: string }> = {
-  'GET /api/registry/search': { status: 503, why: 'the public registry index is unreachable without network (the containers tests use a stand-in)' },
+  'GET /api/registry/search': {
+    status: 503,
+    why: 'the public registry index is unreachable without network (the containers tests use a stand-in)',
+  },
 }
 
 /** Path segments and query values, percent-encoded as they go on the wire (raw: sent as these bytes). */
@@ -102,10 +112,16 @@ const BODIES: { name: string; bytes: Buffer }[] = [
   { name: 'string', bytes: Buffer.from(JSON.stringify(`${MARK}\u0000`)) },
   { name: 'number', bytes: Buffer.from('1e309') },
   { name: 'truncated', bytes: Buffer.from('{"a":') },
-  { name: 'invalid UTF-8', bytes: Buffer.concat([Buffer.from(`{"${MARK}":"`), Buffer.from([0xff, 0xfe, 0xc0, 0xaf]), Buffer.from('"}')]) },
+  {
+    name: 'invalid UTF-8',
+    bytes: Buffer.concat([Buffer.from(`{"${MARK}":"`), Buffer.from([0xff, 0xfe, 0xc0, 0xaf]), Buffer.from('"}')]),
+  },
   { name: 'deep nesting', bytes: Buffer.from('['.repeat(100_000) + ']'.repeat(100_000)) },
   { name: 'deep objects', bytes: Buffer.from('{"a":'.repeat(20_000) + '1' + '}'.repeat(20_000)) },
-  { name: 'prototype keys', bytes: Buffer.from('{"__proto__":{"polluted":1},"constructor":{"prototype":{"polluted":1}}}') },
+  {
+    name: 'prototype keys',
+    bytes: Buffer.from('{"__proto__":{"polluted":1},"constructor":{"prototype":{"polluted":1}}}'),
+  },
   { name: 'NUL bytes', bytes: Buffer.from([0x7b, 0x00, 0x7d]) },
 ]
 
@@ -147,17 +163,39 @@ describe('malformed input gets no 5xx on any route', () => {
     process.env.HOSTD_WIDGETS_USER = (await ensureTestAccount()).name
     process.env.HOSTD_WIDGETS_WORK_DIR = join(work, 'widgets')
     await mkdir(join(work, 'catalog'))
-    await writeFile(join(work, 'catalog', 'apps.json'), JSON.stringify({
-      format: 'hostd-catalog/1', name: 'fuzz',
-      apps: [{ id: 'fuzz', version: '1.0.0', title: 'Fuzz', categories: ['Testing'], runSpec: { image: `${registry.address}/hostd-test/busybox:1`, command: ['true'] } }],
-    }))
+    await writeFile(
+      join(work, 'catalog', 'apps.json'),
+      JSON.stringify({
+        format: 'hostd-catalog/1',
+        name: 'fuzz',
+        apps: [
+          {
+            id: 'fuzz',
+            version: '1.0.0',
+            title: 'Fuzz',
+            categories: ['Testing'],
+            runSpec: { image: `${registry.address}/hostd-test/busybox:1`, command: ['true'] },
+          },
+        ],
+      }),
+    )
     t = await startTestKernel({
       plugins: [hello, ...builtins.map((b) => b.plugin)],
       overNetwork: true,
-      env: { DOCKER_HOST: engine.host, HOSTD_HELPER_SOCKET: helper.socket, HOSTD_PLUGINS_DIR: join(work, 'plugins'), HOSTD_LOGIN_MAX_FAILURES_PER_ADDRESS: '10000' },
+      env: {
+        DOCKER_HOST: engine.host,
+        HOSTD_HELPER_SOCKET: helper.socket,
+        HOSTD_PLUGINS_DIR: join(work, 'plugins'),
+        HOSTD_LOGIN_MAX_FAILURES_PER_ADDRESS: '10000',
+      },
     })
     adminId = (await t.login('admin')).userId
-    const source = await t.inject({ method: 'POST', url: '/api/catalog/sources', as: 'admin', payload: { kind: 'directory', location: join(work, 'catalog'), id: 'fuzz' } })
+    const source = await t.inject({
+      method: 'POST',
+      url: '/api/catalog/sources',
+      as: 'admin',
+      payload: { kind: 'directory', location: join(work, 'catalog'), id: 'fuzz' },
+    })
     expect(source.statusCode, source.body).toBe(201)
     // Every statement SQLite compiles from now on, whoever prepares it (the ORM through Kysely, the session store).
     const native = t.kernel.db.native
@@ -174,7 +212,8 @@ describe('malformed input gets no 5xx on any route', () => {
     await nm?.stop()
     await tailscale?.stop()
     await tailscale?.remove()
-    for (const name of ['HOSTD_TAILSCALE_SOCKET', 'HOSTD_WIDGETS_USER', 'HOSTD_WIDGETS_WORK_DIR']) delete process.env[name]
+    for (const name of ['HOSTD_TAILSCALE_SOCKET', 'HOSTD_WIDGETS_USER', 'HOSTD_WIDGETS_WORK_DIR'])
+      delete process.env[name]
     await registry?.stop()
     await engine?.stop()
     await rm(work, { recursive: true, force: true })
@@ -187,18 +226,21 @@ describe('malformed input gets no 5xx on any route', () => {
     return new Promise((resolve, reject) => {
       const headers: Record<string, string> = { authorization: `Bearer ${token}`, connection: 'close' }
       if (body) Object.assign(headers, { 'content-type': contentType, 'content-length': String(body.length) })
-      const req = request({ host: url.hostname, port: url.port, method, path, headers, agent: false, timeout: REQUEST_TIMEOUT_MS }, (res) => {
-        const status = res.statusCode ?? 0
-        // Only an error's body is of interest; a success may be a stream that never ends (server-sent events).
-        if (status < 500) {
-          res.destroy()
-          return resolve({ status, body: '' })
-        }
-        const chunks: Buffer[] = []
-        res.on('data', (c: Buffer) => chunks.push(c))
-        res.on('end', () => resolve({ status, body: Buffer.concat(chunks).toString('utf8').slice(0, 300) }))
-        res.on('error', reject)
-      })
+      const req = request(
+        { host: url.hostname, port: url.port, method, path, headers, agent: false, timeout: REQUEST_TIMEOUT_MS },
+        (res) => {
+          const status = res.statusCode ?? 0
+          // Only an error's body is of interest; a success may be a stream that never ends (server-sent events).
+          if (status < 500) {
+            res.destroy()
+            return resolve({ status, body: '' })
+          }
+          const chunks: Buffer[] = []
+          res.on('data', (c: Buffer) => chunks.push(c))
+          res.on('end', () => resolve({ status, body: Buffer.concat(chunks).toString('utf8').slice(0, 300) }))
+          res.on('error', reject)
+        },
+      )
       req.on('timeout', () => req.destroy(new Error(`no answer within ${REQUEST_TIMEOUT_MS} ms`)))
       req.on('error', reject)
       req.end(body)
@@ -211,7 +253,9 @@ describe('malformed input gets no 5xx on any route', () => {
     const url = new URL(t.url!)
     return new Promise((resolve, reject) => {
       const socket = connect(Number(url.port), url.hostname)
-      socket.setTimeout(REQUEST_TIMEOUT_MS, () => socket.destroy(new Error(`no answer within ${REQUEST_TIMEOUT_MS} ms`)))
+      socket.setTimeout(REQUEST_TIMEOUT_MS, () =>
+        socket.destroy(new Error(`no answer within ${REQUEST_TIMEOUT_MS} ms`)),
+      )
       const chunks: Buffer[] = []
       socket.on('data', (c: Buffer) => {
         chunks.push(c)
@@ -225,13 +269,21 @@ describe('malformed input gets no 5xx on any route', () => {
         resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1] ?? 0), body: text.slice(0, 300) })
       })
       const length = method === 'GET' ? '' : 'content-length: 0\r\n'
-      socket.end(Buffer.from(`${method} ${path} HTTP/1.1\r\nhost: ${url.host}\r\nauthorization: Bearer ${token}\r\n${length}connection: close\r\n\r\n`, 'latin1'))
+      socket.end(
+        Buffer.from(
+          `${method} ${path} HTTP/1.1\r\nhost: ${url.host}\r\nauthorization: Bearer ${token}\r\n${length}connection: close\r\n\r\n`,
+          'latin1',
+        ),
+      )
     })
   }
 
   /** Every operation of the OpenAPI document the daemon serves. */
   async function operations(): Promise<Operation[]> {
-    const res = await t.inject({ url: '/api/openapi.json', as: { token: t.kernel.services.sessions.create(adminId, '127.0.0.1') } })
+    const res = await t.inject({
+      url: '/api/openapi.json',
+      as: { token: t.kernel.services.sessions.create(adminId, '127.0.0.1') },
+    })
     const doc = res.json()
     const ops: Operation[] = []
     for (const [path, methods] of Object.entries(doc.paths as Record<string, Record<string, any>>)) {
@@ -256,7 +308,14 @@ describe('malformed input gets no 5xx on any route', () => {
       t,
       userId: adminId,
       pluginArchive: Buffer.alloc(0),
-      freshUser: async () => (await t.kernel.services.users.create(`fuzz${Math.random().toString(36).slice(2, 10)}`, 'fuzz user password', 'viewer')).id,
+      freshUser: async () =>
+        (
+          await t.kernel.services.users.create(
+            `fuzz${Math.random().toString(36).slice(2, 10)}`,
+            'fuzz user password',
+            'viewer',
+          )
+        ).id,
     }
     const failures: string[] = []
     const statuses = new Map<number, number>()
@@ -270,7 +329,8 @@ describe('malformed input gets no 5xx on any route', () => {
         sent++
         statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1)
         const allowed = ABSENT[key]
-        if (answer.status >= 500 && !(allowed && answer.status === allowed.status)) failures.push(`${key} ${what}: ${answer.status} ${answer.body}`)
+        if (answer.status >= 500 && !(allowed && answer.status === allowed.status))
+          failures.push(`${key} ${what}: ${answer.status} ${answer.body}`)
         if (answer.status === 0) failures.push(`${key} ${what}: no HTTP answer ${answer.body}`)
       }
       const target = new URL(base.url, 'http://x')
@@ -282,7 +342,12 @@ describe('malformed input gets no 5xx on any route', () => {
         for (const value of URL_VALUES) {
           const path = [...segments.slice(0, at), value.text, ...segments.slice(at + 1)].join('/') + target.search
           const body = op.method === 'GET' || op.method === 'DELETE' ? undefined : base.body
-          check(`path ${param}=${value.name}`, await (value.raw ? sendRaw(op.method, path) : send(op.method, path, body, base.contentType)).catch(errorAnswer))
+          check(
+            `path ${param}=${value.name}`,
+            await (value.raw ? sendRaw(op.method, path) : send(op.method, path, body, base.contentType)).catch(
+              errorAnswer,
+            ),
+          )
         }
       }
       // Query parameters, declared ones and one nobody declared, each once and repeated.
@@ -293,22 +358,42 @@ describe('malformed input gets no 5xx on any route', () => {
           const query = [search.toString(), `${param}=${value.text}`].filter(Boolean).join('&')
           const path = `${target.pathname}?${query}`
           const body = op.method === 'GET' || op.method === 'DELETE' ? undefined : base.body
-          check(`query ${param}=${value.name}`, await (value.raw ? sendRaw(op.method, path) : send(op.method, path, body, base.contentType)).catch(errorAnswer))
+          check(
+            `query ${param}=${value.name}`,
+            await (value.raw ? sendRaw(op.method, path) : send(op.method, path, body, base.contentType)).catch(
+              errorAnswer,
+            ),
+          )
         }
-        check(`query ${param} repeated`, await send(op.method, `${target.pathname}?${param}=a&${param}=%00&${param}=%FF`, undefined).catch(errorAnswer))
+        check(
+          `query ${param} repeated`,
+          await send(op.method, `${target.pathname}?${param}=a&${param}=%00&${param}=%FF`, undefined).catch(
+            errorAnswer,
+          ),
+        )
       }
       if (op.method === 'GET') continue
       // The whole body, then each top-level field of the sample's body.
-      for (const body of BODIES) check(`body ${body.name}`, await send(op.method, base.url, body.bytes).catch(errorAnswer))
-      const object = base.json && typeof base.json === 'object' && !Array.isArray(base.json) ? (base.json as Record<string, unknown>) : {}
+      for (const body of BODIES)
+        check(`body ${body.name}`, await send(op.method, base.url, body.bytes).catch(errorAnswer))
+      const object =
+        base.json && typeof base.json === 'object' && !Array.isArray(base.json)
+          ? (base.json as Record<string, unknown>)
+          : {}
       for (const field of new Set([...(op.bodyFields ?? []), ...Object.keys(object)])) {
         for (const value of FIELD_VALUES) {
-          const text = JSON.stringify({ ...object, [field]: '\u0001REPLACE\u0001' }).replace('"\\u0001REPLACE\\u0001"', value.json)
+          const text = JSON.stringify({ ...object, [field]: '\u0001REPLACE\u0001' }).replace(
+            '"\\u0001REPLACE\\u0001"',
+            value.json,
+          )
           check(`body ${field}=${value.name}`, await send(op.method, base.url, Buffer.from(text)).catch(errorAnswer))
         }
       }
     }
-    console.log(`${sent} malformed requests to ${ops.length} operations; answers by status:`, Object.fromEntries([...statuses].sort((a, b) => a[0] - b[0])))
+    console.log(
+      `${sent} malformed requests to ${ops.length} operations; answers by status:`,
+      Object.fromEntries([...statuses].sort((a, b) => a[0] - b[0])),
+    )
     // No 5xx, and no malformed value was ever part of a statement's text.
     const sqlWithValues = prepared.filter((sql) => sql.includes(MARK)).map((sql) => sql.slice(0, 200))
     expect({ failures, sqlWithValues }).toEqual({ failures: [], sqlWithValues: [] })

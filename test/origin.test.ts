@@ -45,19 +45,42 @@ describe('origin rule for cookie-authenticated sockets and changes', () => {
     port = new URL(own).port
     expect(own).toBe(`https://127.0.0.1:${port}`)
     const json = { 'content-type': 'application/json' }
-    expect((await d.fetch('/api/setup', { method: 'POST', headers: json, body: JSON.stringify({ username: 'admin', password: PASSWORD }) })).status).toBe(201)
-    const browser = await d.fetch('/api/auth/login', { method: 'POST', headers: json, body: JSON.stringify({ username: 'admin', password: PASSWORD }) })
-    cookie = browser.headers.getSetCookie().find((c) => c.startsWith('svc_session='))!.split(';')[0]!
+    expect(
+      (
+        await d.fetch('/api/setup', {
+          method: 'POST',
+          headers: json,
+          body: JSON.stringify({ username: 'admin', password: PASSWORD }),
+        })
+      ).status,
+    ).toBe(201)
+    const browser = await d.fetch('/api/auth/login', {
+      method: 'POST',
+      headers: json,
+      body: JSON.stringify({ username: 'admin', password: PASSWORD }),
+    })
+    cookie = browser.headers
+      .getSetCookie()
+      .find((c) => c.startsWith('svc_session='))!
+      .split(';')[0]!
     await browser.arrayBuffer()
-    const client = await d.fetch('/api/auth/login', { method: 'POST', headers: { ...json, 'x-svc-client': 'test' }, body: JSON.stringify({ username: 'admin', password: PASSWORD }) })
+    const client = await d.fetch('/api/auth/login', {
+      method: 'POST',
+      headers: { ...json, 'x-svc-client': 'test' },
+      body: JSON.stringify({ username: 'admin', password: PASSWORD }),
+    })
     token = ((await client.json()) as { token: string }).token
     await cp(join(REPO_ROOT, 'examples', 'hello-plugin'), join(d.pluginsDir, 'hello'), { recursive: true })
-    await waitFor(async () => (await d.fetch('/api/hello', { headers: { cookie } }).then((r) => (r.body?.cancel(), r.status))) === 200, 15_000)
+    await waitFor(
+      async () =>
+        (await d.fetch('/api/hello', { headers: { cookie } }).then((r) => (r.body?.cancel(), r.status))) === 200,
+      15_000,
+    )
     wsUrl = `${own.replace(/^https:/, 'wss:')}/api/hello/echo`
   })
   afterAll(() => d?.stop())
 
-  it('a cookie-authenticated upgrade needs exactly the daemon\'s own Origin', async () => {
+  it("a cookie-authenticated upgrade needs exactly the daemon's own Origin", async () => {
     expect(await upgrade(wsUrl, { cookie, origin: own })).toBe('open')
     expect(await upgrade(wsUrl, { cookie })).toBe(403)
     expect(await upgrade(wsUrl, { cookie, origin: `http://127.0.0.1:${port}` })).toBe(403) // wrong scheme
@@ -75,16 +98,28 @@ describe('origin rule for cookie-authenticated sockets and changes', () => {
 
   it('a cookie-authenticated unsafe request follows the same rule; GET does not need Origin', async () => {
     // A wrong current password: 400 once past the origin check, so 403 can only be the origin rule.
-    const change = (headers: Record<string, string>) => d.fetch('/api/me/password', {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...headers },
-      body: JSON.stringify({ currentPassword: 'not the password', newPassword: 'another good secret' }),
-    }).then(async (r) => ({ status: r.status, error: ((await r.json()) as { error: string }).error }))
+    const change = (headers: Record<string, string>) =>
+      d
+        .fetch('/api/me/password', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...headers },
+          body: JSON.stringify({ currentPassword: 'not the password', newPassword: 'another good secret' }),
+        })
+        .then(async (r) => ({ status: r.status, error: ((await r.json()) as { error: string }).error }))
     expect(await change({ cookie, origin: own })).toEqual({ status: 400, error: 'HOSTD_USERS_WRONG_PASSWORD' })
     expect(await change({ cookie })).toEqual({ status: 403, error: 'HOSTD_AUTH_CROSS_ORIGIN' })
-    expect(await change({ cookie, origin: `http://127.0.0.1:${port}` })).toEqual({ status: 403, error: 'HOSTD_AUTH_CROSS_ORIGIN' })
-    expect(await change({ cookie, origin: 'https://evil.example' })).toEqual({ status: 403, error: 'HOSTD_AUTH_CROSS_ORIGIN' })
-    expect(await change({ authorization: `Bearer ${token}` })).toEqual({ status: 400, error: 'HOSTD_USERS_WRONG_PASSWORD' })
+    expect(await change({ cookie, origin: `http://127.0.0.1:${port}` })).toEqual({
+      status: 403,
+      error: 'HOSTD_AUTH_CROSS_ORIGIN',
+    })
+    expect(await change({ cookie, origin: 'https://evil.example' })).toEqual({
+      status: 403,
+      error: 'HOSTD_AUTH_CROSS_ORIGIN',
+    })
+    expect(await change({ authorization: `Bearer ${token}` })).toEqual({
+      status: 400,
+      error: 'HOSTD_USERS_WRONG_PASSWORD',
+    })
     const me = await d.fetch('/api/auth/me', { headers: { cookie } })
     expect(me.status).toBe(200)
     await me.arrayBuffer()

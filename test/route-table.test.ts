@@ -27,15 +27,32 @@ describe('route table', () => {
     work = await mkdtemp(join(import.meta.dirname, '..', '.hostd-test', 'routes-'))
     const pkg = join(work, 'pkg', 'package')
     await mkdir(join(pkg, 'src'), { recursive: true })
-    await writeFile(join(pkg, 'package.json'), JSON.stringify({ name: 'hostd-plugin-tabletest', version: '1.0.0', type: 'module', hostd: { entry: 'src/index.ts' } }))
-    await writeFile(join(pkg, 'src', 'index.ts'), `import { definePlugin } from '@hostd/sdk'
+    await writeFile(
+      join(pkg, 'package.json'),
+      JSON.stringify({
+        name: 'hostd-plugin-tabletest',
+        version: '1.0.0',
+        type: 'module',
+        hostd: { entry: 'src/index.ts' },
+      }),
+    )
+    await writeFile(
+      join(pkg, 'src', 'index.ts'),
+      `import { definePlugin } from '@hostd/sdk'
 export default definePlugin({ id: 'tabletest', version: '1.0.0', kernel: '^1.0.0',
-  routes: (r) => r.get('/api/tabletest', { role: 'operator' }, () => ({ ok: true })) })\n`)
+  routes: (r) => r.get('/api/tabletest', { role: 'operator' }, () => ({ ok: true })) })\n`,
+    )
     const chunks: Buffer[] = []
     for await (const chunk of tar({ gzip: true, cwd: join(work, 'pkg') }, ['package'])) chunks.push(chunk as Buffer)
-    t = await startTestKernel({ plugins: [hello, ...builtins.map((b) => b.plugin)], env: { HOSTD_PLUGINS_DIR: join(work, 'plugins'), HOSTD_LOGIN_MAX_FAILURES_PER_ADDRESS: '10000' } })
+    t = await startTestKernel({
+      plugins: [hello, ...builtins.map((b) => b.plugin)],
+      env: { HOSTD_PLUGINS_DIR: join(work, 'plugins'), HOSTD_LOGIN_MAX_FAILURES_PER_ADDRESS: '10000' },
+    })
     for (const role of ROLES) {
-      users.set(role, await t.kernel.services.users.create(role === 'admin' ? 'table-admin' : `table-${role}`, PASSWORD, role))
+      users.set(
+        role,
+        await t.kernel.services.users.create(role === 'admin' ? 'table-admin' : `table-${role}`, PASSWORD, role),
+      )
     }
     ctx = {
       t,
@@ -43,7 +60,13 @@ export default definePlugin({ id: 'tabletest', version: '1.0.0', kernel: '^1.0.0
       freshUser: async () => (await t.kernel.services.users.create(`target${++targets}`, PASSWORD, 'viewer')).id,
     }
     // Install once so the installed plugin's own route is part of the table.
-    const installed = await t.inject({ method: 'POST', url: '/api/extensions/install', as: 'admin', headers: { 'content-type': 'application/gzip' }, payload: ctx.pluginArchive })
+    const installed = await t.inject({
+      method: 'POST',
+      url: '/api/extensions/install',
+      as: 'admin',
+      headers: { 'content-type': 'application/gzip' },
+      payload: ctx.pluginArchive,
+    })
     expect(installed.statusCode).toBe(201)
   })
   afterAll(async () => {
@@ -56,18 +79,25 @@ export default definePlugin({ id: 'tabletest', version: '1.0.0', kernel: '^1.0.0
     expect(table.length).toBeGreaterThan(20)
     for (const route of table) {
       expect(['public', ...ROLES], `${route.method} ${route.path}`).toContain(route.role)
-      expect(SAMPLES, `no sample request for ${route.method} ${route.path}`).toHaveProperty(`${route.method} ${route.path}`)
+      expect(SAMPLES, `no sample request for ${route.method} ${route.path}`).toHaveProperty(
+        `${route.method} ${route.path}`,
+      )
     }
   })
 
   it('documents every route in the OpenAPI document with its role', async () => {
-    const doc = (await t.inject({ url: '/api/openapi.json', as: 'viewer' })).json() as { openapi: string; paths: Record<string, Record<string, { 'x-hostd-role': string; requestBody?: unknown }>> }
+    const doc = (await t.inject({ url: '/api/openapi.json', as: 'viewer' })).json() as {
+      openapi: string
+      paths: Record<string, Record<string, { 'x-hostd-role': string; requestBody?: unknown }>>
+    }
     expect(doc.openapi).toBe('3.1.0')
     for (const route of t.kernel.registry.routeTable()) {
       const op = doc.paths[route.path.replace(/:([A-Za-z0-9_]+)/g, '{$1}')]?.[route.method.toLowerCase()]
       expect(op?.['x-hostd-role'], `${route.method} ${route.path}`).toBe(route.role)
     }
-    expect(doc.paths['/api/users']!.post!.requestBody).toMatchObject({ content: { 'application/json': { schema: { required: ['username', 'password', 'role'] } } } })
+    expect(doc.paths['/api/users']!.post!.requestBody).toMatchObject({
+      content: { 'application/json': { schema: { required: ['username', 'password', 'role'] } } },
+    })
     expect(doc.paths['/api/hello']!.get!['x-hostd-role']).toBe('viewer')
   })
 
@@ -78,7 +108,8 @@ export default definePlugin({ id: 'tabletest', version: '1.0.0', kernel: '^1.0.0
       for (const who of ['anonymous', ...ROLES] as const) {
         const sample = await SAMPLES[key]!({ ...ctx, userId: who === 'anonymous' ? undefined : users.get(who)!.id })
         // A fresh session each call: logout and password routes end or keep sessions as they should.
-        const token = who === 'anonymous' ? undefined : t.kernel.services.sessions.create(users.get(who)!.id, '127.0.0.1')
+        const token =
+          who === 'anonymous' ? undefined : t.kernel.services.sessions.create(users.get(who)!.id, '127.0.0.1')
         const res = await t.inject({
           method: route.method as 'GET',
           url: sample.url,
@@ -92,9 +123,12 @@ export default definePlugin({ id: 'tabletest', version: '1.0.0', kernel: '^1.0.0
         const allowed = role === 'public' || (who !== 'anonymous' && roleSatisfies(who, role))
         const expected = allowed ? 'ok' : who === 'anonymous' ? '401' : '403'
         const got = allowed
-          ? ((sample.ok ?? []).includes(res.statusCode) || (res.statusCode >= 200 && res.statusCode < 300) ? 'ok' : String(res.statusCode))
+          ? (sample.ok ?? []).includes(res.statusCode) || (res.statusCode >= 200 && res.statusCode < 300)
+            ? 'ok'
+            : String(res.statusCode)
           : String(res.statusCode)
-        if (got !== expected) results.push(`${key} as ${who}: expected ${expected}, got ${res.statusCode} ${res.body.slice(0, 120)}`)
+        if (got !== expected)
+          results.push(`${key} as ${who}: expected ${expected}, got ${res.statusCode} ${res.body.slice(0, 120)}`)
         if (!allowed) expect(res.json().error, `${key} as ${who}`).toMatch(/^HOSTD_AUTH_/)
       }
     }

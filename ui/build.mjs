@@ -44,7 +44,8 @@ export function hashInputs(paths, extra = []) {
     if (!existsSync(path)) return
     const st = statSync(path)
     if (st.isDirectory()) {
-      for (const name of readdirSync(path).sort()) if (name !== 'node_modules' && name !== 'dist' && !name.startsWith('.')) visit(join(path, name))
+      for (const name of readdirSync(path).sort())
+        if (name !== 'node_modules' && name !== 'dist' && !name.startsWith('.')) visit(join(path, name))
     } else if (st.isFile()) {
       hash.update(relative(REPO, path)).update('\0').update(readFileSync(path)).update('\0')
     }
@@ -63,7 +64,10 @@ export async function compressTree(root) {
     const file = join(entry.parentPath, entry.name)
     const body = await readFile(file)
     if (body.length <= 256) continue
-    const [g, b] = await Promise.all([gz(body, { level: 9 }), br(body, { params: { [zlib.BROTLI_PARAM_QUALITY]: 11, [zlib.BROTLI_PARAM_SIZE_HINT]: body.length } })])
+    const [g, b] = await Promise.all([
+      gz(body, { level: 9 }),
+      br(body, { params: { [zlib.BROTLI_PARAM_QUALITY]: 11, [zlib.BROTLI_PARAM_SIZE_HINT]: body.length } }),
+    ])
     if (g.length < body.length) await writeFile(`${file}.gz`, g)
     if (b.length < body.length) await writeFile(`${file}.br`, b)
   }
@@ -72,7 +76,10 @@ export async function compressTree(root) {
 function pluginUiFolders() {
   const root = join(REPO, 'plugins')
   if (!existsSync(root)) return []
-  return readdirSync(root).sort().map((name) => ({ name, dir: join(root, name, 'ui') })).filter((p) => existsSync(p.dir))
+  return readdirSync(root)
+    .sort()
+    .map((name) => ({ name, dir: join(root, name, 'ui') }))
+    .filter((p) => existsSync(p.dir))
 }
 
 function version(pkg) {
@@ -92,8 +99,13 @@ function pluginDependencies() {
 }
 
 function inputsHash() {
-  const tools = ['esbuild', 'preact', '@preact/signals', '@preact/signals-core', 'htm', 'uplot', 'lucide'].map((p) => `${p}@${version(p)}`)
-  return hashInputs([join(UI, 'src'), join(UI, 'build.mjs'), ...pluginUiFolders().map((p) => p.dir)], [...tools, ...pluginDependencies()])
+  const tools = ['esbuild', 'preact', '@preact/signals', '@preact/signals-core', 'htm', 'uplot', 'lucide'].map(
+    (p) => `${p}@${version(p)}`,
+  )
+  return hashInputs(
+    [join(UI, 'src'), join(UI, 'build.mjs'), ...pluginUiFolders().map((p) => p.dir)],
+    [...tools, ...pluginDependencies()],
+  )
 }
 
 const COMMON = {
@@ -146,7 +158,8 @@ function staticClosure(metafile, outfile) {
   const visit = (file) => {
     if (seen.has(file)) return
     seen.add(file)
-    for (const imp of metafile.outputs[file]?.imports ?? []) if (imp.kind === 'import-statement' && !imp.external) visit(imp.path)
+    for (const imp of metafile.outputs[file]?.imports ?? [])
+      if (imp.kind === 'import-statement' && !imp.external) visit(imp.path)
   }
   visit(outfile)
   return [...seen]
@@ -159,29 +172,58 @@ async function buildInto(out) {
     main: join(UI, 'src/main.tsx'),
     frame: join(UI, 'src/frame.tsx'),
     app: join(UI, 'src/styles/app.css'),
-    ...Object.fromEntries(Object.entries(SHARED).map(([spec, file]) => [spec.replace(/[@/]/g, (c) => (c === '/' ? '-' : '')), join(UI, file)])),
+    ...Object.fromEntries(
+      Object.entries(SHARED).map(([spec, file]) => [
+        spec.replace(/[@/]/g, (c) => (c === '/' ? '-' : '')),
+        join(UI, file),
+      ]),
+    ),
   }
-  const shell = await esbuild.build({ ...COMMON, entryPoints, outdir: assets, entryNames: '[name]-[hash]', chunkNames: 'chunk-[hash]', assetNames: '[name]-[hash]' })
+  const shell = await esbuild.build({
+    ...COMMON,
+    entryPoints,
+    outdir: assets,
+    entryNames: '[name]-[hash]',
+    chunkNames: 'chunk-[hash]',
+    assetNames: '[name]-[hash]',
+  })
   const url = (file) => `/ui/${relative(out, join(REPO, file)).replaceAll('\\', '/')}`
-  const outputOf = (entry) => Object.entries(shell.metafile.outputs).find(([, o]) => o.entryPoint && join(REPO, o.entryPoint) === entry && !o.entryPoint.endsWith('.css'))?.[0]
+  const outputOf = (entry) =>
+    Object.entries(shell.metafile.outputs).find(
+      ([, o]) => o.entryPoint && join(REPO, o.entryPoint) === entry && !o.entryPoint.endsWith('.css'),
+    )?.[0]
   const cssOut = Object.entries(shell.metafile.outputs).find(([f, o]) => f.endsWith('.css') && o.entryPoint)?.[0]
-  const importMap = { imports: Object.fromEntries(Object.entries(SHARED).map(([spec, file]) => [spec, url(outputOf(join(UI, file)))])) }
+  const importMap = {
+    imports: Object.fromEntries(Object.entries(SHARED).map(([spec, file]) => [spec, url(outputOf(join(UI, file)))])),
+  }
   for (const [name, title, body] of [
     ['main', 'hostd', '<div id="app"></div><noscript>hostd needs JavaScript.</noscript>'],
     ['frame', 'hostd plugin', '<main id="frame"></main>'],
   ]) {
     const entry = outputOf(entryPoints[name])
     const preload = staticClosure(shell.metafile, entry).map(url)
-    await writeFile(join(out, `${name === 'main' ? 'index' : 'frame'}.html`), documentHtml({ title, css: url(cssOut), importMap, entry: url(entry), preload, body }))
+    await writeFile(
+      join(out, `${name === 'main' ? 'index' : 'frame'}.html`),
+      documentHtml({ title, css: url(cssOut), importMap, entry: url(entry), preload, body }),
+    )
   }
   await writeFile(join(out, 'favicon.svg'), await readFile(join(UI, 'src/favicon.svg')))
 
   const external = Object.keys(SHARED)
   const plugins = {}
   for (const { name, dir } of pluginUiFolders()) {
-    const entries = readdirSync(dir).filter((f) => PAGE_ENTRY.test(f) && statSync(join(dir, f)).isFile()).map((f) => join(dir, f))
+    const entries = readdirSync(dir)
+      .filter((f) => PAGE_ENTRY.test(f) && statSync(join(dir, f)).isFile())
+      .map((f) => join(dir, f))
     if (entries.length === 0) continue
-    const result = await esbuild.build({ ...COMMON, entryPoints: entries, external, outdir: join(out, 'plugins', name), entryNames: '[name]', chunkNames: 'chunk-[hash]' })
+    const result = await esbuild.build({
+      ...COMMON,
+      entryPoints: entries,
+      external,
+      outdir: join(out, 'plugins', name),
+      entryNames: '[name]',
+      chunkNames: 'chunk-[hash]',
+    })
     plugins[name] = Object.keys(result.metafile.outputs).map((f) => relative(out, join(REPO, f)))
   }
   await compressTree(out)
@@ -191,7 +233,9 @@ async function buildInto(out) {
 /** Builds ui/dist (or skips when `ifChanged` and the inputs are the last build's). Returns what it did. */
 export async function buildUi({ ifChanged = false, log = (line) => process.stdout.write(`${line}\n`) } = {}) {
   const hash = inputsHash()
-  const previous = existsSync(join(DIST, 'build.json')) ? JSON.parse(readFileSync(join(DIST, 'build.json'), 'utf8')) : null
+  const previous = existsSync(join(DIST, 'build.json'))
+    ? JSON.parse(readFileSync(join(DIST, 'build.json'), 'utf8'))
+    : null
   if (ifChanged && previous?.inputs === hash && existsSync(join(DIST, 'index.html'))) return { built: false, dir: DIST }
   const started = performance.now()
   const tmp = join(UI, `.dist-${process.pid}`)
@@ -199,7 +243,10 @@ export async function buildUi({ ifChanged = false, log = (line) => process.stdou
   await mkdir(tmp, { recursive: true })
   try {
     const report = await buildInto(tmp)
-    await writeFile(join(tmp, 'build.json'), `${JSON.stringify({ inputs: hash, builtAt: new Date().toISOString(), ...report }, null, 1)}\n`)
+    await writeFile(
+      join(tmp, 'build.json'),
+      `${JSON.stringify({ inputs: hash, builtAt: new Date().toISOString(), ...report }, null, 1)}\n`,
+    )
     const old = join(UI, `.dist-old-${process.pid}`)
     if (existsSync(DIST)) await rename(DIST, old)
     await rename(tmp, DIST)

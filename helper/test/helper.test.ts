@@ -10,16 +10,23 @@ import { HELPER_PROGRAM, startHelper, type RunningHelper } from './start-helper.
  * credentials, the allowlist, validation of every string argument of every action against injection strings
  * (proved by the helper's own log and a canary file that a shell would have created), dry run, and the log.
  */
-const table = JSON.parse(execFileSync('/usr/bin/python3', [HELPER_PROGRAM, '--describe'], { encoding: 'utf8' })) as Record<
-  string,
-  { reads: boolean; args: Record<string, string> }
->
+const table = JSON.parse(
+  execFileSync('/usr/bin/python3', [HELPER_PROGRAM, '--describe'], { encoding: 'utf8' }),
+) as Record<string, { reads: boolean; args: Record<string, string> }>
 const NOBODY = 65534
 
 /** A valid value per argument, so that each case breaks exactly one argument. */
 const VALID: Record<string, unknown> = {
-  service: 'Wired connection 1', servers: ['192.0.2.53'], address: '192.0.2.10/24', gateway: '192.0.2.1', seconds: 1,
-  checkpoint: '/org/freedesktop/NetworkManager/Checkpoint/1', display: ':0', on: true, name: 'host-1', zone: 'UTC',
+  service: 'Wired connection 1',
+  servers: ['192.0.2.53'],
+  address: '192.0.2.10/24',
+  gateway: '192.0.2.1',
+  seconds: 1,
+  checkpoint: '/org/freedesktop/NetworkManager/Checkpoint/1',
+  display: ':0',
+  on: true,
+  name: 'host-1',
+  zone: 'UTC',
 }
 function validArgs(action: string): Record<string, unknown> {
   return Object.fromEntries(Object.keys(table[action]!.args).map((field) => [field, VALID[field]]))
@@ -74,56 +81,91 @@ print(s.makefile().readline().strip())`
 
   it('lists the actions the plugins and the metrics contract rely on', () => {
     expect(table['net.processTraffic']).toEqual({ reads: true, args: { seconds: 'integer' } })
-    for (const name of ['nm.setDns', 'nm.setIpv4Manual', 'power.restart', 'hostname.set', 'timezone.set', 'ssh.set', 'ntp.set']) {
+    for (const name of [
+      'nm.setDns',
+      'nm.setIpv4Manual',
+      'power.restart',
+      'hostname.set',
+      'timezone.set',
+      'ssh.set',
+      'ntp.set',
+    ]) {
       expect(table, name).toHaveProperty([name])
     }
   })
 
   const INJECTIONS = ['0;id', '$(id)', '`id`', 'a|id', 'a\nid', '-oProxyCommand=id', 'a\0id', 'a&&id', 'a>x']
   const stringFields = Object.entries(table).flatMap(([action, def]) =>
-    Object.entries(def.args).filter(([, kind]) => kind.includes('string')).map(([field, kind]) => ({ action, field, list: kind.startsWith('list') })),
+    Object.entries(def.args)
+      .filter(([, kind]) => kind.includes('string'))
+      .map(([field, kind]) => ({ action, field, list: kind.startsWith('list') })),
   )
 
   it('has string arguments to attack', () => {
     expect(stringFields.length).toBeGreaterThanOrEqual(8)
   })
 
-  it.each(stringFields)('refuses every injection string in $action.$field with 400, and runs nothing', async ({ action, field, list }) => {
-    const attempts = [...INJECTIONS, `a;touch ${canary()}`, `$(touch ${canary()})`]
-    for (const bad of attempts) {
-      const answer = await helper.call(action, { ...validArgs(action), [field]: list ? [bad] : bad })
-      expect(answer, `${action} ${field}=${JSON.stringify(bad)}`).toMatchObject({ ok: false, status: 400, error: 'HOSTD_HELPER_INVALID_ARGUMENT' })
-    }
-    const entries = (await helper.log()).filter((e) => e.action === action && attempts.includes(list ? e.args?.[field]?.[0] : e.args?.[field]))
-    expect(entries).toHaveLength(attempts.length)
-    for (const entry of entries) {
-      // An argument vector is built only after every argument passed; no argv and no exit code: nothing ran.
-      expect(entry).toMatchObject({ outcome: 'refused', status: 400 })
-      expect(entry).not.toHaveProperty('argv')
-      expect(entry).not.toHaveProperty('exitCode')
-    }
-    expect(existsSync(canary())).toBe(false)
-  })
+  it.each(stringFields)(
+    'refuses every injection string in $action.$field with 400, and runs nothing',
+    async ({ action, field, list }) => {
+      const attempts = [...INJECTIONS, `a;touch ${canary()}`, `$(touch ${canary()})`]
+      for (const bad of attempts) {
+        const answer = await helper.call(action, { ...validArgs(action), [field]: list ? [bad] : bad })
+        expect(answer, `${action} ${field}=${JSON.stringify(bad)}`).toMatchObject({
+          ok: false,
+          status: 400,
+          error: 'HOSTD_HELPER_INVALID_ARGUMENT',
+        })
+      }
+      const entries = (await helper.log()).filter(
+        (e) => e.action === action && attempts.includes(list ? e.args?.[field]?.[0] : e.args?.[field]),
+      )
+      expect(entries).toHaveLength(attempts.length)
+      for (const entry of entries) {
+        // An argument vector is built only after every argument passed; no argv and no exit code: nothing ran.
+        expect(entry).toMatchObject({ outcome: 'refused', status: 400 })
+        expect(entry).not.toHaveProperty('argv')
+        expect(entry).not.toHaveProperty('exitCode')
+      }
+      expect(existsSync(canary())).toBe(false)
+    },
+  )
 
   it('refuses out-of-range and mistyped numbers and booleans', async () => {
     for (const seconds of [0, 11, -1, 1.5, '3', true, null]) {
-      expect(await helper.call('net.processTraffic', { seconds }), String(seconds)).toMatchObject({ ok: false, status: 400 })
+      expect(await helper.call('net.processTraffic', { seconds }), String(seconds)).toMatchObject({
+        ok: false,
+        status: 400,
+      })
     }
-    for (const on of ['true', 1, null]) expect(await helper.call('ssh.set', { on }), String(on)).toMatchObject({ ok: false, status: 400 })
+    for (const on of ['true', 1, null])
+      expect(await helper.call('ssh.set', { on }), String(on)).toMatchObject({ ok: false, status: 400 })
     for (const address of ['192.0.2.10/33', '256.0.0.1/24', '192.0.2.10', '192.0.2.010/24']) {
-      expect(await helper.call('nm.setIpv4Manual', { service: 'x', address }), address).toMatchObject({ ok: false, status: 400 })
+      expect(await helper.call('nm.setIpv4Manual', { service: 'x', address }), address).toMatchObject({
+        ok: false,
+        status: 400,
+      })
     }
     expect(await helper.call('timezone.set', { zone: 'Mars/Olympus_Mons' })).toMatchObject({ ok: false, status: 400 })
-    expect(await helper.call('nm.setDns', { service: 'x', servers: ['192.0.2.1', '192.0.2.2', '192.0.2.3', '192.0.2.4'] })).toMatchObject({ ok: false, status: 400 })
+    expect(
+      await helper.call('nm.setDns', { service: 'x', servers: ['192.0.2.1', '192.0.2.2', '192.0.2.3', '192.0.2.4'] }),
+    ).toMatchObject({ ok: false, status: 400 })
   })
 
   it('refuses unknown actions, unknown or missing arguments, and malformed requests', async () => {
-    expect(await helper.call('rm', { path: '/' })).toMatchObject({ ok: false, status: 400, error: 'HOSTD_HELPER_UNKNOWN_ACTION' })
+    expect(await helper.call('rm', { path: '/' })).toMatchObject({
+      ok: false,
+      status: 400,
+      error: 'HOSTD_HELPER_UNKNOWN_ACTION',
+    })
     expect(await helper.call('hostname.set', { name: 'a', extra: 1 })).toMatchObject({ ok: false, status: 400 })
     expect(await helper.call('hostname.set', {})).toMatchObject({ ok: false, status: 400 })
     expect(await helper.request({ action: 'hostname.set', args: ['a'] })).toMatchObject({ ok: false, status: 400 })
     expect(await helper.request('not json\n')).toMatchObject({ ok: false, status: 400 })
-    expect(await helper.request(`${JSON.stringify({ action: 'ping', pad: 'x'.repeat(70_000) })}\n`)).toMatchObject({ ok: false, status: 400 })
+    expect(await helper.request(`${JSON.stringify({ action: 'ping', pad: 'x'.repeat(70_000) })}\n`)).toMatchObject({
+      ok: false,
+      status: 400,
+    })
   })
 
   it('runs a read action for real: per-process traffic for the metrics plugin', async () => {
@@ -131,7 +173,12 @@ print(s.makefile().readline().strip())`
     expect(answer.ok, JSON.stringify(answer)).toBe(true)
     expect(typeof answer.result.stdout).toBe('string')
     const entry = (await helper.log()).findLast((e) => e.action === 'net.processTraffic' && e.args.seconds === 1)
-    expect(entry).toMatchObject({ outcome: 'ok', exitCode: 0, argv: ['nethogs', '-a', '-t', '-d', '1', '-c', '1'], peer: { uid: process.getuid!() } })
+    expect(entry).toMatchObject({
+      outcome: 'ok',
+      exitCode: 0,
+      argv: ['nethogs', '-a', '-t', '-d', '1', '-c', '1'],
+      peer: { uid: process.getuid!() },
+    })
   })
 })
 
@@ -170,8 +217,26 @@ describe('root helper in dry-run mode', () => {
     ['power.sleep', {}, ['systemctl', 'suspend']],
     ['hostname.set', { name: 'box.example' }, ['hostnamectl', 'set-hostname', 'box.example']],
     ['ssh.set', { on: false }, ['systemctl', 'disable', '--now', 'ssh.service']],
-    ['nm.setIpv4Manual', { service: 'Wired connection 1', address: '192.0.2.10/24', gateway: '192.0.2.1' },
-      ['nmcli', '--terse', '--escape', 'yes', 'connection', 'modify', 'id', 'Wired connection 1', 'ipv4.method', 'manual', 'ipv4.addresses', '192.0.2.10/24', 'ipv4.gateway', '192.0.2.1']],
+    [
+      'nm.setIpv4Manual',
+      { service: 'Wired connection 1', address: '192.0.2.10/24', gateway: '192.0.2.1' },
+      [
+        'nmcli',
+        '--terse',
+        '--escape',
+        'yes',
+        'connection',
+        'modify',
+        'id',
+        'Wired connection 1',
+        'ipv4.method',
+        'manual',
+        'ipv4.addresses',
+        '192.0.2.10/24',
+        'ipv4.gateway',
+        '192.0.2.1',
+      ],
+    ],
   ])('answers the argument vector of %s without running it', async (action, args, argv) => {
     expect(await helper.call(action, args)).toEqual({ ok: true, result: { dryRun: true, argv } })
     expect((await helper.log()).findLast((e) => e.action === action)).toMatchObject({ outcome: 'dry-run', argv })
@@ -203,7 +268,8 @@ describe("the kernel's helper client", () => {
     const helper = await startHelper()
     try {
       await expect(new UnixHelperClient(helper.socket).call('hostname.set', { name: '$(id)' })).rejects.toMatchObject({
-        statusCode: 400, code: 'HOSTD_HELPER_INVALID_ARGUMENT',
+        statusCode: 400,
+        code: 'HOSTD_HELPER_INVALID_ARGUMENT',
       })
     } finally {
       await helper.stop()

@@ -50,9 +50,38 @@ async function until<T>(what: string, probe: () => Promise<T>, ok: (v: T) => boo
 
 // Every form in host-features.md section 5 that would make apt-get do something else than install that name.
 const INJECTIONS: unknown[] = [
-  '-oAPT::Update::Pre-Invoke::=/bin/sh', '--version', 'foo-', 'foo+', 'foo:amd64-', '?essential', '~nfoo', 'name=1.0',
-  'name/bookworm', './x.deb', '/tmp/x.deb', '*', 'foo*', 'fo.*', '^foo$', 'foo|bar', '[a-z]+', '(foo)', 'foo\nbar', 'foo\0bar',
-  '', 'a', 'x'.repeat(129), 'Foo', 'foo bar', 'foo;id', '$(id)', 'foo:', 'foo:AMD64', 1, null, ['foo'],
+  '-oAPT::Update::Pre-Invoke::=/bin/sh',
+  '--version',
+  'foo-',
+  'foo+',
+  'foo:amd64-',
+  '?essential',
+  '~nfoo',
+  'name=1.0',
+  'name/bookworm',
+  './x.deb',
+  '/tmp/x.deb',
+  '*',
+  'foo*',
+  'fo.*',
+  '^foo$',
+  'foo|bar',
+  '[a-z]+',
+  '(foo)',
+  'foo\nbar',
+  'foo\0bar',
+  '',
+  'a',
+  'x'.repeat(129),
+  'Foo',
+  'foo bar',
+  'foo;id',
+  '$(id)',
+  'foo:',
+  'foo:AMD64',
+  1,
+  null,
+  ['foo'],
 ]
 
 describe('root helper: package actions', () => {
@@ -63,8 +92,10 @@ describe('root helper: package actions', () => {
   beforeAll(async () => {
     statusBefore = machineStatus()
     apt = await createAptRoot()
-    await apt.publish({ name: 'hostd-demo', version: '1.0', summary: 'hostd demo package' },
-      { name: 'hostd-slow', version: '1.0', summary: 'hostd demo package that waits', gated: true })
+    await apt.publish(
+      { name: 'hostd-demo', version: '1.0', summary: 'hostd demo package' },
+      { name: 'hostd-slow', version: '1.0', summary: 'hostd demo package that waits', gated: true },
+    )
     helper = await startHelper({ env: { HOSTD_HELPER_APT_CONFIG: apt.aptConfig } })
   })
   afterAll(async () => {
@@ -72,20 +103,27 @@ describe('root helper: package actions', () => {
     await apt?.remove()
   })
 
-  it.each(['pkg.install', 'pkg.upgrade', 'pkg.remove', 'pkg.purge'])('%s refuses every injection form with 400, and runs nothing', async (action) => {
-    for (const bad of INJECTIONS) {
-      const answer = await helper.call(action, { packages: ['hostd-demo', bad] })
-      expect(answer, `${action} ${JSON.stringify(bad)}`).toMatchObject({ ok: false, status: 400, error: 'HOSTD_HELPER_INVALID_ARGUMENT' })
-    }
-    const entries = (await helper.log()).filter((e) => e.action === action)
-    expect(entries).toHaveLength(INJECTIONS.length)
-    for (const entry of entries) {
-      expect(entry).toMatchObject({ outcome: 'refused', status: 400 })
-      expect(entry).not.toHaveProperty('argv')
-      expect(entry).not.toHaveProperty('exitCode')
-    }
-    expect(await apt.installed()).toEqual({})
-  })
+  it.each(['pkg.install', 'pkg.upgrade', 'pkg.remove', 'pkg.purge'])(
+    '%s refuses every injection form with 400, and runs nothing',
+    async (action) => {
+      for (const bad of INJECTIONS) {
+        const answer = await helper.call(action, { packages: ['hostd-demo', bad] })
+        expect(answer, `${action} ${JSON.stringify(bad)}`).toMatchObject({
+          ok: false,
+          status: 400,
+          error: 'HOSTD_HELPER_INVALID_ARGUMENT',
+        })
+      }
+      const entries = (await helper.log()).filter((e) => e.action === action)
+      expect(entries).toHaveLength(INJECTIONS.length)
+      for (const entry of entries) {
+        expect(entry).toMatchObject({ outcome: 'refused', status: 400 })
+        expect(entry).not.toHaveProperty('argv')
+        expect(entry).not.toHaveProperty('exitCode')
+      }
+      expect(await apt.installed()).toEqual({})
+    },
+  )
 
   it('says why a trailing "+" or "-" is refused', async () => {
     expect((await helper.call('pkg.install', { packages: ['foo-'] })).message).toMatch(/must not end with "\+" or "-"/)
@@ -94,16 +132,24 @@ describe('root helper: package actions', () => {
   it('refuses an empty or oversized list, and names for refresh', async () => {
     expect(await helper.call('pkg.install', { packages: [] })).toMatchObject({ ok: false, status: 400 })
     expect(await helper.call('pkg.remove', {})).toMatchObject({ ok: false, status: 400 })
-    expect(await helper.call('pkg.install', { packages: Array.from({ length: 51 }, (_, i) => `p${i}`) })).toMatchObject({ ok: false, status: 400 })
+    expect(await helper.call('pkg.install', { packages: Array.from({ length: 51 }, (_, i) => `p${i}`) })).toMatchObject(
+      { ok: false, status: 400 },
+    )
     expect(await helper.call('pkg.refresh', { packages: ['hostd-demo'] })).toMatchObject({ ok: false, status: 400 })
   })
 
   it('streams a real job: output and apt status lines as events, then the exit code', async () => {
     const refresh = await stream(helper.socket, { action: 'pkg.refresh', args: {} })
     expect(refresh.answer).toEqual({ ok: true, result: { exitCode: 0 } })
-    const { events, answer } = await stream(helper.socket, { action: 'pkg.install', args: { packages: ['hostd-demo'] } })
+    const { events, answer } = await stream(helper.socket, {
+      action: 'pkg.install',
+      args: { packages: ['hostd-demo'] },
+    })
     expect(answer).toEqual({ ok: true, result: { exitCode: 0 } })
-    expect(events).toContainEqual({ stream: 'status', text: 'pmstatus:hostd-demo:80.0000:Installed hostd-demo (amd64)' })
+    expect(events).toContainEqual({
+      stream: 'status',
+      text: 'pmstatus:hostd-demo:80.0000:Installed hostd-demo (amd64)',
+    })
     expect(events.some((e) => e.stream === 'stdout' && /Setting up hostd-demo \(1\.0\)/.test(e.text))).toBe(true)
     expect(await apt.installed()).toEqual({ 'hostd-demo': '1.0' })
     const entry = (await helper.log()).findLast((e) => e.action === 'pkg.install')
@@ -113,11 +159,17 @@ describe('root helper: package actions', () => {
 
   it('never lets apt read a name as a regex: "hostd-dem." installs nothing (APT::Cmd::Pattern-Only)', async () => {
     await stream(helper.socket, { action: 'pkg.remove', args: { packages: ['hostd-demo'] } })
-    const { events, answer } = await stream(helper.socket, { action: 'pkg.install', args: { packages: ['hostd-dem.'] } })
+    const { events, answer } = await stream(helper.socket, {
+      action: 'pkg.install',
+      args: { packages: ['hostd-dem.'] },
+    })
     expect(answer).toEqual({ ok: true, result: { exitCode: 100 } })
     expect(events.some((e) => e.stream === 'stderr' && /Unable to locate package hostd-dem\./.test(e.text))).toBe(true)
     expect(await apt.installed()).toEqual({})
-    expect((await helper.log()).findLast((e) => e.action === 'pkg.install')).toMatchObject({ outcome: 'failed', exitCode: 100 })
+    expect((await helper.log()).findLast((e) => e.action === 'pkg.install')).toMatchObject({
+      outcome: 'failed',
+      exitCode: 100,
+    })
   })
 
   it('runs one job at a time, and a job outlives the connection that asked for it', async () => {
@@ -127,12 +179,16 @@ describe('root helper: package actions', () => {
     const second = await helper.call('pkg.install', { packages: ['hostd-demo'] })
     expect(second).toMatchObject({ ok: false, status: 409, error: 'HOSTD_HELPER_BUSY' })
     await apt.release()
-    const done = await until('the abandoned job', () => helper.log(), (log) => log.some((e) => e.action === 'pkg.install' && e.args.packages[0] === 'hostd-slow' && 'exitCode' in e))
+    const done = await until(
+      'the abandoned job',
+      () => helper.log(),
+      (log) => log.some((e) => e.action === 'pkg.install' && e.args.packages[0] === 'hostd-slow' && 'exitCode' in e),
+    )
     expect(done.findLast((e) => e.args?.packages?.[0] === 'hostd-slow')).toMatchObject({ outcome: 'ok', exitCode: 0 })
     expect(await apt.installed()).toEqual({ 'hostd-slow': '1.0' })
   })
 
-  it('left the machine\'s own dpkg database untouched', () => {
+  it("left the machine's own dpkg database untouched", () => {
     expect(machineStatus()).toBe(statusBefore)
   })
 })
@@ -144,11 +200,28 @@ describe('root helper: package actions in dry-run mode', () => {
   })
   afterAll(() => helper.stop())
 
-  const apt = ['apt-get', '-y', '-q', '-o', 'APT::Status-Fd=3', '-o', 'APT::Cmd::Pattern-Only=1', '-o', 'DPkg::Lock::Timeout=60',
-    '-o', 'Dpkg::Options::=--force-confdef', '-o', 'Dpkg::Options::=--force-confold']
+  const apt = [
+    'apt-get',
+    '-y',
+    '-q',
+    '-o',
+    'APT::Status-Fd=3',
+    '-o',
+    'APT::Cmd::Pattern-Only=1',
+    '-o',
+    'DPkg::Lock::Timeout=60',
+    '-o',
+    'Dpkg::Options::=--force-confdef',
+    '-o',
+    'Dpkg::Options::=--force-confold',
+  ]
   it.each([
     ['pkg.refresh', {}, [...apt, 'update', '--']],
-    ['pkg.install', { packages: ['libstdc++6:amd64', 'python3.11', '0ad'] }, [...apt, 'install', '--', 'libstdc++6:amd64', 'python3.11', '0ad']],
+    [
+      'pkg.install',
+      { packages: ['libstdc++6:amd64', 'python3.11', '0ad'] },
+      [...apt, 'install', '--', 'libstdc++6:amd64', 'python3.11', '0ad'],
+    ],
     ['pkg.upgrade', { packages: ['hostd-demo'] }, [...apt, 'install', '--only-upgrade', '--', 'hostd-demo']],
     ['pkg.upgrade', {}, [...apt, 'upgrade', '--']],
     ['pkg.remove', { packages: ['hostd-demo'] }, [...apt, 'remove', '--', 'hostd-demo']],

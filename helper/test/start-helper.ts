@@ -69,8 +69,17 @@ export async function startHelper(options: HelperOptions = {}): Promise<RunningH
   await chmod(dir, 0o755) // so a test client running as another uid can reach the socket file
   const socket = join(dir, 'helper.sock')
   const logFile = join(dir, 'helper.log')
-  const args = [HELPER_PROGRAM, '--socket', socket, '--log', logFile,
-    '--uid', String(options.uid ?? process.getuid!()), '--gid', String(options.gid ?? process.getgid!())]
+  const args = [
+    HELPER_PROGRAM,
+    '--socket',
+    socket,
+    '--log',
+    logFile,
+    '--uid',
+    String(options.uid ?? process.getuid!()),
+    '--gid',
+    String(options.gid ?? process.getgid!()),
+  ]
   if (options.dryRun) args.push('--dry-run')
   if (options.dbusSystemBus) args.push('--dbus-system-bus', options.dbusSystemBus)
   const child = spawn('/usr/bin/python3', args, { stdio: ['ignore', 'pipe', 'pipe'], env: options.env ?? {} })
@@ -99,7 +108,10 @@ export async function startHelper(options: HelperOptions = {}): Promise<RunningH
     call: (action, args = {}) => requestOverSocket(socket, { action, args }),
     async log() {
       const text = await readFile(logFile, 'utf8').catch(() => '')
-      return text.split('\n').filter(Boolean).map((line) => JSON.parse(line))
+      return text
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line))
     },
     async stop(keepDir = false) {
       if (child.exitCode === null) {

@@ -132,7 +132,8 @@ async function removeLeftovers(cgroupRoot: string): Promise<void> {
     const events = await readFile(join(cgroupRoot, name, 'cgroup.events'), 'utf8').catch(() => '')
     if (/populated 0/.test(events)) await removeCgroup(join(cgroupRoot, name))
   }
-  for (const name of (await readdir(tmpdir()).catch(() => [])).filter(stale)) await rm(join(tmpdir(), name), { recursive: true, force: true })
+  for (const name of (await readdir(tmpdir()).catch(() => [])).filter(stale))
+    await rm(join(tmpdir(), name), { recursive: true, force: true })
 }
 
 export async function startUnitContainer(options: ContainerOptions): Promise<UnitContainer> {
@@ -149,14 +150,20 @@ export async function startUnitContainer(options: ContainerOptions): Promise<Uni
       await writeFile(join(dir, 'units', name), content)
     }
     const members = options.groupMembers ?? {}
-    const groupLines = (await readFile('/etc/group', 'utf8')).trimEnd().split('\n').map((line) => {
-      const fields = line.split(':')
-      const add = members[fields[0]!]
-      if (!add) return line
-      fields[3] = [...(fields[3] ? fields[3].split(',') : []), ...add].join(',')
-      return fields.join(':')
-    })
-    await writeFile(join(dir, 'passwd'), `${(await readFile('/etc/passwd', 'utf8')).trimEnd()}\n${(options.passwd ?? []).join('\n')}\n`)
+    const groupLines = (await readFile('/etc/group', 'utf8'))
+      .trimEnd()
+      .split('\n')
+      .map((line) => {
+        const fields = line.split(':')
+        const add = members[fields[0]!]
+        if (!add) return line
+        fields[3] = [...(fields[3] ? fields[3].split(',') : []), ...add].join(',')
+        return fields.join(':')
+      })
+    await writeFile(
+      join(dir, 'passwd'),
+      `${(await readFile('/etc/passwd', 'utf8')).trimEnd()}\n${(options.passwd ?? []).join('\n')}\n`,
+    )
     await writeFile(join(dir, 'group'), `${[...groupLines, ...(options.group ?? [])].join('\n')}\n`)
     const script = [
       'set -eu',
@@ -193,9 +200,23 @@ export async function startUnitContainer(options: ContainerOptions): Promise<Uni
     // setpriv: killed with this process, and without the capabilities that act on the whole machine;
     // unshare --kill-child: systemd killed with unshare. The shell joins the fresh cgroup first, so the cgroup
     // namespace's root is that cgroup.
-    child = spawn('setpriv', ['--pdeathsig', 'KILL', '--bounding-set', HOST_WIDE_CAPABILITIES, '--', 'bash', '-c',
-      'echo $$ > "$1/cgroup.procs" && exec unshare --pid --fork --kill-child --mount --propagation private --cgroup --uts --ipc -- bash "$2"',
-      'boot', cgroup, join(dir, 'boot.sh')], { stdio: ['ignore', 'pipe', 'pipe'] })
+    child = spawn(
+      'setpriv',
+      [
+        '--pdeathsig',
+        'KILL',
+        '--bounding-set',
+        HOST_WIDE_CAPABILITIES,
+        '--',
+        'bash',
+        '-c',
+        'echo $$ > "$1/cgroup.procs" && exec unshare --pid --fork --kill-child --mount --propagation private --cgroup --uts --ipc -- bash "$2"',
+        'boot',
+        cgroup,
+        join(dir, 'boot.sh'),
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    )
   } catch (err) {
     await removeCgroup(cgroup)
     await rm(dir, { recursive: true, force: true })
@@ -215,10 +236,16 @@ export async function startUnitContainer(options: ContainerOptions): Promise<Uni
       if (unshare.exitCode !== null || unshare.signalCode !== null) {
         throw new Error(`the systemd container did not start: ${output}`)
       }
-      const children = (await readFile(`/proc/${unshare.pid}/task/${unshare.pid}/children`, 'utf8').catch(() => '')).trim().split(/\s+/).filter(Boolean)
+      const children = (await readFile(`/proc/${unshare.pid}/task/${unshare.pid}/children`, 'utf8').catch(() => ''))
+        .trim()
+        .split(/\s+/)
+        .filter(Boolean)
       const comm = children[0] ? (await readFile(`/proc/${children[0]}/comm`, 'utf8').catch(() => '')).trim() : ''
       if (comm === 'systemd') return Number(children[0])
-      if (Date.now() > bootDeadline) throw new Error(`systemd did not start within ${BOOT_TIMEOUT_MS} ms (unshare's children: ${children.join(' ')} ${comm}): ${output}`)
+      if (Date.now() > bootDeadline)
+        throw new Error(
+          `systemd did not start within ${BOOT_TIMEOUT_MS} ms (unshare's children: ${children.join(' ')} ${comm}): ${output}`,
+        )
       // The container is being set up (a few mounts): check again on the next turn of the loop.
       await new Promise((r) => setTimeout(r, 20))
     }
@@ -232,7 +259,9 @@ export async function startUnitContainer(options: ContainerOptions): Promise<Uni
 
   const exec = async (program: string, args: string[]) => {
     try {
-      const { stdout, stderr } = await run('nsenter', ['-t', String(init), '-m', '-p', '--', program, ...args], { maxBuffer: 16 * 1024 * 1024 })
+      const { stdout, stderr } = await run('nsenter', ['-t', String(init), '-m', '-p', '--', program, ...args], {
+        maxBuffer: 16 * 1024 * 1024,
+      })
       return { stdout, stderr, code: 0 }
     } catch (err) {
       const e = err as { stdout?: string; stderr?: string; code?: number }
@@ -269,7 +298,13 @@ export async function startUnitContainer(options: ContainerOptions): Promise<Uni
   const unitCgroup = (unit: string) => join(cgroup, 'system.slice', unit)
   const show = async (unit: string, ...properties: string[]): Promise<Record<string, string>> => {
     const out = await systemctl('show', unit, ...properties.flatMap((p) => ['-p', p]))
-    return Object.fromEntries(out.trim().split('\n').filter(Boolean).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]))
+    return Object.fromEntries(
+      out
+        .trim()
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+    )
   }
   return {
     pid: init,
@@ -279,9 +314,14 @@ export async function startUnitContainer(options: ContainerOptions): Promise<Uni
     async mainPid(unit) {
       const inside = Number((await show(unit, 'MainPID')).MainPID)
       if (!inside) return null
-      const pids = (await readFile(join(unitCgroup(unit), 'cgroup.procs'), 'utf8').catch(() => '')).split('\n').filter(Boolean)
+      const pids = (await readFile(join(unitCgroup(unit), 'cgroup.procs'), 'utf8').catch(() => ''))
+        .split('\n')
+        .filter(Boolean)
       for (const pid of pids) {
-        const nspid = /^NSpid:\s+(.*)$/m.exec(await readFile(`/proc/${pid}/status`, 'utf8').catch(() => ''))?.[1]?.trim().split(/\s+/)
+        const nspid = /^NSpid:\s+(.*)$/m
+          .exec(await readFile(`/proc/${pid}/status`, 'utf8').catch(() => ''))?.[1]
+          ?.trim()
+          .split(/\s+/)
         if (nspid && Number(nspid[nspid.length - 1]) === inside) return Number(pid)
       }
       return null

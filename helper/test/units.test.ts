@@ -42,9 +42,22 @@ async function publishDemoPackage(apt: AptRoot): Promise<void> {
   const tree = join(apt.dir, 'build', DEMO_PACKAGE)
   await mkdir(join(tree, 'DEBIAN'), { recursive: true })
   await mkdir(join(tree, 'usr', 'bin'), { recursive: true })
-  await writeFile(join(tree, 'DEBIAN', 'control'), [`Package: ${DEMO_PACKAGE}`, 'Version: 1.0', 'Architecture: all',
-    'Maintainer: hostd tests <tests@example.invalid>', 'Description: hostd units test', ' A package built by the units test.', ''].join('\n'))
-  await writeFile(join(tree, 'DEBIAN', 'postinst'), '#!/bin/sh\nset -e\ntouch "$DPKG_ROOT/postinst-ran"\nchown 1:1 "$DPKG_ROOT/postinst-ran"\n')
+  await writeFile(
+    join(tree, 'DEBIAN', 'control'),
+    [
+      `Package: ${DEMO_PACKAGE}`,
+      'Version: 1.0',
+      'Architecture: all',
+      'Maintainer: hostd tests <tests@example.invalid>',
+      'Description: hostd units test',
+      ' A package built by the units test.',
+      '',
+    ].join('\n'),
+  )
+  await writeFile(
+    join(tree, 'DEBIAN', 'postinst'),
+    '#!/bin/sh\nset -e\ntouch "$DPKG_ROOT/postinst-ran"\nchown 1:1 "$DPKG_ROOT/postinst-ran"\n',
+  )
   await chmod(join(tree, 'DEBIAN', 'postinst'), 0o755)
   await writeFile(join(tree, 'usr', 'bin', DEMO_PACKAGE), '#!/bin/sh\necho demo\n')
   await chmod(join(tree, 'usr', 'bin', DEMO_PACKAGE), 0o4755)
@@ -72,11 +85,49 @@ function serviceSettings(text: string): Map<string, string[]> {
 const last = (settings: Map<string, string[]>, key: string) => settings.get(key)?.at(-1) ?? ''
 
 /** capability(7) numbers, for reading CapBnd in /proc/<pid>/status. */
-const CAPABILITIES = ['CHOWN', 'DAC_OVERRIDE', 'DAC_READ_SEARCH', 'FOWNER', 'FSETID', 'KILL', 'SETGID', 'SETUID', 'SETPCAP',
-  'LINUX_IMMUTABLE', 'NET_BIND_SERVICE', 'NET_BROADCAST', 'NET_ADMIN', 'NET_RAW', 'IPC_LOCK', 'IPC_OWNER', 'SYS_MODULE',
-  'SYS_RAWIO', 'SYS_CHROOT', 'SYS_PTRACE', 'SYS_PACCT', 'SYS_ADMIN', 'SYS_BOOT', 'SYS_NICE', 'SYS_RESOURCE', 'SYS_TIME',
-  'SYS_TTY_CONFIG', 'MKNOD', 'LEASE', 'AUDIT_WRITE', 'AUDIT_CONTROL', 'SETFCAP', 'MAC_OVERRIDE', 'MAC_ADMIN', 'SYSLOG',
-  'WAKE_ALARM', 'BLOCK_SUSPEND', 'AUDIT_READ', 'PERFMON', 'BPF', 'CHECKPOINT_RESTORE']
+const CAPABILITIES = [
+  'CHOWN',
+  'DAC_OVERRIDE',
+  'DAC_READ_SEARCH',
+  'FOWNER',
+  'FSETID',
+  'KILL',
+  'SETGID',
+  'SETUID',
+  'SETPCAP',
+  'LINUX_IMMUTABLE',
+  'NET_BIND_SERVICE',
+  'NET_BROADCAST',
+  'NET_ADMIN',
+  'NET_RAW',
+  'IPC_LOCK',
+  'IPC_OWNER',
+  'SYS_MODULE',
+  'SYS_RAWIO',
+  'SYS_CHROOT',
+  'SYS_PTRACE',
+  'SYS_PACCT',
+  'SYS_ADMIN',
+  'SYS_BOOT',
+  'SYS_NICE',
+  'SYS_RESOURCE',
+  'SYS_TIME',
+  'SYS_TTY_CONFIG',
+  'MKNOD',
+  'LEASE',
+  'AUDIT_WRITE',
+  'AUDIT_CONTROL',
+  'SETFCAP',
+  'MAC_OVERRIDE',
+  'MAC_ADMIN',
+  'SYSLOG',
+  'WAKE_ALARM',
+  'BLOCK_SUSPEND',
+  'AUDIT_READ',
+  'PERFMON',
+  'BPF',
+  'CHECKPOINT_RESTORE',
+]
 function capabilityMask(names: string): bigint {
   let mask = 0n
   for (const name of names.split(/\s+/).filter(Boolean)) {
@@ -112,10 +163,13 @@ async function procStatus(pid: number): Promise<ProcStatus> {
 
 /** The mount points of a process's mount namespace, from its mountinfo. */
 async function mountPoints(pid: number): Promise<{ point: string; options: string }[]> {
-  return (await readFile(`/proc/${pid}/mountinfo`, 'utf8')).trim().split('\n').map((line) => {
-    const f = line.split(' ')
-    return { point: f[4]!, options: f[5]! }
-  })
+  return (await readFile(`/proc/${pid}/mountinfo`, 'utf8'))
+    .trim()
+    .split('\n')
+    .map((line) => {
+      const f = line.split(' ')
+      return { point: f[4]!, options: f[5]! }
+    })
 }
 
 /** A terminal socket: binary frames are the PTY, text frames control messages. */
@@ -135,7 +189,10 @@ class Terminal {
     for (;;) {
       const found = probe()
       if (found !== undefined) return found
-      if (this.ws.readyState === WebSocket.CLOSED) throw new Error(`terminal closed (frames ${JSON.stringify(this.frames)}, output ${JSON.stringify(this.output.slice(-500))})`)
+      if (this.ws.readyState === WebSocket.CLOSED)
+        throw new Error(
+          `terminal closed (frames ${JSON.stringify(this.frames)}, output ${JSON.stringify(this.output.slice(-500))})`,
+        )
       await new Promise((r) => setTimeout(r, 20))
     }
   }
@@ -150,12 +207,15 @@ class Terminal {
 }
 
 describe('the systemd units', () => {
-  it.each([DAEMON_UNIT, HELPER_UNIT])('systemd-analyze security --offline=yes rates %s within its limit', async (unit) => {
-    const { stdout } = await run('systemd-analyze', ['security', '--offline=yes', '--no-pager', join(UNITS, unit)])
-    const level = new RegExp(`Overall exposure level for ${unit.replace('.', '\\.')}: (\\d+\\.\\d)`).exec(stdout)
-    expect(level, stdout).not.toBeNull()
-    expect(Number(level![1])).toBeLessThanOrEqual(MAX_EXPOSURE[unit as keyof typeof MAX_EXPOSURE])
-  })
+  it.each([DAEMON_UNIT, HELPER_UNIT])(
+    'systemd-analyze security --offline=yes rates %s within its limit',
+    async (unit) => {
+      const { stdout } = await run('systemd-analyze', ['security', '--offline=yes', '--no-pager', join(UNITS, unit)])
+      const level = new RegExp(`Overall exposure level for ${unit.replace('.', '\\.')}: (\\d+\\.\\d)`).exec(stdout)
+      expect(level, stdout).not.toBeNull()
+      expect(Number(level![1])).toBeLessThanOrEqual(MAX_EXPOSURE[unit as keyof typeof MAX_EXPOSURE])
+    },
+  )
 })
 
 describe('the units under a real systemd', () => {
@@ -170,18 +230,29 @@ describe('the units under a real systemd', () => {
   let dockerGid: number
   let token: string
   const url = (path: string) => `https://127.0.0.1:${port}${path}`
-  const api = async (path: string, init: { method?: string; body?: unknown; headers?: Record<string, string> } = {}) => {
+  const api = async (
+    path: string,
+    init: { method?: string; body?: unknown; headers?: Record<string, string> } = {},
+  ) => {
     const res = await fetch(url(path), {
       dispatcher: insecureAgent,
       method: init.method ?? 'GET',
-      headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(init.body ? { 'content-type': 'application/json' } : {}), ...init.headers },
+      headers: {
+        ...(token ? { authorization: `Bearer ${token}` } : {}),
+        ...(init.body ? { 'content-type': 'application/json' } : {}),
+        ...init.headers,
+      },
       body: init.body ? JSON.stringify(init.body) : undefined,
     })
     const text = await res.text()
     return { status: res.status, text, json: () => JSON.parse(text) }
   }
-  const helperLog = async () => (await readFile(join(container.root, 'var/log/hostd-helper/helper.log'), 'utf8').catch(() => ''))
-    .trim().split('\n').filter(Boolean).map((l) => JSON.parse(l))
+  const helperLog = async () =>
+    (await readFile(join(container.root, 'var/log/hostd-helper/helper.log'), 'utf8').catch(() => ''))
+      .trim()
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l))
 
   beforeAll(async () => {
     const [daemonUnit, helperUnit] = await Promise.all([daemonText(), readFile(join(UNITS, HELPER_UNIT), 'utf8')])
@@ -199,8 +270,14 @@ describe('the units under a real systemd', () => {
     dockerGid = (await stat(engine.socket)).gid
     const user = last(daemonSettings, 'User')
     const stub = (description: string) => `[Unit]\nDescription=${description}\n`
-    const daemonDropIn = (p: number) => ['[Service]', `Environment=HOSTD_HOST=127.0.0.1 HOSTD_PORT=${p} HOSTD_LOG_LEVEL=info`,
-      'StandardOutput=append:/run/hostd.out', 'StandardError=append:/run/hostd.out', ''].join('\n')
+    const daemonDropIn = (p: number) =>
+      [
+        '[Service]',
+        `Environment=HOSTD_HOST=127.0.0.1 HOSTD_PORT=${p} HOSTD_LOG_LEVEL=info`,
+        'StandardOutput=append:/run/hostd.out',
+        'StandardError=append:/run/hostd.out',
+        '',
+      ].join('\n')
     container = await startUnitContainer({
       units: {
         [DAEMON_UNIT]: withDocker,
@@ -208,10 +285,20 @@ describe('the units under a real systemd', () => {
         [`${DAEMON_UNIT}.d/test.conf`]: daemonDropIn(port),
         // Not in dry-run: its actions run in the container (systemctl reaches the container's systemd; there is no
         // D-Bus; mounts stay in the container's mount namespace). The package actions work on the isolated apt root.
-        [`${HELPER_UNIT}.d/test.conf`]: ['[Service]', `Environment=HOSTD_HELPER_APT_CONFIG=${apt.aptConfig}`,
-          'StandardOutput=append:/run/hostd-helper.out', 'StandardError=append:/run/hostd-helper.out', ''].join('\n'),
+        [`${HELPER_UNIT}.d/test.conf`]: [
+          '[Service]',
+          `Environment=HOSTD_HELPER_APT_CONFIG=${apt.aptConfig}`,
+          'StandardOutput=append:/run/hostd-helper.out',
+          'StandardError=append:/run/hostd-helper.out',
+          '',
+        ].join('\n'),
         'hostd-test.target': `${stub('hostd under test')}Wants=${HELPER_UNIT} ${DAEMON_UNIT}\n`,
-        ...Object.fromEntries(['sysinit', 'basic', 'shutdown', 'network', 'network-online', 'multi-user'].map((t) => [`${t}.target`, stub(t)])),
+        ...Object.fromEntries(
+          ['sysinit', 'basic', 'shutdown', 'network', 'network-online', 'multi-user'].map((t) => [
+            `${t}.target`,
+            stub(t),
+          ]),
+        ),
       },
       target: 'hostd-test.target',
       // The account the README has the admin create (useradd --system --home /var/lib/hostd hostd: shell /bin/sh).
@@ -220,9 +307,15 @@ describe('the units under a real systemd', () => {
       groupMembers: { docker: [user] },
       // The engine's socket where the unit's daemon looks for it; the apt root at its own path in the new /tmp; the
       // repository held in /run before the new /tmp hides it (a checkout under /tmp, as CI's may be).
-      setupBeforeTmp: ['touch /run/docker.sock', `mount --bind ${shellQuote(engine.socket)} /run/docker.sock`,
-        'mkdir /run/apt-root', `mount --bind ${shellQuote(apt.dir)} /run/apt-root`,
-        'mkdir /run/hostd-repo /run/hostd-repo-top', 'chmod 0755 /run/hostd-repo-top', `mount --bind ${shellQuote(REPO_ROOT)} /run/hostd-repo`],
+      setupBeforeTmp: [
+        'touch /run/docker.sock',
+        `mount --bind ${shellQuote(engine.socket)} /run/docker.sock`,
+        'mkdir /run/apt-root',
+        `mount --bind ${shellQuote(apt.dir)} /run/apt-root`,
+        'mkdir /run/hostd-repo /run/hostd-repo-top',
+        'chmod 0755 /run/hostd-repo-top',
+        `mount --bind ${shellQuote(REPO_ROOT)} /run/hostd-repo`,
+      ],
       setup: [
         // The layout the units expect: the repository (read-only here: the build is already current) at /opt/hostd
         // for the helper and as the release `current` points at; the data dir owned by the daemon's account.
@@ -244,7 +337,13 @@ describe('the units under a real systemd', () => {
     let restarts = 0
     const deadline = Date.now() + 30_000
     for (;;) {
-      const healthy = await fetch(url('/health'), { dispatcher: insecureAgent, signal: AbortSignal.timeout(5000) }).then((r) => r.ok, () => false)
+      const healthy = await fetch(url('/health'), {
+        dispatcher: insecureAgent,
+        signal: AbortSignal.timeout(5000),
+      }).then(
+        (r) => r.ok,
+        () => false,
+      )
       if (healthy) break
       const state = await container.show(DAEMON_UNIT, 'ActiveState', 'SubState', 'Result', 'NRestarts')
       const stuck = Date.now() > deadline
@@ -259,15 +358,24 @@ describe('the units under a real systemd', () => {
           restarts = Number((await container.show(DAEMON_UNIT, 'NRestarts')).NRestarts)
           continue
         }
-        const status = await container.exec('systemctl', ['--no-pager', 'status', DAEMON_UNIT, HELPER_UNIT]).then((r) => r.stdout)
+        const status = await container
+          .exec('systemctl', ['--no-pager', 'status', DAEMON_UNIT, HELPER_UNIT])
+          .then((r) => r.stdout)
         throw new Error(`${DAEMON_UNIT} did not come up: ${JSON.stringify(state)}\n${out.slice(-3000)}\n${status}`)
       }
       await new Promise((r) => setTimeout(r, 50))
     }
     // First-run setup and sign-in, as the README shows them.
-    const setup = await api('/api/setup', { method: 'POST', body: { username: 'admin', password: 'correct horse battery' } })
+    const setup = await api('/api/setup', {
+      method: 'POST',
+      body: { username: 'admin', password: 'correct horse battery' },
+    })
     expect(setup.status, setup.text).toBe(201)
-    const login = await api('/api/auth/login', { method: 'POST', body: { username: 'admin', password: 'correct horse battery' }, headers: { 'X-Svc-Client': 'test' } })
+    const login = await api('/api/auth/login', {
+      method: 'POST',
+      body: { username: 'admin', password: 'correct horse battery' },
+      headers: { 'X-Svc-Client': 'test' },
+    })
     expect(login.status, login.text).toBe(200)
     token = login.json().token
   }, 60_000)
@@ -295,7 +403,11 @@ describe('the units under a real systemd', () => {
     expect(status.uid).toEqual([String(uid), String(uid), String(uid), String(uid)])
     expect(status.groups).toContain(dockerGid)
     expect(last(daemonSettings, 'CapabilityBoundingSet')).toBe('')
-    expect({ bounding: status.capBnd, effective: status.capEff, ambient: status.capAmb }).toEqual({ bounding: 0n, effective: 0n, ambient: 0n })
+    expect({ bounding: status.capBnd, effective: status.capEff, ambient: status.capAmb }).toEqual({
+      bounding: 0n,
+      effective: 0n,
+      ambient: 0n,
+    })
     expect(status.noNewPrivs).toBe('1')
     expect(status.seccomp).toBe('2') // filter mode: SystemCallFilter=, RestrictAddressFamilies=, RestrictNamespaces=...
     const mounts = await mountPoints(pid)
@@ -306,7 +418,8 @@ describe('the units under a real systemd', () => {
     expect(mounts.filter((m) => m.point.startsWith('/proc/') && m.point !== '/proc/sys/fs/binfmt_misc')).toEqual([])
     // ProtectHostname= and PrivateUsers= stay off: the host name it reports follows the host's, and the owners of
     // processes and files are the real accounts.
-    for (const ns of ['uts', 'user']) expect(await readlink(`/proc/${pid}/ns/${ns}`)).toBe(await readlink(`/proc/${container.pid}/ns/${ns}`))
+    for (const ns of ['uts', 'user'])
+      expect(await readlink(`/proc/${pid}/ns/${ns}`)).toBe(await readlink(`/proc/${container.pid}/ns/${ns}`))
   })
 
   it('runs the helper as root with the capability set of its unit, in the mount namespace of PID 1', async () => {
@@ -316,7 +429,9 @@ describe('the units under a real systemd', () => {
     expect(status.uid).toEqual(['0', '0', '0', '0'])
     // What the unit keeps, of what this machine's systemd had to give.
     const available = (await procStatus(container.pid)).capBnd
-    expect(status.capBnd.toString(16)).toBe((capabilityMask(last(helperSettings, 'CapabilityBoundingSet')) & available).toString(16))
+    expect(status.capBnd.toString(16)).toBe(
+      (capabilityMask(last(helperSettings, 'CapabilityBoundingSet')) & available).toString(16),
+    )
     expect(status.noNewPrivs).toBe('1')
     expect(status.seccomp).toBe('2')
     // Its mounts (SMB shares, unmounts, ejects) happen where the host sees them: no mount namespace of its own.
@@ -324,13 +439,16 @@ describe('the units under a real systemd', () => {
     expect(await readlink(`/proc/${pid}/ns/uts`)).toBe(await readlink(`/proc/${container.pid}/ns/uts`))
   })
 
-  it('serves the signed-in admin and the plugins\' reads, and reaches the helper', async () => {
+  it("serves the signed-in admin and the plugins' reads, and reaches the helper", async () => {
     expect((await api('/api/auth/me')).json()).toMatchObject({ username: 'admin', role: 'admin' })
 
     // Metrics: /proc/stat, meminfo, loadavg, /sys (ProcSubset= and ProtectProc= stay off for these).
     const metrics = await api('/api/metrics')
     expect(metrics.status, metrics.text).toBe(200)
-    expect(metrics.json()).toMatchObject({ cpu: { cores: expect.any(Array) }, memory: { totalBytes: expect.any(Number) } })
+    expect(metrics.json()).toMatchObject({
+      cpu: { cores: expect.any(Array) },
+      memory: { totalBytes: expect.any(Number) },
+    })
     expect(metrics.json().memory.totalBytes).toBeGreaterThan(0)
 
     // Host facts and the interface list (netlink: RestrictAddressFamilies= keeps AF_NETLINK).
@@ -385,47 +503,63 @@ describe('the units under a real systemd', () => {
     }
   }
 
-  it('opens a terminal shell inside the confinement, where a bubblewrap sandbox still works', () => shell(async (terminal) => {
-    expect(await terminal.run('id -u')).toBe(String(uid))
-    expect(await terminal.run('umask')).toBe(last(daemonSettings, 'UMask'))
-    expect(await terminal.run('grep -E "^(NoNewPrivs|CapEff):" /proc/self/status | tr -s "\\t " " "')).toBe('CapEff: 0000000000000000\nNoNewPrivs: 1')
-    // ProtectSystem=strict, ProtectHome=, PrivateDevices=: the OS read-only, homes hidden, no disk nodes; the data
-    // dir writable.
-    expect(await terminal.run('touch /usr/hostd-probe 2>&1; touch /etc/hostd-probe 2>&1')).toMatch(/Read-only file system[\s\S]*Read-only file system/)
-    expect(await terminal.run('ls /root 2>&1 | head -1')).toMatch(/Permission denied/)
-    expect(await terminal.run('ls /dev | grep -cE "^(sd|vd|nvme|xvd|hd)" || true')).toBe('0')
-    expect(await terminal.run('test -c /dev/ptmx && test -d /dev/pts && echo pty')).toBe('pty')
-    expect(await terminal.run('touch /var/lib/hostd/probe && rm /var/lib/hostd/probe && echo writable')).toBe('writable')
-    // ProtectProc= stays off: other accounts' processes are visible (the system plugin looks for sshd, NTP daemons
-    // and firewalld by name).
-    expect(await terminal.run('cat /proc/1/comm')).toBe('systemd')
-    // RestrictAddressFamilies=: a packet socket is refused by the filter (EAFNOSUPPORT), not by permissions (EPERM).
-    expect(await terminal.run('python3 -c "import socket; socket.socket(socket.AF_PACKET, socket.SOCK_RAW)" 2>&1 | tail -1'))
-      .toMatch(/Errno 97\]/)
-    // RestrictNamespaces=: the cgroup namespace is refused; the sandbox's namespaces are not.
-    expect(await terminal.run('unshare --user --cgroup true 2>&1')).toMatch(/Operation not permitted/)
-    const sandbox = await terminal.run(
-      'bwrap --unshare-user --unshare-ipc --unshare-pid --unshare-net --unshare-uts --hostname plugin-sandbox ' +
-      '--ro-bind / / --proc /proc --dev /dev --tmpfs /tmp -- /bin/sh -c ' +
-      '\'echo "$(hostname) $$ $(tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d " " | tr "\\n" " ")"\' 2>&1')
-    // Its own host name, a PID namespace of its own (the shell is PID 1 or 2), a network with only loopback.
-    expect(sandbox).toMatch(/^plugin-sandbox [12] lo$/)
-  }))
+  it('opens a terminal shell inside the confinement, where a bubblewrap sandbox still works', () =>
+    shell(async (terminal) => {
+      expect(await terminal.run('id -u')).toBe(String(uid))
+      expect(await terminal.run('umask')).toBe(last(daemonSettings, 'UMask'))
+      expect(await terminal.run('grep -E "^(NoNewPrivs|CapEff):" /proc/self/status | tr -s "\\t " " "')).toBe(
+        'CapEff: 0000000000000000\nNoNewPrivs: 1',
+      )
+      // ProtectSystem=strict, ProtectHome=, PrivateDevices=: the OS read-only, homes hidden, no disk nodes; the data
+      // dir writable.
+      expect(await terminal.run('touch /usr/hostd-probe 2>&1; touch /etc/hostd-probe 2>&1')).toMatch(
+        /Read-only file system[\s\S]*Read-only file system/,
+      )
+      expect(await terminal.run('ls /root 2>&1 | head -1')).toMatch(/Permission denied/)
+      expect(await terminal.run('ls /dev | grep -cE "^(sd|vd|nvme|xvd|hd)" || true')).toBe('0')
+      expect(await terminal.run('test -c /dev/ptmx && test -d /dev/pts && echo pty')).toBe('pty')
+      expect(await terminal.run('touch /var/lib/hostd/probe && rm /var/lib/hostd/probe && echo writable')).toBe(
+        'writable',
+      )
+      // ProtectProc= stays off: other accounts' processes are visible (the system plugin looks for sshd, NTP daemons
+      // and firewalld by name).
+      expect(await terminal.run('cat /proc/1/comm')).toBe('systemd')
+      // RestrictAddressFamilies=: a packet socket is refused by the filter (EAFNOSUPPORT), not by permissions (EPERM).
+      expect(
+        await terminal.run(
+          'python3 -c "import socket; socket.socket(socket.AF_PACKET, socket.SOCK_RAW)" 2>&1 | tail -1',
+        ),
+      ).toMatch(/Errno 97\]/)
+      // RestrictNamespaces=: the cgroup namespace is refused; the sandbox's namespaces are not.
+      expect(await terminal.run('unshare --user --cgroup true 2>&1')).toMatch(/Operation not permitted/)
+      const sandbox = await terminal.run(
+        'bwrap --unshare-user --unshare-ipc --unshare-pid --unshare-net --unshare-uts --hostname plugin-sandbox ' +
+          '--ro-bind / / --proc /proc --dev /dev --tmpfs /tmp -- /bin/sh -c ' +
+          '\'echo "$(hostname) $$ $(tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d " " | tr "\\n" " ")"\' 2>&1',
+      )
+      // Its own host name, a PID namespace of its own (the shell is PID 1 or 2), a network with only loopback.
+      expect(sandbox).toMatch(/^plugin-sandbox [12] lo$/)
+    }))
 
-  it('runs apt-get and dpkg through the helper under its unit: a setuid file, a maintainer script', () => shell(async (terminal) => {
-    // Asked by the daemon's account over the helper's socket (the peer check passes), from inside the daemon's unit.
-    const call = (action: string, args: unknown) => terminal.run(`python3 -c 'import json, socket, sys
+  it('runs apt-get and dpkg through the helper under its unit: a setuid file, a maintainer script', () =>
+    shell(async (terminal) => {
+      // Asked by the daemon's account over the helper's socket (the peer check passes), from inside the daemon's unit.
+      const call = (action: string, args: unknown) =>
+        terminal.run(`python3 -c 'import json, socket, sys
 s = socket.socket(socket.AF_UNIX); s.connect("/run/hostd-helper/helper.sock")
 s.sendall((json.dumps({"action": sys.argv[1], "args": json.loads(sys.argv[2])}) + "\\n").encode())
 print([line for line in s.makefile() if not line.startswith("{\\"event")][-1].strip())' ${action} '${JSON.stringify(args)}'`)
-    expect(JSON.parse(await call('pkg.refresh', {}))).toEqual({ ok: true, result: { exitCode: 0 } })
-    expect(JSON.parse(await call('pkg.install', { packages: [DEMO_PACKAGE] }))).toEqual({ ok: true, result: { exitCode: 0 } })
-    expect(await apt.installed()).toMatchObject({ [DEMO_PACKAGE]: '1.0' })
-    expect(((await stat(join(apt.dir, 'root', 'usr', 'bin', DEMO_PACKAGE))).mode & 0o7777).toString(8)).toBe('4755')
-    expect((await stat(join(apt.dir, 'root', 'postinst-ran'))).uid).toBe(1)
-  }))
+      expect(JSON.parse(await call('pkg.refresh', {}))).toEqual({ ok: true, result: { exitCode: 0 } })
+      expect(JSON.parse(await call('pkg.install', { packages: [DEMO_PACKAGE] }))).toEqual({
+        ok: true,
+        result: { exitCode: 0 },
+      })
+      expect(await apt.installed()).toMatchObject({ [DEMO_PACKAGE]: '1.0' })
+      expect(((await stat(join(apt.dir, 'root', 'usr', 'bin', DEMO_PACKAGE))).mode & 0o7777).toString(8)).toBe('4755')
+      expect((await stat(join(apt.dir, 'root', 'postinst-ran'))).uid).toBe(1)
+    }))
 
-  it('creates the data dir\'s files and folders with the unit\'s umask', async () => {
+  it("creates the data dir's files and folders with the unit's umask", async () => {
     // The data dir holds the database, the TLS key and the session secret: nothing in it for other accounts.
     expect(last(daemonSettings, 'UMask')).toBe('0077')
     const umask = parseInt(last(daemonSettings, 'UMask'), 8)
@@ -444,6 +578,8 @@ print([line for line in s.makefile() if not line.startswith("{\\"event")][-1].st
     expect(Object.keys(modes)).toEqual(expect.arrayContaining(['hostd.sqlite', 'tls']))
     const open = Object.entries(modes).filter(([, mode]) => (parseInt(mode, 8) & umask) !== 0)
     expect(open).toEqual([])
-    expect(((await stat(dataDir)).mode & 0o777).toString(8)).toBe(last(daemonSettings, 'StateDirectoryMode').replace(/^0/, ''))
+    expect(((await stat(dataDir)).mode & 0o777).toString(8)).toBe(
+      last(daemonSettings, 'StateDirectoryMode').replace(/^0/, ''),
+    )
   })
 })

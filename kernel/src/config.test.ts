@@ -15,10 +15,21 @@ describe('loadConfig', () => {
 
   it('reads every documented variable', () => {
     const c = loadConfig({
-      HOSTD_PORT: '8443', HOSTD_HOST: '127.0.0.1', HOSTD_DATA_DIR: '/d', HOSTD_PLUGINS_DIR: '/p',
-      HOSTD_HELPER_SOCKET: '/run/h.sock', DOCKER_HOST: 'unix:///run/docker.sock',
+      HOSTD_PORT: '8443',
+      HOSTD_HOST: '127.0.0.1',
+      HOSTD_DATA_DIR: '/d',
+      HOSTD_PLUGINS_DIR: '/p',
+      HOSTD_HELPER_SOCKET: '/run/h.sock',
+      DOCKER_HOST: 'unix:///run/docker.sock',
     })
-    expect(c).toMatchObject({ port: 8443, host: '127.0.0.1', dataDir: '/d', pluginsDir: '/p', helperSocket: '/run/h.sock', dockerHost: 'unix:///run/docker.sock' })
+    expect(c).toMatchObject({
+      port: 8443,
+      host: '127.0.0.1',
+      dataDir: '/d',
+      pluginsDir: '/p',
+      helperSocket: '/run/h.sock',
+      dockerHost: 'unix:///run/docker.sock',
+    })
   })
 
   it.each([

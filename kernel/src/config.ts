@@ -39,9 +39,23 @@ type Env = Record<string, string | undefined>
 
 /** Every variable hostd reads; a config file may hold only these. */
 export const CONFIG_KEYS = [
-  'HOSTD_PORT', 'HOSTD_HOST', 'HOSTD_DATA_DIR', 'HOSTD_PLUGINS_DIR', 'HOSTD_BUILTIN_PLUGINS', 'HOSTD_HELPER_SOCKET', 'DOCKER_HOST',
-  'HOSTD_TLS_CERT', 'HOSTD_TLS_KEY', 'HOSTD_SESSION_IDLE_SECONDS', 'HOSTD_SESSION_MAX_SECONDS', 'HOSTD_REAUTH_SECONDS', 'HOSTD_LOGIN_MAX_FAILURES_PER_USER',
-  'HOSTD_LOGIN_MAX_FAILURES_PER_ADDRESS', 'HOSTD_LOGIN_WINDOW_SECONDS', 'HOSTD_LOG_LEVEL', 'HOSTD_COMMIT',
+  'HOSTD_PORT',
+  'HOSTD_HOST',
+  'HOSTD_DATA_DIR',
+  'HOSTD_PLUGINS_DIR',
+  'HOSTD_BUILTIN_PLUGINS',
+  'HOSTD_HELPER_SOCKET',
+  'DOCKER_HOST',
+  'HOSTD_TLS_CERT',
+  'HOSTD_TLS_KEY',
+  'HOSTD_SESSION_IDLE_SECONDS',
+  'HOSTD_SESSION_MAX_SECONDS',
+  'HOSTD_REAUTH_SECONDS',
+  'HOSTD_LOGIN_MAX_FAILURES_PER_USER',
+  'HOSTD_LOGIN_MAX_FAILURES_PER_ADDRESS',
+  'HOSTD_LOGIN_WINDOW_SECONDS',
+  'HOSTD_LOG_LEVEL',
+  'HOSTD_COMMIT',
 ]
 
 function int(env: Env, name: string, fallback: number, min: number, max: number): number {
@@ -68,7 +82,8 @@ export function loadConfig(processEnv: Env = process.env, repoRoot?: string): Ke
   const env: Env = { ...readConfigFile(processEnv.HOSTD_CONFIG), ...processEnv }
   const dataDir = path(env, 'HOSTD_DATA_DIR', join(homedir(), '.hostd'))
   const host = env.HOSTD_HOST || '0.0.0.0'
-  if (!/^[0-9a-fA-F:.]+$|^[a-zA-Z0-9.-]+$/.test(host)) throw new ConfigError(`HOSTD_HOST="${host}" is not an address or host name`)
+  if (!/^[0-9a-fA-F:.]+$|^[a-zA-Z0-9.-]+$/.test(host))
+    throw new ConfigError(`HOSTD_HOST="${host}" is not an address or host name`)
   const dockerHost = env.DOCKER_HOST || null
   if (dockerHost && !/^(unix|tcp|npipe|ssh):\/\//.test(dockerHost)) {
     throw new ConfigError(`DOCKER_HOST="${dockerHost}" must start with unix://, tcp://, npipe:// or ssh://`)
@@ -80,12 +95,15 @@ export function loadConfig(processEnv: Env = process.env, repoRoot?: string): Ke
   }
   const builtinSetting = env.HOSTD_BUILTIN_PLUGINS || '1'
   if (!/^(?:[01]|[a-z0-9][a-z0-9._-]*(?:,[a-z0-9][a-z0-9._-]*)*)$/.test(builtinSetting)) {
-    throw new ConfigError(`HOSTD_BUILTIN_PLUGINS="${builtinSetting}" must be 1 (all), 0 (none) or a comma-separated list of folder names under plugins/`)
+    throw new ConfigError(
+      `HOSTD_BUILTIN_PLUGINS="${builtinSetting}" must be 1 (all), 0 (none) or a comma-separated list of folder names under plugins/`,
+    )
   }
   const builtin = builtinSetting === '0' ? null : repoRoot ? join(repoRoot, 'plugins') : null
   const levels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
   const logLevel = env.HOSTD_LOG_LEVEL || 'info'
-  if (!levels.includes(logLevel)) throw new ConfigError(`HOSTD_LOG_LEVEL="${logLevel}" is not one of ${levels.join(', ')}`)
+  if (!levels.includes(logLevel))
+    throw new ConfigError(`HOSTD_LOG_LEVEL="${logLevel}" is not one of ${levels.join(', ')}`)
   return {
     port: int(env, 'HOSTD_PORT', 4443, 0, 65535),
     host,
@@ -119,7 +137,8 @@ function readConfigFile(file: string | undefined): Env {
   } catch (err) {
     throw new ConfigError(`HOSTD_CONFIG=${file}: not valid JSON (${(err as Error).message})`)
   }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new ConfigError(`HOSTD_CONFIG=${file}: must hold a JSON object`)
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+    throw new ConfigError(`HOSTD_CONFIG=${file}: must hold a JSON object`)
   const out: Env = {}
   for (const [key, value] of Object.entries(parsed)) {
     if (!CONFIG_KEYS.includes(key)) throw new ConfigError(`HOSTD_CONFIG=${file}: unknown key "${key}"`)

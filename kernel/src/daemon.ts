@@ -7,7 +7,8 @@ async function runDaemon(): Promise<void> {
   const kernel = await createKernel(config)
   const url = await kernel.listen()
   process.stdout.write(`hostd ${kernel.services.version} serving ${url}\n`)
-  if (await kernel.services.users.needsSetup()) process.stdout.write(`no users yet: create the first admin: open ${url} in a browser, or POST ${url}/api/setup\n`)
+  if (await kernel.services.users.needsSetup())
+    process.stdout.write(`no users yet: create the first admin: open ${url} in a browser, or POST ${url}/api/setup\n`)
   const stop = async (signal: string) => {
     process.stdout.write(`hostd: ${signal}, stopping\n`)
     await kernel.close()
@@ -23,11 +24,15 @@ async function runDaemon(): Promise<void> {
 void runDaemon().catch((err: unknown) => {
   const e = err as NodeJS.ErrnoException
   const line =
-    err instanceof ConfigError ? err.message
-    : e.code === 'EADDRINUSE' ? `port already in use (${e.message})`
-    : e.code === 'EACCES' ? `permission denied: ${e.message}`
-    : e.code === 'EADDRNOTAVAIL' ? `cannot bind that address: ${e.message}`
-    : `failed to start: ${e.message}`
+    err instanceof ConfigError
+      ? err.message
+      : e.code === 'EADDRINUSE'
+        ? `port already in use (${e.message})`
+        : e.code === 'EACCES'
+          ? `permission denied: ${e.message}`
+          : e.code === 'EADDRNOTAVAIL'
+            ? `cannot bind that address: ${e.message}`
+            : `failed to start: ${e.message}`
   process.stderr.write(`hostd: ${line}\n`)
   process.exit(1)
 })

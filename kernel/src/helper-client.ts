@@ -39,7 +39,8 @@ export class UnixHelperClient implements HelperClient {
   available(): Promise<boolean> {
     const now = Date.now()
     const last = this.#probe
-    if (last && (last.outcome === 'pending' || (last.outcome !== 'absent' && now - last.at <= PROBE_CACHE_MS))) return last.ok
+    if (last && (last.outcome === 'pending' || (last.outcome !== 'absent' && now - last.at <= PROBE_CACHE_MS)))
+      return last.ok
     const probe: Probe = { at: now, outcome: 'pending', ok: Promise.resolve(false) }
     // Only an ok answer counts: a helper that refuses this process (wrong uid) is as good as absent.
     probe.ok = this.#request({ action: 'ping' }, PROBE_TIMEOUT_MS).then(
@@ -58,17 +59,23 @@ export class UnixHelperClient implements HelperClient {
 
   async call<T>(action: string, args: Record<string, unknown> = {}, options: HelperCallOptions = {}): Promise<T> {
     if (!(await this.available())) throw errors.privilegesMissing()
-    const answer = (await this.#request({ action, args }, options.timeoutMs ?? CALL_TIMEOUT_MS, options.onEvent).catch((err: unknown) => {
-      // It went away since it last answered a ping (within the second a ping is kept): nothing was sent, so this is
-      // the helper missing (423), not a failed action, and the next call looks for it again.
-      if (err instanceof NotConnected) {
-        this.#probe = null
-        throw errors.privilegesMissing()
-      }
-      throw err
-    })) as { ok: boolean; result?: T; error?: string; message?: string; status?: number }
+    const answer = (await this.#request({ action, args }, options.timeoutMs ?? CALL_TIMEOUT_MS, options.onEvent).catch(
+      (err: unknown) => {
+        // It went away since it last answered a ping (within the second a ping is kept): nothing was sent, so this is
+        // the helper missing (423), not a failed action, and the next call looks for it again.
+        if (err instanceof NotConnected) {
+          this.#probe = null
+          throw errors.privilegesMissing()
+        }
+        throw err
+      },
+    )) as { ok: boolean; result?: T; error?: string; message?: string; status?: number }
     if (!answer.ok) {
-      throw new HostdError(answer.error ?? 'HOSTD_HELPER_ACTION_FAILED', answer.status ?? 500, answer.message ?? `helper action ${action} failed`)
+      throw new HostdError(
+        answer.error ?? 'HOSTD_HELPER_ACTION_FAILED',
+        answer.status ?? 500,
+        answer.message ?? `helper action ${action} failed`,
+      )
     }
     return answer.result as T
   }

@@ -5,7 +5,15 @@ import { mkdir } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
 import { container as rootContainer } from 'tsyringe'
 import pino, { type Logger } from 'pino'
-import { KERNEL_API_VERSION, tokens, type HostdPlugin, type KernelInfo, type OptionalServices, type RouteDefinition, type ServiceToken } from '@hostd/sdk'
+import {
+  KERNEL_API_VERSION,
+  tokens,
+  type HostdPlugin,
+  type KernelInfo,
+  type OptionalServices,
+  type RouteDefinition,
+  type ServiceToken,
+} from '@hostd/sdk'
 import type { KernelConfig } from './config.ts'
 import { openDatabase, type KernelDatabase } from './db/database.ts'
 import { scopedSettings } from './db/settings.ts'
@@ -65,20 +73,36 @@ export interface Kernel {
 
 /** Builds the whole daemon: database, services, the kernel's routes, the socket hub and the plugin registry. */
 export async function createKernel(config: KernelConfig, options: KernelOptions = {}): Promise<Kernel> {
-  const log = options.logger ?? pino({ level: config.logLevel, redact: ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]', '*.password', '*.token'] })
+  const log =
+    options.logger ??
+    pino({
+      level: config.logLevel,
+      redact: ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]', '*.password', '*.token'],
+    })
   await mkdir(config.dataDir, { recursive: true, mode: 0o700 })
   const db = await openDatabase(config.dataDir)
   void primeDecoy()
   const policy = new TwoFactorPolicy(scopedSettings(db, 'kernel'))
   await policy.load()
-  const lifetimes = { idleSeconds: config.sessionIdleSeconds, maxSeconds: config.sessionMaxSeconds, reauthSeconds: config.reauthSeconds }
-  const sessions = new SessionStore(db.native, db.writes, lifetimes, policy, (err) => log.error({ err }, 'closing a live connection failed'))
+  const lifetimes = {
+    idleSeconds: config.sessionIdleSeconds,
+    maxSeconds: config.sessionMaxSeconds,
+    reauthSeconds: config.reauthSeconds,
+  }
+  const sessions = new SessionStore(db.native, db.writes, lifetimes, policy, (err) =>
+    log.error({ err }, 'closing a live connection failed'),
+  )
   const secretBox = await SecretBox.load(config.dataDir)
   const audit = new KernelAudit(db, log, scopedSettings(db, 'kernel'), config.loginWindowSeconds)
   await audit.start()
   const helper = new UnixHelperClient(config.helperSocket)
   const version = readVersion(REPO_ROOT)
-  const kernelInfo: KernelInfo = { version, apiVersion: KERNEL_API_VERSION, dataDir: config.dataDir, dockerHost: config.dockerHost }
+  const kernelInfo: KernelInfo = {
+    version,
+    apiVersion: KERNEL_API_VERSION,
+    dataDir: config.dataDir,
+    dockerHost: config.dockerHost,
+  }
 
   const container = rootContainer.createChildContainer()
   container.register(tokens.logger.id, { useValue: log })
@@ -108,7 +132,11 @@ export async function createKernel(config: KernelConfig, options: KernelOptions 
     apiVersion: KERNEL_API_VERSION,
     users: new UserService(db, sessions),
     sessions,
-    throttle: new LoginThrottle({ perUser: config.loginMaxFailuresPerUser, perAddress: config.loginMaxFailuresPerAddress, windowSeconds: config.loginWindowSeconds }),
+    throttle: new LoginThrottle({
+      perUser: config.loginMaxFailuresPerUser,
+      perAddress: config.loginMaxFailuresPerAddress,
+      windowSeconds: config.loginWindowSeconds,
+    }),
     twoFactor: new TwoFactorService(db, secretBox, sessions),
     policy,
     challenges: new LoginChallenges(),
@@ -129,7 +157,11 @@ export async function createKernel(config: KernelConfig, options: KernelOptions 
   // The kernel's own routes get their own instance, dispatched like a plugin's: they do not pay for the
   // WebSocket hooks of the root instance, which keeps only the socket hub and the 404 answer.
   const kernelApp = createInstance(instanceDeps)
-  kernelApp.addContentTypeParser(['application/gzip', 'application/x-gzip', 'application/octet-stream'], { parseAs: 'buffer' }, (_req, body, done) => done(null, body))
+  kernelApp.addContentTypeParser(
+    ['application/gzip', 'application/x-gzip', 'application/octet-stream'],
+    { parseAs: 'buffer' },
+    (_req, body, done) => done(null, body),
+  )
   for (const route of kernelRoutes) mountRoute(kernelApp, instanceDeps, route, 'kernel')
   await kernelApp.ready()
 
@@ -162,7 +194,8 @@ export async function createKernel(config: KernelConfig, options: KernelOptions 
   await mkdir(config.pluginsDir, { recursive: true })
   await registry.loadFolder(config.pluginsDir, false)
   let watcher: PluginWatcher | null = null
-  if (options.watch !== false) watcher = await watchPlugins(config.pluginsDir, (dir) => registry!.reconcile(dir, false), log)
+  if (options.watch !== false)
+    watcher = await watchPlugins(config.pluginsDir, (dir) => registry!.reconcile(dir, false), log)
 
   const handler = (req: IncomingMessage, res: ServerResponse) => server.emit('request', req, res)
   return {
@@ -173,10 +206,19 @@ export async function createKernel(config: KernelConfig, options: KernelOptions 
     handler,
     server,
     async listen() {
-      await app.listen({ port: config.port, host: config.host, listenTextResolver: (address) => `listening on ${address.replace(/^http:/, tls ? 'https:' : 'http:')}` })
+      await app.listen({
+        port: config.port,
+        host: config.host,
+        listenTextResolver: (address) => `listening on ${address.replace(/^http:/, tls ? 'https:' : 'http:')}`,
+      })
       const address = server.address()
       const port = typeof address === 'object' && address ? address.port : config.port
-      const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host.includes(':') ? `[${config.host}]` : config.host
+      const host =
+        config.host === '0.0.0.0' || config.host === '::'
+          ? 'localhost'
+          : config.host.includes(':')
+            ? `[${config.host}]`
+            : config.host
       return `${tls ? 'https' : 'http'}://${host}:${port}`
     },
     async close() {

@@ -25,7 +25,10 @@ export const NODE_FLAGS = ['--max-semi-space-size=2', '--no-allocation-site-pret
 const flagName = (flag: string) => flag.split('=')[0]!.replace(/^--no-/, '--')
 
 /** What a restart must add: allocator variables absent from `env`, node flags given neither as flags nor in NODE_OPTIONS. */
-export function missingSettings(env: NodeJS.ProcessEnv, execArgv: readonly string[]): { env: Record<string, string>; flags: string[] } {
+export function missingSettings(
+  env: NodeJS.ProcessEnv,
+  execArgv: readonly string[],
+): { env: Record<string, string>; flags: string[] } {
   const given = new Set([...execArgv, ...(env.NODE_OPTIONS ?? '').split(/\s+/)].map(flagName))
   return {
     env: Object.fromEntries(Object.entries(ALLOCATOR_ENV).filter(([name]) => env[name] === undefined)),
@@ -47,12 +50,20 @@ export function applyRuntimeSettings(): void {
     return
   }
   if (typeof process.execve !== 'function') {
-    process.stderr.write('hostd: process.execve is missing: running without the memory settings (docs/ARCHITECTURE.md, "Memory")\n')
+    process.stderr.write(
+      'hostd: process.execve is missing: running without the memory settings (docs/ARCHITECTURE.md, "Memory")\n',
+    )
     return
   }
   try {
-    process.execve(process.execPath, [process.execPath, ...missing.flags, ...process.execArgv, ...process.argv.slice(1)], { ...process.env, ...missing.env })
+    process.execve(
+      process.execPath,
+      [process.execPath, ...missing.flags, ...process.execArgv, ...process.argv.slice(1)],
+      { ...process.env, ...missing.env },
+    )
   } catch (err) {
-    process.stderr.write(`hostd: could not restart with the memory settings (${(err as Error).message}): running without them\n`)
+    process.stderr.write(
+      `hostd: could not restart with the memory settings (${(err as Error).message}): running without them\n`,
+    )
   }
 }

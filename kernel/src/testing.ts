@@ -95,7 +95,7 @@ export async function startTestKernel(options: TestKernelOptions = {}): Promise<
   let users = 0
 
   const login: TestKernel['login'] = async (role, username = `${role}-${++users}`) => {
-    const user = await kernel.services.users.create(username, randomBytes(12).toString("base64url"), role)
+    const user = await kernel.services.users.create(username, randomBytes(12).toString('base64url'), role)
     return { token: kernel.services.sessions.create(user.id, '127.0.0.1'), userId: user.id, username }
   }
 
@@ -133,7 +133,8 @@ async function sendOverNetwork(base: string, options: InjectOptions): Promise<Re
     for (const one of Array.isArray(v) ? v : [v]) target.searchParams.append(k, one)
   }
   const headers: Record<string, string | string[]> = {}
-  for (const [k, v] of Object.entries(options.headers ?? {})) if (v !== undefined) headers[k.toLowerCase()] = v as string | string[]
+  for (const [k, v] of Object.entries(options.headers ?? {}))
+    if (v !== undefined) headers[k.toLowerCase()] = v as string | string[]
   let body: Buffer | undefined
   const payload = options.payload ?? options.body
   if (payload !== undefined && payload !== null) {
@@ -165,7 +166,9 @@ async function sendOverNetwork(base: string, options: InjectOptions): Promise<Re
           trailers: res.trailers,
           cookies: [],
           json: () => JSON.parse(text),
-          stream: () => { throw new Error('overNetwork: stream() is not supported') },
+          stream: () => {
+            throw new Error('overNetwork: stream() is not supported')
+          },
         } as unknown as Response)
       })
     })

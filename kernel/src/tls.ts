@@ -54,10 +54,15 @@ async function generateSelfSigned(host: string): Promise<{ cert: string; private
     library: import.meta.resolve('selfsigned'),
   }
   const { stdout } = await new Promise<{ stdout: string }>((resolve, reject) => {
-    execFile(process.execPath, ['--input-type=module', '--eval', GENERATE, JSON.stringify(options)], { maxBuffer: 1 << 20 }, (err, out, errOut) => {
-      if (err) reject(new Error(`could not generate a TLS certificate: ${errOut.trim() || err.message}`))
-      else resolve({ stdout: out })
-    })
+    execFile(
+      process.execPath,
+      ['--input-type=module', '--eval', GENERATE, JSON.stringify(options)],
+      { maxBuffer: 1 << 20 },
+      (err, out, errOut) => {
+        if (err) reject(new Error(`could not generate a TLS certificate: ${errOut.trim() || err.message}`))
+        else resolve({ stdout: out })
+      },
+    )
   })
   return JSON.parse(stdout) as { cert: string; private: string }
 }

@@ -8,14 +8,18 @@ const json = (body: unknown) => ({ headers: { 'content-type': 'application/json'
 describe('setup and sign-in', () => {
   let t: TestKernel
   beforeAll(async () => {
-    t = await startTestKernel({ env: { HOSTD_LOGIN_MAX_FAILURES_PER_USER: '3', HOSTD_LOGIN_MAX_FAILURES_PER_ADDRESS: '50' } })
+    t = await startTestKernel({
+      env: { HOSTD_LOGIN_MAX_FAILURES_PER_USER: '3', HOSTD_LOGIN_MAX_FAILURES_PER_ADDRESS: '50' },
+    })
   })
   afterAll(() => t.close())
 
   it('creates the first admin exactly once under concurrent requests', async () => {
     expect((await t.inject({ url: '/api/setup' })).json()).toEqual({ needsSetup: true })
     const attempts = await Promise.all(
-      Array.from({ length: 6 }, (_, i) => t.inject({ method: 'POST', url: '/api/setup', ...json({ username: `admin${i}`, password: PASSWORD }) })),
+      Array.from({ length: 6 }, (_, i) =>
+        t.inject({ method: 'POST', url: '/api/setup', ...json({ username: `admin${i}`, password: PASSWORD }) }),
+      ),
     )
     const codes = attempts.map((r) => r.statusCode).sort()
     expect(codes).toEqual([201, 409, 409, 409, 409, 409])
@@ -26,14 +30,22 @@ describe('setup and sign-in', () => {
     expect((await t.inject({ url: '/api/setup' })).json()).toEqual({ needsSetup: false })
     expect(await t.kernel.services.users.list()).toHaveLength(1)
     // Later calls change nothing either.
-    const again = await t.inject({ method: 'POST', url: '/api/setup', ...json({ username: 'late', password: PASSWORD }) })
+    const again = await t.inject({
+      method: 'POST',
+      url: '/api/setup',
+      ...json({ username: 'late', password: PASSWORD }),
+    })
     expect(again.statusCode).toBe(409)
     expect(await t.kernel.services.users.list()).toHaveLength(1)
   })
 
   it('signs in with a strict session cookie; the token is in the body only with X-Svc-Client', async () => {
     const admin = (await t.kernel.services.users.list())[0]!
-    const plain = await t.inject({ method: 'POST', url: '/api/auth/login', ...json({ username: admin.username.toUpperCase(), password: PASSWORD }) })
+    const plain = await t.inject({
+      method: 'POST',
+      url: '/api/auth/login',
+      ...json({ username: admin.username.toUpperCase(), password: PASSWORD }),
+    })
     expect(plain.statusCode).toBe(200)
     expect(plain.json()).toEqual(admin)
     const cookie = String(plain.headers['set-cookie'])
@@ -42,7 +54,8 @@ describe('setup and sign-in', () => {
     expect(cookie).not.toContain('Secure') // this harness speaks plain HTTP; over TLS the flag is set (e2e suite)
 
     const withHeader = await t.inject({
-      method: 'POST', url: '/api/auth/login',
+      method: 'POST',
+      url: '/api/auth/login',
       headers: { 'content-type': 'application/json', 'x-svc-client': 'cli' },
       payload: JSON.stringify({ username: admin.username, password: PASSWORD }),
     })
@@ -73,8 +86,16 @@ describe('setup and sign-in', () => {
     const verify = vi.spyOn(argon2, 'verify')
     const attempt = async (user: string) => {
       verify.mockClear()
-      const res = await t.inject({ method: 'POST', url: '/api/auth/login', ...json({ username: user, password: 'wrong password here' }) })
-      return { res, verifications: verify.mock.calls.length, hashedWith: String(verify.mock.calls[0]?.[0]).split('$').slice(1, 4).join('$') }
+      const res = await t.inject({
+        method: 'POST',
+        url: '/api/auth/login',
+        ...json({ username: user, password: 'wrong password here' }),
+      })
+      return {
+        res,
+        verifications: verify.mock.calls.length,
+        hashedWith: String(verify.mock.calls[0]?.[0]).split('$').slice(1, 4).join('$'),
+      }
     }
     const unknown = await attempt('nobody-at-all')
     const wrong = await attempt(username)
@@ -91,15 +112,31 @@ describe('setup and sign-in', () => {
   it('throttles failed sign-ins per user with 429 and Retry-After, ignoring X-Forwarded-For', async () => {
     await t.login('viewer', 'victim')
     for (let i = 0; i < 3; i++) {
-      const res = await t.inject({ method: 'POST', url: '/api/auth/login', headers: { 'content-type': 'application/json', 'x-forwarded-for': `203.0.113.${i}` }, payload: JSON.stringify({ username: 'victim', password: 'not the password' }) })
+      const res = await t.inject({
+        method: 'POST',
+        url: '/api/auth/login',
+        headers: { 'content-type': 'application/json', 'x-forwarded-for': `203.0.113.${i}` },
+        payload: JSON.stringify({ username: 'victim', password: 'not the password' }),
+      })
       expect(res.statusCode).toBe(401)
     }
-    const locked = await t.inject({ method: 'POST', url: '/api/auth/login', headers: { 'content-type': 'application/json', 'x-forwarded-for': '198.51.100.7' }, payload: JSON.stringify({ username: 'VICTIM', password: 'not the password' }) })
+    const locked = await t.inject({
+      method: 'POST',
+      url: '/api/auth/login',
+      headers: { 'content-type': 'application/json', 'x-forwarded-for': '198.51.100.7' },
+      payload: JSON.stringify({ username: 'VICTIM', password: 'not the password' }),
+    })
     expect(locked.statusCode).toBe(429)
     expect(locked.json().error).toBe('HOSTD_AUTH_THROTTLED')
     expect(Number(locked.headers['retry-after'])).toBeGreaterThan(0)
     const audit = await t.kernel.services.audit.list('all', 5, 0)
-    expect(audit.items[0]).toMatchObject({ action: 'auth.login', target: 'VICTIM', result: 'failure', ip: '127.0.0.1', detail: { reason: 'throttled' } })
+    expect(audit.items[0]).toMatchObject({
+      action: 'auth.login',
+      target: 'VICTIM',
+      result: 'failure',
+      ip: '127.0.0.1',
+      detail: { reason: 'throttled' },
+    })
   })
 
   it('applies a role change or a disable to live sessions at once', async () => {
@@ -139,13 +176,25 @@ describe('setup and sign-in', () => {
 
   it('refuses cookie-authenticated changes from another origin', async () => {
     const admin = (await t.kernel.services.users.list())[0]!
-    const login = await t.inject({ method: 'POST', url: '/api/auth/login', ...json({ username: admin.username, password: PASSWORD }) })
+    const login = await t.inject({
+      method: 'POST',
+      url: '/api/auth/login',
+      ...json({ username: admin.username, password: PASSWORD }),
+    })
     const cookie = String(login.headers['set-cookie']).split(';')[0]!
-    const res = await t.inject({ method: 'POST', url: '/api/auth/logout', headers: { cookie, origin: 'https://evil.example', host: 'localhost:4443' } })
+    const res = await t.inject({
+      method: 'POST',
+      url: '/api/auth/logout',
+      headers: { cookie, origin: 'https://evil.example', host: 'localhost:4443' },
+    })
     expect(res.statusCode).toBe(403)
     expect(res.json().error).toBe('HOSTD_AUTH_CROSS_ORIGIN')
     // This harness speaks plain HTTP, so its own origin is http://; over TLS it is https:// (test/origin.test.ts).
-    const same = await t.inject({ method: 'POST', url: '/api/auth/logout', headers: { cookie, origin: 'http://localhost:4443', host: 'localhost:4443' } })
+    const same = await t.inject({
+      method: 'POST',
+      url: '/api/auth/logout',
+      headers: { cookie, origin: 'http://localhost:4443', host: 'localhost:4443' },
+    })
     expect(same.statusCode).toBe(204)
   })
 })

@@ -11,9 +11,14 @@ import { startTestKernel, type TestKernel } from '../src/testing.ts'
  * helper is built in helper/ with its own issue.
  */
 const privileged = definePlugin({
-  id: 'privileged', version: '1.0.0', kernel: '^1.0.0', deps: { helper: tokens.helper },
+  id: 'privileged',
+  version: '1.0.0',
+  kernel: '^1.0.0',
+  deps: { helper: tokens.helper },
   routes: (r, { helper }) => {
-    r.post('/api/privileged-test', { role: 'admin', needs: ['helper'] }, () => helper.call<{ echoed: string }>('echo', { value: 'x' }))
+    r.post('/api/privileged-test', { role: 'admin', needs: ['helper'] }, () =>
+      helper.call<{ echoed: string }>('echo', { value: 'x' }),
+    )
   },
 })
 
@@ -22,7 +27,9 @@ function fakeHelper(path: string): Promise<Server> {
     socket.setEncoding('utf8')
     socket.once('data', (line: string) => {
       const req = JSON.parse(line) as { action: string; args?: { value?: string } }
-      socket.end(`${JSON.stringify(req.action === 'ping' ? { ok: true } : { ok: true, result: { echoed: req.args?.value } })}\n`)
+      socket.end(
+        `${JSON.stringify(req.action === 'ping' ? { ok: true } : { ok: true, result: { echoed: req.args?.value } })}\n`,
+      )
     })
   })
   return new Promise((resolve) => server.listen(path, () => resolve(server)))
@@ -38,7 +45,10 @@ describe('helper gate', () => {
   it('answers 423 without the helper, before the handler, and works once it is there', async () => {
     const res = await t.inject({ method: 'POST', url: '/api/privileged-test', as: 'admin' })
     expect(res.statusCode).toBe(423)
-    expect(res.json()).toEqual({ error: 'HOSTD_HELPER_UNAVAILABLE', message: 'Admin Privileges missing: the root helper is not reachable' })
+    expect(res.json()).toEqual({
+      error: 'HOSTD_HELPER_UNAVAILABLE',
+      message: 'Admin Privileges missing: the root helper is not reachable',
+    })
     expect((await t.inject({ method: 'POST', url: '/api/privileged-test', as: 'operator' })).statusCode).toBe(403)
 
     // At once: a helper that was not there is looked for again on the next request (only an answer is kept a second).
@@ -52,7 +62,10 @@ describe('helper gate', () => {
     }
     // Gone within the second its last ping is kept: the call finds nobody and answers 423 too, not a failed action.
     const gone = await t.inject({ method: 'POST', url: '/api/privileged-test', as: 'admin' })
-    expect(gone.json()).toEqual({ error: 'HOSTD_HELPER_UNAVAILABLE', message: 'Admin Privileges missing: the root helper is not reachable' })
+    expect(gone.json()).toEqual({
+      error: 'HOSTD_HELPER_UNAVAILABLE',
+      message: 'Admin Privileges missing: the root helper is not reachable',
+    })
     // And back at once.
     const again = await fakeHelper(t.kernel.config.helperSocket)
     try {

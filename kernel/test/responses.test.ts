@@ -14,7 +14,9 @@ const SECURITY_HEADERS = {
 
 /** Every way a route can answer: returned value, no value, reply.send, a hijacked head, Node's implicit head. */
 const answers = definePlugin({
-  id: 'answers', version: '1.0.0', kernel: '^1.0.0',
+  id: 'answers',
+  version: '1.0.0',
+  kernel: '^1.0.0',
   routes: (r) => {
     r.get('/api/answers/sync', { role: 'viewer' }, () => ({ sync: true }))
     r.get('/api/answers/async', { role: 'viewer' }, async () => ({ async: true }))
@@ -32,7 +34,9 @@ const answers = definePlugin({
       reply.raw.setHeader('content-type', 'text/plain')
       reply.raw.end('implicit')
     })
-    r.get('/api/answers/own-frame-policy', { role: 'viewer' }, (_req, reply) => reply.header('x-frame-options', 'SAMEORIGIN').send({ own: true }))
+    r.get('/api/answers/own-frame-policy', { role: 'viewer' }, (_req, reply) =>
+      reply.header('x-frame-options', 'SAMEORIGIN').send({ own: true }),
+    )
     r.get('/api/answers/throws', { role: 'viewer' }, () => {
       throw new Error('boom')
     })
@@ -46,7 +50,7 @@ describe('answers over a real TLS socket', () => {
   })
   afterAll(() => t.close())
 
-  it('a handler\'s result is sent whether it is returned at once or awaited; no result is 204', async () => {
+  it("a handler's result is sent whether it is returned at once or awaited; no result is 204", async () => {
     const sync = await t.inject({ url: '/api/answers/sync', as: 'viewer' })
     expect([sync.statusCode, sync.json()]).toEqual([200, { sync: true }])
     const async = await t.inject({ url: '/api/answers/async', as: 'viewer' })
@@ -61,7 +65,7 @@ describe('answers over a real TLS socket', () => {
     expect([asyncSent.statusCode, asyncSent.json()]).toEqual([202, { sent: true }])
   })
 
-  it('every answer carries the security headers: Fastify\'s, a hijacked head, Node\'s implicit head, errors, 401, 404', async () => {
+  it("every answer carries the security headers: Fastify's, a hijacked head, Node's implicit head, errors, 401, 404", async () => {
     const cases = [
       ['/api/answers/sync', 'viewer', 200],
       ['/api/answers/hijacked', 'viewer', 200],
@@ -74,7 +78,8 @@ describe('answers over a real TLS socket', () => {
     for (const [url, as, status] of cases) {
       const res = await t.inject({ url, ...(as ? { as } : {}) })
       expect([url, res.statusCode]).toEqual([url, status])
-      for (const [name, value] of Object.entries(SECURITY_HEADERS)) expect(res.headers[name], `${name} on ${url}`).toBe(value)
+      for (const [name, value] of Object.entries(SECURITY_HEADERS))
+        expect(res.headers[name], `${name} on ${url}`).toBe(value)
     }
     expect((await t.inject({ url: '/api/answers/hijacked', as: 'viewer' })).body).toBe('raw')
     expect((await t.inject({ url: '/api/answers/implicit', as: 'viewer' })).body).toBe('implicit')
@@ -89,9 +94,17 @@ describe('answers over a real TLS socket', () => {
 
 describe('route registration', () => {
   it('refuses a route added to an instance without a valid role, however it is added', () => {
-    const app = createInstance({ logger: pino({ level: 'silent' }), sessions: {} as SessionStore, helper: {} as HelperClient })
+    const app = createInstance({
+      logger: pino({ level: 'silent' }),
+      sessions: {} as SessionStore,
+      helper: {} as HelperClient,
+    })
     expect(() => app.get('/api/no-role', () => ({}))).toThrow(/declares no valid role/)
-    expect(() => app.route({ method: 'GET', url: '/api/bad-role', config: { role: 'root' as never }, handler: () => ({}) })).toThrow(/declares no valid role/)
-    expect(() => app.route({ method: 'GET', url: '/api/ok', config: { role: 'viewer' }, handler: () => ({}) })).not.toThrow()
+    expect(() =>
+      app.route({ method: 'GET', url: '/api/bad-role', config: { role: 'root' as never }, handler: () => ({}) }),
+    ).toThrow(/declares no valid role/)
+    expect(() =>
+      app.route({ method: 'GET', url: '/api/ok', config: { role: 'viewer' }, handler: () => ({}) }),
+    ).not.toThrow()
   })
 })

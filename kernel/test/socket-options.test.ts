@@ -9,26 +9,38 @@ const admitted: string[] = []
 
 /** Sockets using the two per-socket options: `protocols` (subprotocol choice) and `admit` (a check before the upgrade). */
 const sockets = definePlugin({
-  id: 'sockettest', version: '1.0.0', kernel: '^1.0.0',
+  id: 'sockettest',
+  version: '1.0.0',
+  kernel: '^1.0.0',
   sockets: (s) => {
     s.ws('/api/sockettest/binary', { role: 'viewer', protocols: ['binary'] }, (socket) => socket.close(1000, 'bye'))
     s.ws('/api/sockettest/any', { role: 'viewer' }, (socket) => socket.close(1000, 'bye'))
-    s.ws('/api/sockettest/gated', {
-      role: 'viewer',
-      query: Type.Object({ n: Type.Integer() }),
-      admit: ({ user, query }) => {
-        if (!serviceUp) throw Closed()
-        admitted.push(`${user.username}:${query.n}`)
+    s.ws(
+      '/api/sockettest/gated',
+      {
+        role: 'viewer',
+        query: Type.Object({ n: Type.Integer() }),
+        admit: ({ user, query }) => {
+          if (!serviceUp) throw Closed()
+          admitted.push(`${user.username}:${query.n}`)
+        },
       },
-    }, (socket) => socket.close(1000, 'bye'))
+      (socket) => socket.close(1000, 'bye'),
+    )
   },
 })
 
-interface Outcome { status?: number; body?: string; protocol?: string }
+interface Outcome {
+  status?: number
+  body?: string
+  protocol?: string
+}
 
 function open(t: TestKernel, path: string, token: string, protocols?: string[]): Promise<Outcome> {
   return new Promise((resolve, reject) => {
-    const ws = new WebSocket(`${t.url!.replace(/^http/, 'ws')}${path}`, protocols ?? [], { headers: { authorization: `Bearer ${token}` } })
+    const ws = new WebSocket(`${t.url!.replace(/^http/, 'ws')}${path}`, protocols ?? [], {
+      headers: { authorization: `Bearer ${token}` },
+    })
     ws.once('open', () => {
       resolve({ protocol: ws.protocol })
       ws.close()
@@ -69,6 +81,9 @@ describe('socket options', () => {
     serviceUp = false
     const refused = await open(t, '/api/sockettest/gated?n=9', token)
     expect(refused.status).toBe(503)
-    expect(JSON.parse(refused.body!)).toEqual({ error: 'HOSTD_SOCKETTEST_CLOSED', message: 'The service behind this socket is down' })
+    expect(JSON.parse(refused.body!)).toEqual({
+      error: 'HOSTD_SOCKETTEST_CLOSED',
+      message: 'The service behind this socket is down',
+    })
   })
 })

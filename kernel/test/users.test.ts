@@ -2,7 +2,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startTestKernel, type TestKernel } from '../src/testing.ts'
 
 const PASSWORD = 'correct horse battery'
-const post = (url: string, body: unknown) => ({ method: 'POST' as const, url, headers: { 'content-type': 'application/json' }, payload: JSON.stringify(body) })
+const post = (url: string, body: unknown) => ({
+  method: 'POST' as const,
+  url,
+  headers: { 'content-type': 'application/json' },
+  payload: JSON.stringify(body),
+})
 
 describe('users', () => {
   let t: TestKernel
@@ -57,7 +62,12 @@ describe('users', () => {
   })
 
   it('answers malformed JSON with a 400 JSON error', async () => {
-    const res = await asAdmin({ method: 'POST', url: '/api/users', headers: { 'content-type': 'application/json' }, payload: '{"username": "x",' })
+    const res = await asAdmin({
+      method: 'POST',
+      url: '/api/users',
+      headers: { 'content-type': 'application/json' },
+      payload: '{"username": "x",',
+    })
     expect(res.statusCode).toBe(400)
     expect(res.json()).toEqual({ error: 'HOSTD_REQUEST_MALFORMED_JSON', message: expect.any(String) })
   })
@@ -67,7 +77,9 @@ describe('users', () => {
     expect((await asAdmin(post(`/api/users/${dave.id}/role`, { role: 'operator' }))).statusCode).toBe(204)
     expect((await t.kernel.services.users.get(dave.id)).role).toBe('operator')
     expect((await asAdmin(post(`/api/users/${dave.id}/role`, { role: 'superuser' }))).statusCode).toBe(400)
-    expect((await asAdmin(post('/api/users/00000000-0000-4000-8000-000000000000/role', { role: 'viewer' }))).statusCode).toBe(404)
+    expect(
+      (await asAdmin(post('/api/users/00000000-0000-4000-8000-000000000000/role', { role: 'viewer' }))).statusCode,
+    ).toBe(404)
     // Not a user id at all (ids are lowercase UUIDs): 400 before any lookup.
     for (const bad of ['no-such-id', '%00', dave.id.toUpperCase(), `${dave.id}x`]) {
       const res = await asAdmin(post(`/api/users/${bad}/role`, { role: 'viewer' }))
@@ -107,23 +119,36 @@ describe('users', () => {
   it('resets a password: the new one signs in, old sessions end, weak ones are refused', async () => {
     const frank = await t.login('viewer', 'frank')
     expect((await asAdmin(post(`/api/users/${frank.userId}/password`, { password: 'abc' }))).statusCode).toBe(400)
-    expect((await asAdmin(post(`/api/users/${frank.userId}/password`, { password: 'a brand new secret' }))).statusCode).toBe(204)
+    expect(
+      (await asAdmin(post(`/api/users/${frank.userId}/password`, { password: 'a brand new secret' }))).statusCode,
+    ).toBe(204)
     expect((await t.inject({ url: '/api/auth/me', as: { token: frank.token } })).statusCode).toBe(401)
-    expect((await t.inject(post('/api/auth/login', { username: 'frank', password: 'a brand new secret' }))).statusCode).toBe(200)
+    expect(
+      (await t.inject(post('/api/auth/login', { username: 'frank', password: 'a brand new secret' }))).statusCode,
+    ).toBe(200)
   })
 
   it('lets anyone change their own password with the current one', async () => {
     const gina = await t.login('viewer', 'gina')
     await t.kernel.services.users.resetPassword(gina.userId, 'the first secret')
-    const session = (await t.inject(post('/api/auth/login', { username: 'gina', password: 'the first secret' }))).headers['set-cookie']
+    const session = (await t.inject(post('/api/auth/login', { username: 'gina', password: 'the first secret' })))
+      .headers['set-cookie']
     const cookie = String(session).split(';')[0]!
-    const wrong = await t.inject({ ...post('/api/me/password', { currentPassword: 'nope nope nope', newPassword: 'the second secret' }), headers: { cookie, origin: 'http://localhost:80', 'content-type': 'application/json' } })
+    const wrong = await t.inject({
+      ...post('/api/me/password', { currentPassword: 'nope nope nope', newPassword: 'the second secret' }),
+      headers: { cookie, origin: 'http://localhost:80', 'content-type': 'application/json' },
+    })
     expect(wrong.statusCode).toBe(400)
     expect(wrong.json().error).toBe('HOSTD_USERS_WRONG_PASSWORD')
-    const ok = await t.inject({ ...post('/api/me/password', { currentPassword: 'the first secret', newPassword: 'the second secret' }), headers: { cookie, origin: 'http://localhost:80', 'content-type': 'application/json' } })
+    const ok = await t.inject({
+      ...post('/api/me/password', { currentPassword: 'the first secret', newPassword: 'the second secret' }),
+      headers: { cookie, origin: 'http://localhost:80', 'content-type': 'application/json' },
+    })
     expect(ok.statusCode).toBe(204)
     expect((await t.inject({ url: '/api/auth/me', headers: { cookie } })).statusCode).toBe(200) // this session stays
-    expect((await t.inject(post('/api/auth/login', { username: 'gina', password: 'the second secret' }))).statusCode).toBe(200)
+    expect(
+      (await t.inject(post('/api/auth/login', { username: 'gina', password: 'the second secret' }))).statusCode,
+    ).toBe(200)
   })
 
   it('removes a user and ends their sessions', async () => {
@@ -136,10 +161,22 @@ describe('users', () => {
   it('writes every user change to the audit log with who and from where', async () => {
     const res = await asAdmin({ url: '/api/audit?range=24h&limit=200' })
     expect(res.statusCode).toBe(200)
-    const { items, total } = res.json() as { items: { action: string; username: string; ip: string; target: string; time: string }[]; total: number }
+    const { items, total } = res.json() as {
+      items: { action: string; username: string; ip: string; target: string; time: string }[]
+      total: number
+    }
     expect(total).toBe(items.length)
     const actions = new Set(items.map((i) => i.action))
-    for (const a of ['user.create', 'user.rename', 'user.role', 'user.disable', 'user.enable', 'user.password.reset', 'user.password.change', 'user.remove']) {
+    for (const a of [
+      'user.create',
+      'user.rename',
+      'user.role',
+      'user.disable',
+      'user.enable',
+      'user.password.reset',
+      'user.password.change',
+      'user.remove',
+    ]) {
       expect(actions).toContain(a)
     }
     const create = items.find((i) => i.action === 'user.create' && i.target === 'Alice')!
@@ -158,7 +195,9 @@ describe('audit log queries', () => {
       const { token } = await t.login('admin')
       const page = (q: string) => t.inject({ url: `/api/audit?${q}`, as: { token } }).then((r) => r.json())
       const all = await page('range=all&limit=100')
-      expect(all.items.filter((i: { action: string }) => i.action === 'test.event').map((i: { target: string }) => i.target)).toEqual(['n4', 'n3', 'n2', 'n1', 'n0'])
+      expect(
+        all.items.filter((i: { action: string }) => i.action === 'test.event').map((i: { target: string }) => i.target),
+      ).toEqual(['n4', 'n3', 'n2', 'n1', 'n0'])
       const week = await page('range=7d&limit=100')
       expect(week.items.map((i: { target: string }) => i.target)).not.toContain('n0')
       const second = await page('range=all&limit=2&offset=2')

@@ -5,6 +5,10 @@ import type { Condition } from './plugin.ts'
 export function pathExists(path: string, reason = `${path} is missing`): Condition {
   return {
     name: `path-exists:${path}`,
-    check: () => access(path).then(() => true as const, () => reason),
+    check: () =>
+      access(path).then(
+        () => true as const,
+        () => reason,
+      ),
   }
 }

@@ -25,7 +25,8 @@ export interface HostdErrorFactory {
 
 /** Declare an error once: `const NotFound = defineError('HOSTD_X_NOT_FOUND', 404, 'No such x')`. */
 export function defineError(code: string, statusCode: number, defaultMessage: string): HostdErrorFactory {
-  if (!/^HOSTD_[A-Z0-9]+(_[A-Z0-9]+)+$/.test(code)) throw new TypeError(`error code ${code} is not of the form HOSTD_<AREA>_<WHAT>`)
+  if (!/^HOSTD_[A-Z0-9]+(_[A-Z0-9]+)+$/.test(code))
+    throw new TypeError(`error code ${code} is not of the form HOSTD_<AREA>_<WHAT>`)
   const factory = (message?: string, headers?: Record<string, string>) =>
     new HostdError(code, statusCode, message ?? defaultMessage, headers)
   return Object.assign(factory, { code, statusCode })
@@ -39,6 +40,10 @@ export const errors = {
   notFound: defineError('HOSTD_RESOURCE_NOT_FOUND', 404, 'Not found'),
   conflict: defineError('HOSTD_RESOURCE_CONFLICT', 409, 'Conflict'),
   tooLarge: defineError('HOSTD_REQUEST_TOO_LARGE', 413, 'Request too large'),
-  privilegesMissing: defineError('HOSTD_HELPER_UNAVAILABLE', 423, 'Admin Privileges missing: the root helper is not reachable'),
+  privilegesMissing: defineError(
+    'HOSTD_HELPER_UNAVAILABLE',
+    423,
+    'Admin Privileges missing: the root helper is not reachable',
+  ),
   unavailable: defineError('HOSTD_SERVICE_UNAVAILABLE', 503, 'Service unavailable'),
 } as const

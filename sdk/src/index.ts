@@ -13,14 +13,47 @@ export { ROLES, roleSatisfies, isRole } from './roles.ts'
 export type { Role, RouteRole } from './roles.ts'
 export { tokens, createServiceToken } from './tokens.ts'
 export type {
-  ServiceToken, Logger, AuditService, AuditEvent, AuditEntry, Actor, AuditActor, ApiTokenRef, Database, Settings, HelperClient, HelperCallOptions,
-  KernelInfo, SessionUser, OptionalServices,
+  ServiceToken,
+  Logger,
+  AuditService,
+  AuditEvent,
+  AuditEntry,
+  Actor,
+  AuditActor,
+  ApiTokenRef,
+  Database,
+  Settings,
+  HelperClient,
+  HelperCallOptions,
+  KernelInfo,
+  SessionUser,
+  OptionalServices,
 } from './tokens.ts'
 export { definePlugin, isHostdPlugin, bind, PLUGIN_BRAND } from './plugin.ts'
 export type {
-  HostdPlugin, PluginDefinition, DepsMap, ResolvedDeps, RouteSchema, RouteRequest, RouteHandler, RouteOptions, RouteDefinition,
-  RouteRegistrar, RouteNeed, HttpMethod, SocketRegistrar, SocketOptions, SocketHandler, SocketContext, SocketDefinition, SocketAdmission,
-  Condition, UiPage, UiCard, UiManifest, ServiceBinding,
+  HostdPlugin,
+  PluginDefinition,
+  DepsMap,
+  ResolvedDeps,
+  RouteSchema,
+  RouteRequest,
+  RouteHandler,
+  RouteOptions,
+  RouteDefinition,
+  RouteRegistrar,
+  RouteNeed,
+  HttpMethod,
+  SocketRegistrar,
+  SocketOptions,
+  SocketHandler,
+  SocketContext,
+  SocketDefinition,
+  SocketAdmission,
+  Condition,
+  UiPage,
+  UiCard,
+  UiManifest,
+  ServiceBinding,
 } from './plugin.ts'
 export * as conditions from './conditions.ts'
 export { findDuplicateKey, findUnsafeKey, type UnsafeKey } from './json.ts'

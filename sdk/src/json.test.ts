@@ -19,7 +19,9 @@ describe('findDuplicateKey', () => {
     expect(findDuplicateKey(valid(`{${tricky}:1,${tricky}:2}`))).toBe('k\\"')
     expect(findDuplicateKey(valid(JSON.stringify({ a: 'x\\","a":"y', b: 1 })))).toBeNull()
     const big = 'A'.repeat(5_000_000)
-    expect(findDuplicateKey(`{"files":[{"content":"${big}","path":"a"},{"content":"${big}","path":"b","path":"c"}]}`)).toBe('path')
+    expect(
+      findDuplicateKey(`{"files":[{"content":"${big}","path":"a"},{"content":"${big}","path":"b","path":"c"}]}`),
+    ).toBe('path')
   })
 })
 
@@ -27,8 +29,14 @@ describe('findUnsafeKey', () => {
   it('refuses a __proto__ key and a prototype inside a constructor, at any depth, escaped or not', () => {
     expect(findUnsafeKey('{"__proto__":{"polluted":1}}')).toEqual({ key: '__proto__', problem: 'prototype' })
     expect(findUnsafeKey('{"a":[{"b":{"\\u005f_proto__":1}}]}')).toEqual({ key: '__proto__', problem: 'prototype' })
-    expect(findUnsafeKey('{"constructor":{"prototype":{"polluted":1}}}')).toEqual({ key: 'prototype', problem: 'prototype' })
-    expect(findUnsafeKey('{"x":{"constructor" : {"a":1,"prototype":1}}}')).toEqual({ key: 'prototype', problem: 'prototype' })
+    expect(findUnsafeKey('{"constructor":{"prototype":{"polluted":1}}}')).toEqual({
+      key: 'prototype',
+      problem: 'prototype',
+    })
+    expect(findUnsafeKey('{"x":{"constructor" : {"a":1,"prototype":1}}}')).toEqual({
+      key: 'prototype',
+      problem: 'prototype',
+    })
   })
   it('accepts the same words where they reach no prototype', () => {
     expect(findUnsafeKey('{"constructor":1,"prototype":2,"x":{"prototype":3}}')).toBeNull()

@@ -54,7 +54,8 @@ function scanKeys(text: string, prototypes: boolean): UnsafeKey | null {
       if (expectKey && top) {
         const key = JSON.parse(text.slice(i, j + 1)) as string
         if (top.keys.has(key)) return { key, problem: 'repeated' }
-        if (prototypes && (key === '__proto__' || (key === 'prototype' && top.ofConstructor))) return { key, problem: 'prototype' }
+        if (prototypes && (key === '__proto__' || (key === 'prototype' && top.ofConstructor)))
+          return { key, problem: 'prototype' }
         top.keys.add(key)
         expectKey = false
         lastKey = key

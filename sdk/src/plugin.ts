@@ -24,7 +24,10 @@ export interface RouteSchema {
 type StaticOr<S, Fallback> = S extends TSchema ? Static<S> : Fallback
 
 /** The request a handler sees: typed from its schema, with the signed-in user (null on public routes). */
-export type RouteRequest<S extends RouteSchema = RouteSchema> = Omit<FastifyRequest, 'params' | 'query' | 'body' | 'user'> & {
+export type RouteRequest<S extends RouteSchema = RouteSchema> = Omit<
+  FastifyRequest,
+  'params' | 'query' | 'body' | 'user'
+> & {
   params: StaticOr<S['params'], Record<string, string>>
   query: StaticOr<S['querystring'], Record<string, string>>
   body: StaticOr<S['body'], unknown>
@@ -42,7 +45,6 @@ export type RouteRequest<S extends RouteSchema = RouteSchema> = Omit<FastifyRequ
    */
   lifetime: AbortSignal
 }
-
 
 export type RouteHandler<S extends RouteSchema> = (req: RouteRequest<S>, reply: FastifyReply) => unknown
 
@@ -236,7 +238,8 @@ const SEMVER = /^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$/
 /** Define a plugin. Shape errors throw here, so a broken plugin fails its own load. */
 export function definePlugin<D extends DepsMap = {}>(definition: PluginDefinition<D>): HostdPlugin<D> {
   if (!ID.test(definition.id ?? '')) throw new TypeError(`plugin id "${definition.id}" must match ${ID}`)
-  if (!SEMVER.test(definition.version ?? '')) throw new TypeError(`plugin ${definition.id}: version "${definition.version}" is not semver`)
+  if (!SEMVER.test(definition.version ?? ''))
+    throw new TypeError(`plugin ${definition.id}: version "${definition.version}" is not semver`)
   if (typeof definition.kernel !== 'string' || definition.kernel.trim() === '') {
     throw new TypeError(`plugin ${definition.id}: "kernel" must name the kernel API range it needs, e.g. "^1.0.0"`)
   }
@@ -248,31 +251,50 @@ const UI_MODULE = /^ui\/(?:[A-Za-z0-9_-][A-Za-z0-9._-]*\/)*[A-Za-z0-9_-][A-Za-z0
 const UI_ELEMENT = /^[a-z][a-z0-9]*-[a-z0-9-]*$/
 const UI_PATH = /^\/[a-z0-9][a-z0-9_-]*(?:\/[a-z0-9][a-z0-9_-]*)*$/
 /** Paths the shell serves itself: a plugin page may not take them (nor anything below them). */
-export const RESERVED_UI_PATHS = ['/api', '/ui', '/plugins', '/health', '/setup', '/sign-in', '/account', '/users', '/audit']
+export const RESERVED_UI_PATHS = [
+  '/api',
+  '/ui',
+  '/plugins',
+  '/health',
+  '/setup',
+  '/sign-in',
+  '/account',
+  '/users',
+  '/audit',
+]
 const UI_ROLES = ['viewer', 'operator', 'admin']
 
 function checkUi(id: string, ui: UiManifest): void {
   const fail = (what: string) => {
     throw new TypeError(`plugin ${id}: ui ${what}`)
   }
-  if (Array.isArray(ui) || typeof ui !== 'object' || ui === null) fail('must be an object { pages, cards, isolate } (a list of entries was the old shape)')
+  if (Array.isArray(ui) || typeof ui !== 'object' || ui === null)
+    fail('must be an object { pages, cards, isolate } (a list of entries was the old shape)')
   const entry = (kind: string, e: UiPage | UiCard) => {
     if (typeof e?.title !== 'string' || e.title.trim() === '') fail(`${kind} needs a title`)
-    if (!UI_MODULE.test(e.module ?? '') || e.module.includes('..')) fail(`${kind} "${e.title}": module "${e.module}" must be a .js, .mjs, .ts or .tsx file in the plugin's ui/ folder`)
-    if (!UI_ELEMENT.test(e.element ?? '')) fail(`${kind} "${e.title}": element "${e.element}" is not a custom element name (lowercase, with a hyphen)`)
-    if (e.role !== undefined && !UI_ROLES.includes(e.role)) fail(`${kind} "${e.title}": role "${e.role}" is not viewer, operator or admin`)
+    if (!UI_MODULE.test(e.module ?? '') || e.module.includes('..'))
+      fail(
+        `${kind} "${e.title}": module "${e.module}" must be a .js, .mjs, .ts or .tsx file in the plugin's ui/ folder`,
+      )
+    if (!UI_ELEMENT.test(e.element ?? ''))
+      fail(`${kind} "${e.title}": element "${e.element}" is not a custom element name (lowercase, with a hyphen)`)
+    if (e.role !== undefined && !UI_ROLES.includes(e.role))
+      fail(`${kind} "${e.title}": role "${e.role}" is not viewer, operator or admin`)
   }
   const paths = new Set<string>()
   for (const page of ui.pages ?? []) {
     entry('page', page)
-    if (!UI_PATH.test(page.path ?? '')) fail(`page "${page.title}": path "${page.path}" must look like /name or /name/sub (lowercase)`)
-    if (RESERVED_UI_PATHS.some((p) => page.path === p || page.path.startsWith(`${p}/`))) fail(`page "${page.title}": path ${page.path} belongs to the shell`)
+    if (!UI_PATH.test(page.path ?? ''))
+      fail(`page "${page.title}": path "${page.path}" must look like /name or /name/sub (lowercase)`)
+    if (RESERVED_UI_PATHS.some((p) => page.path === p || page.path.startsWith(`${p}/`)))
+      fail(`page "${page.title}": path ${page.path} belongs to the shell`)
     if (paths.has(page.path)) fail(`page path ${page.path} is declared twice`)
     paths.add(page.path)
   }
   for (const card of ui.cards ?? []) {
     entry('card', card)
-    if (card.size !== undefined && !['small', 'medium', 'large'].includes(card.size)) fail(`card "${card.title}": size must be small, medium or large`)
+    if (card.size !== undefined && !['small', 'medium', 'large'].includes(card.size))
+      fail(`card "${card.title}": size must be small, medium or large`)
   }
 }
 

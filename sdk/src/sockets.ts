@@ -17,9 +17,20 @@ export function sendJson(socket: WebSocket, message: unknown): void {
  * Ends the socket on a failure: `{ type: "result", ok: false, error, message, ...extra }`, then close code 4000 +
  * the error's HTTP status (4400, 4403, 4409, 4423, 4503, ...), or 4500 with `internalCode` for anything else.
  */
-export function closeWithError(socket: WebSocket, err: unknown, internalCode: string, extra: Record<string, unknown> = {}): void {
+export function closeWithError(
+  socket: WebSocket,
+  err: unknown,
+  internalCode: string,
+  extra: Record<string, unknown> = {},
+): void {
   const e = err instanceof HostdError ? err : null
-  sendJson(socket, { type: 'result', ok: false, error: e?.code ?? internalCode, message: e?.message ?? 'Internal error', ...extra })
+  sendJson(socket, {
+    type: 'result',
+    ok: false,
+    error: e?.code ?? internalCode,
+    message: e?.message ?? 'Internal error',
+    ...extra,
+  })
   if (socket.readyState === socket.OPEN) socket.close(4000 + (e?.statusCode ?? 500), (e?.code ?? 'error').slice(0, 100))
 }
 
@@ -27,13 +38,23 @@ export function closeWithError(socket: WebSocket, err: unknown, internalCode: st
  * The client's first message, read strictly: within `timeoutMs`, valid JSON, no duplicate keys, matching `schema`.
  * Anything else rejects with `invalid(reason)` (the plugin's own 400 error).
  */
-export function receiveFirstMessage<S extends TSchema>(socket: WebSocket, schema: S, signal: AbortSignal, invalid: HostdErrorFactory, timeoutMs = 30_000): Promise<Static<S>> {
+export function receiveFirstMessage<S extends TSchema>(
+  socket: WebSocket,
+  schema: S,
+  signal: AbortSignal,
+  invalid: HostdErrorFactory,
+  timeoutMs = 30_000,
+): Promise<Static<S>> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(invalid(`No request within ${timeoutMs / 1000} s`)), timeoutMs)
-    signal.addEventListener('abort', () => {
-      clearTimeout(timer)
-      reject(invalid('The socket closed before the request'))
-    }, { once: true })
+    signal.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer)
+        reject(invalid('The socket closed before the request'))
+      },
+      { once: true },
+    )
     socket.once('message', (data: Buffer) => {
       clearTimeout(timer)
       const text = data.toString('utf8')

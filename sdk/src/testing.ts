@@ -3,4 +3,11 @@
  * See examples/hello-plugin/test for a complete example.
  */
 export { startTestKernel } from '@hostd/kernel/testing'
-export type { TestKernel, TestKernelOptions, TestRequest, RouteSamples, RouteSampleContext, RouteSampleRequest } from '@hostd/kernel/testing'
+export type {
+  TestKernel,
+  TestKernelOptions,
+  TestRequest,
+  RouteSamples,
+  RouteSampleContext,
+  RouteSampleRequest,
+} from '@hostd/kernel/testing'

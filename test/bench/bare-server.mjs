@@ -24,13 +24,17 @@ app.get('/api/auth/me', hello)
 app.get('/health', hello)
 app.get('/', hello)
 if (publishDir) {
-  app.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit: 128 * 1024 * 1024 }, (_req, body, done) => {
-    try {
-      done(null, JSON.parse(body.toString('utf8')))
-    } catch (err) {
-      done(err)
-    }
-  })
+  app.addContentTypeParser(
+    'application/json',
+    { parseAs: 'buffer', bodyLimit: 128 * 1024 * 1024 },
+    (_req, body, done) => {
+      try {
+        done(null, JSON.parse(body.toString('utf8')))
+      } catch (err) {
+        done(err)
+      }
+    },
+  )
   let publishes = 0
   const durableWrite = async (dir, name, data) => {
     const handle = await open(join(dir, `${name}.tmp`), 'wx')
@@ -47,11 +51,16 @@ if (publishDir) {
   }
   app.put('/publish', async (req) => {
     const dir = join(publishDir, String(++publishes))
-    const files = [{ path: 'SKILL.md', data: Buffer.from(req.body.body, 'utf8') }, ...req.body.files.map((f) => ({ path: f.path, data: Buffer.from(f.content, 'base64') }))]
-    await Promise.all(files.map(async (f, i) => {
-      await mkdir(join(dir, String(i)), { recursive: true })
-      await durableWrite(join(dir, String(i)), 'blob', f.data)
-    }))
+    const files = [
+      { path: 'SKILL.md', data: Buffer.from(req.body.body, 'utf8') },
+      ...req.body.files.map((f) => ({ path: f.path, data: Buffer.from(f.content, 'base64') })),
+    ]
+    await Promise.all(
+      files.map(async (f, i) => {
+        await mkdir(join(dir, String(i)), { recursive: true })
+        await durableWrite(join(dir, String(i)), 'blob', f.data)
+      }),
+    )
     return { files: files.length }
   })
 }

@@ -17,7 +17,10 @@ const REPO = join(import.meta.dirname, '..', '..')
 const args = process.argv.slice(2)
 const soak = args.includes('--soak')
 
-const benches: [string, string][] = [['kernel', join(REPO, 'test', 'bench', 'bench.ts')], ['ui', join(REPO, 'test', 'bench', 'ui.ts')]]
+const benches: [string, string][] = [
+  ['kernel', join(REPO, 'test', 'bench', 'bench.ts')],
+  ['ui', join(REPO, 'test', 'bench', 'ui.ts')],
+]
 const pluginsDir = join(REPO, 'plugins')
 for (const name of existsSync(pluginsDir) && !soak ? readdirSync(pluginsDir).sort() : []) {
   const file = join(pluginsDir, name, 'test', 'bench.ts')
@@ -36,7 +39,10 @@ for (const [name, file] of benches) {
   if (only && !only.includes(name)) continue
   console.log(`\n=== bench: ${name} ===`)
   const t0 = performance.now()
-  const child = spawn(process.execPath, [file, ...(name === 'kernel' ? args : [])], { stdio: ['ignore', 'pipe', 'inherit'], cwd: REPO })
+  const child = spawn(process.execPath, [file, ...(name === 'kernel' ? args : [])], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    cwd: REPO,
+  })
   let json: { figures?: Figure[] } | null = null
   createInterface({ input: child.stdout! }).on('line', (line) => {
     console.log(line)
@@ -50,9 +56,13 @@ for (const [name, file] of benches) {
   else if (code === 0) missing.push(name)
 }
 
-console.log(`\n=== every figure beside its goal (${Math.round((performance.now() - began) / 1000)} s in all; a shared machine makes absolutes noisy: ratios and pairs are from the same run) ===`)
+console.log(
+  `\n=== every figure beside its goal (${Math.round((performance.now() - began) / 1000)} s in all; a shared machine makes absolutes noisy: ratios and pairs are from the same run) ===`,
+)
 console.log(figureTable(figures))
 const met = figures.filter((f) => f.goal && f.met).length
 const goals = figures.filter((f) => f.goal).length
-console.log(`\n  ${met} of ${goals} goals met${failed.length ? `; failed: ${failed.join(', ')}` : ''}${missing.length ? `; no figures from: ${missing.join(', ')}` : ''}`)
+console.log(
+  `\n  ${met} of ${goals} goals met${failed.length ? `; failed: ${failed.join(', ')}` : ''}${missing.length ? `; no figures from: ${missing.join(', ')}` : ''}`,
+)
 process.exit(failed.length ? 1 : 0)

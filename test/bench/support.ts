@@ -38,10 +38,22 @@ export interface Figure {
 }
 
 export function figure(name: string, value: number, unit: string, goal?: Goal, detail?: string): Figure {
-  const met = !goal || !Number.isFinite(value) ? undefined
-    : goal.op === '<' ? value < goal.target : goal.op === '<=' ? value <= goal.target : value >= goal.target
+  const met =
+    !goal || !Number.isFinite(value)
+      ? undefined
+      : goal.op === '<'
+        ? value < goal.target
+        : goal.op === '<='
+          ? value <= goal.target
+          : value >= goal.target
   const digits = unit === 'x' ? 3 : Math.abs(value) < 10 ? 2 : 1
-  return { name, value: round(value, digits), unit, ...(goal ? { goal, met: met ?? false } : {}), ...(detail ? { detail } : {}) }
+  return {
+    name,
+    value: round(value, digits),
+    unit,
+    ...(goal ? { goal, met: met ?? false } : {}),
+    ...(detail ? { detail } : {}),
+  }
 }
 
 const showValue = (f: Figure) => `${Number.isFinite(f.value) ? f.value : '-'}${f.unit === 'x' ? '' : ` ${f.unit}`}`
@@ -51,18 +63,36 @@ const showMet = (f: Figure) => (f.goal ? (f.met ? 'met' : 'not met') : '')
 /** Figures as a table: name, value, goal, met / not met, detail. */
 export function figureTable(figures: (Figure & { bench?: string })[]): string {
   const withBench = figures.some((f) => f.bench)
-  const rows = figures.map((f) => [...(withBench ? [f.bench ?? ''] : []), f.name, showValue(f), showGoal(f), showMet(f), f.detail ?? ''])
+  const rows = figures.map((f) => [
+    ...(withBench ? [f.bench ?? ''] : []),
+    f.name,
+    showValue(f),
+    showGoal(f),
+    showMet(f),
+    f.detail ?? '',
+  ])
   return table(rows, [...(withBench ? ['bench'] : []), 'figure', 'value', 'goal', '', 'detail'])
 }
 
 /** A plain text table; numbers right-aligned. */
 export function table(rows: (string | number)[][], header: string[]): string {
-  const cells = [header, ...rows.map((r) => r.map((c) => (typeof c === 'number' ? (Number.isFinite(c) ? String(c) : '-') : c)))]
+  const cells = [
+    header,
+    ...rows.map((r) => r.map((c) => (typeof c === 'number' ? (Number.isFinite(c) ? String(c) : '-') : c))),
+  ]
   const widths = header.map((_, i) => Math.max(...cells.map((r) => String(r[i] ?? '').length)))
   const line = (r: (string | number)[], numeric: boolean[]) =>
-    '  ' + r.map((c, i) => (numeric[i] ? String(c).padStart(widths[i]!) : String(c).padEnd(widths[i]!))).join('  ').trimEnd()
+    '  ' +
+    r
+      .map((c, i) => (numeric[i] ? String(c).padStart(widths[i]!) : String(c).padEnd(widths[i]!)))
+      .join('  ')
+      .trimEnd()
   const numeric = header.map((_, i) => rows.length > 0 && rows.every((r) => typeof r[i] === 'number'))
-  return [line(cells[0]!, numeric), '  ' + widths.map((w) => '-'.repeat(w)).join('  '), ...cells.slice(1).map((r) => line(r, numeric))].join('\n')
+  return [
+    line(cells[0]!, numeric),
+    '  ' + widths.map((w) => '-'.repeat(w)).join('  '),
+    ...cells.slice(1).map((r) => line(r, numeric)),
+  ].join('\n')
 }
 
 /** The one machine-readable line a bench ends with; run.ts collects `figures` from it. */
@@ -207,7 +237,11 @@ export interface Bare {
 /** Starts bare-server.mjs; with `publishDir`, it serves PUT /publish into that folder too. */
 export async function startBare(certFile: string, keyFile: string, publishDir?: string): Promise<Bare> {
   const t0 = performance.now()
-  const child = track(spawn(process.execPath, [BARE_SERVER, certFile, keyFile, ...(publishDir ? [publishDir] : [])], { stdio: ['ignore', 'pipe', 'pipe'] }))
+  const child = track(
+    spawn(process.execPath, [BARE_SERVER, certFile, keyFile, ...(publishDir ? [publishDir] : [])], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  )
   let stderr = ''
   child.stderr!.on('data', (d) => (stderr += String(d)))
   const origin = await new Promise<string>((resolve, reject) => {
@@ -282,7 +316,11 @@ export async function wrk(opts: WrkOptions): Promise<WrkResult> {
   args.push(opts.url)
   const cpu0 = opts.serverPid ? cpuSeconds(opts.serverPid) : 0
   const t0 = performance.now()
-  const child = track(spawn('bash', ['-c', 'wrk "$@"; status=$?; times; exit $status', 'wrk', ...args], { stdio: ['ignore', 'pipe', 'pipe'] }))
+  const child = track(
+    spawn('bash', ['-c', 'wrk "$@"; status=$?; times; exit $status', 'wrk', ...args], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  )
   let out = ''
   let err = ''
   child.stdout!.on('data', (d) => (out += String(d)))

@@ -20,7 +20,9 @@ const GOAL_KB = 60
 /** The gzip size of a served UI file (its .gz in ui/dist, or the file itself when too small to compress). */
 function gzipBytes(url: string): number {
   const path = new URL(url).pathname
-  const rel = path.startsWith('/ui/') ? path.slice('/ui/'.length) : path.replace(/^\/plugins\/([^/]+)\/[^/]+\//, 'plugins/$1/')
+  const rel = path.startsWith('/ui/')
+    ? path.slice('/ui/'.length)
+    : path.replace(/^\/plugins\/([^/]+)\/[^/]+\//, 'plugins/$1/')
   const file = join(DIST, rel)
   return existsSync(`${file}.gz`) ? statSync(`${file}.gz`).size : existsSync(file) ? statSync(file).size : 0
 }
@@ -63,7 +65,17 @@ async function main(): Promise<void> {
     const { hostname } = new URL(ui.url)
     const timeOnce = async (path: string, ready: (p: Page) => Promise<unknown>) => {
       const context = await ui.browser.newContext({ ignoreHTTPSErrors: true })
-      await context.addCookies([{ name: 'svc_session', value: token, domain: hostname, path: '/', httpOnly: true, secure: true, sameSite: 'Strict' }])
+      await context.addCookies([
+        {
+          name: 'svc_session',
+          value: token,
+          domain: hostname,
+          path: '/',
+          httpOnly: true,
+          secure: true,
+          sameSite: 'Strict',
+        },
+      ])
       const p = await context.newPage()
       try {
         for (let attempt = 1; ; attempt++) {
@@ -107,15 +119,33 @@ async function main(): Promise<void> {
     console.log('| Measure | Result |')
     console.log('|---|---|')
     console.log(`| JS for the sign-in page (gzip) | ${results.signInJsGzipKB} KB (${signIn.size} files) |`)
-    console.log(`| JS for sign-in + shell (gzip; landing on the account page) | ${results.signInPlusShellJsGzipKB} KB of ${GOAL_KB} KB: ${results.goalMet ? 'met' : 'NOT met'} |`)
+    console.log(
+      `| JS for sign-in + shell (gzip; landing on the account page) | ${results.signInPlusShellJsGzipKB} KB of ${GOAL_KB} KB: ${results.goalMet ? 'met' : 'NOT met'} |`,
+    )
     console.log(`| JS the overview adds (uPlot, metrics and system cards) | ${results.overviewAddsJsGzipKB} KB |`)
     console.log(`| navigation -> overview with live data (median of ${REPEATS}) | ${results.overviewLiveMs} ms |`)
     console.log(`| reference: a static file from the same daemon, same browser | ${results.referenceStaticMs} ms |`)
     console.log(`| ratio overview / reference | ${results.ratio} |`)
-    printBenchJson('ui', [
-      figure('sign-in + shell JavaScript (gzip)', results.signInPlusShellJsGzipKB, 'KB', { op: '<=', target: GOAL_KB }, `sign-in alone ${results.signInJsGzipKB} KB; the overview adds ${results.overviewAddsJsGzipKB} KB`),
-      figure('navigation to a live overview / a static file', results.ratio, 'x', undefined, `${results.overviewLiveMs} vs ${results.referenceStaticMs} ms, median of ${REPEATS}`),
-    ], results)
+    printBenchJson(
+      'ui',
+      [
+        figure(
+          'sign-in + shell JavaScript (gzip)',
+          results.signInPlusShellJsGzipKB,
+          'KB',
+          { op: '<=', target: GOAL_KB },
+          `sign-in alone ${results.signInJsGzipKB} KB; the overview adds ${results.overviewAddsJsGzipKB} KB`,
+        ),
+        figure(
+          'navigation to a live overview / a static file',
+          results.ratio,
+          'x',
+          undefined,
+          `${results.overviewLiveMs} vs ${results.referenceStaticMs} ms, median of ${REPEATS}`,
+        ),
+      ],
+      results,
+    )
   } finally {
     await ui.close()
   }

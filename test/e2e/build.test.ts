@@ -23,7 +23,11 @@ async function adminToken(d: Daemon): Promise<string> {
   const body = JSON.stringify(ADMIN)
   const headers = { 'content-type': 'application/json' }
   expect((await d.fetch('/api/setup', { method: 'POST', headers, body })).status).toBe(201)
-  const login = await d.fetch('/api/auth/login', { method: 'POST', headers: { ...headers, 'x-svc-client': 'build-test' }, body })
+  const login = await d.fetch('/api/auth/login', {
+    method: 'POST',
+    headers: { ...headers, 'x-svc-client': 'build-test' },
+    body,
+  })
   return ((await login.json()) as { token: string }).token
 }
 
@@ -35,7 +39,11 @@ async function extensions(d: Daemon, token: string): Promise<Extension[]> {
 }
 
 async function startWithBuiltins(entry: DaemonEntry, pluginsDir: string): Promise<{ d: Daemon; token: string }> {
-  const d = await startDaemon({ entry, env: { HOSTD_BUILTIN_PLUGINS: '1', HOSTD_PLUGINS_DIR: pluginsDir }, startTimeoutMs: 60_000 })
+  const d = await startDaemon({
+    entry,
+    env: { HOSTD_BUILTIN_PLUGINS: '1', HOSTD_PLUGINS_DIR: pluginsDir },
+    startTimeoutMs: 60_000,
+  })
   started.push(d)
   return { d, token: await adminToken(d) }
 }
@@ -46,11 +54,17 @@ describe('the daemon build', () => {
     temps.push(pluginsDir)
     await cp(join(REPO_ROOT, 'examples', 'hello-plugin'), join(pluginsDir, 'hello'), { recursive: true })
     await mkdir(join(pluginsDir, 'plainjs'))
-    await writeFile(join(pluginsDir, 'plainjs', 'package.json'), JSON.stringify({ name: 'plainjs', version: '1.0.0', type: 'module', main: 'index.js' }))
-    await writeFile(join(pluginsDir, 'plainjs', 'index.js'), `import { definePlugin } from '@hostd/sdk'
+    await writeFile(
+      join(pluginsDir, 'plainjs', 'package.json'),
+      JSON.stringify({ name: 'plainjs', version: '1.0.0', type: 'module', main: 'index.js' }),
+    )
+    await writeFile(
+      join(pluginsDir, 'plainjs', 'index.js'),
+      `import { definePlugin } from '@hostd/sdk'
 export default definePlugin({ id: 'plainjs', version: '1.0.0', kernel: '^1.0.0',
   routes: (r) => { r.get('/api/plainjs', { role: 'viewer' }, () => ({ plain: true })) } })
-`)
+`,
+    )
     const emptyDir = await mkdtemp(join(tmpdir(), 'hostd-build-none-'))
     temps.push(emptyDir)
 
@@ -63,7 +77,10 @@ export default definePlugin({ id: 'plainjs', version: '1.0.0', kernel: '^1.0.0',
     expect(builtList.filter((e) => e.state === 'failed')).toEqual([])
     const summary = (list: Extension[]) => list.filter((e) => e.builtin).map((e) => `${e.id}:${e.state}`)
     expect(summary(builtList)).toEqual(summary(sourcesList))
-    expect(builtList.filter((e) => !e.builtin).map((e) => `${e.id}:${e.state}`)).toEqual(['hello:active', 'plainjs:active'])
+    expect(builtList.filter((e) => !e.builtin).map((e) => `${e.id}:${e.state}`)).toEqual([
+      'hello:active',
+      'plainjs:active',
+    ])
 
     const auth = { authorization: `Bearer ${built.token}` }
     await waitFor(async () => (await built.d.fetch('/api/plainjs', { headers: auth })).status === 200, 10_000)
@@ -76,7 +93,9 @@ export default definePlugin({ id: 'plainjs', version: '1.0.0', kernel: '^1.0.0',
     const script = `process.setSourceMapsEnabled(true)
 const { defineError } = await import(${JSON.stringify(join(REPO_ROOT, 'sdk', 'dist', 'index.mjs'))})
 console.log(defineError('HOSTD_BUILDTEST_X', 400, 'x')().stack)`
-    const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], { cwd: REPO_ROOT })
+    const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], {
+      cwd: REPO_ROOT,
+    })
     expect(stdout).toMatch(/sdk\/src\/errors\.ts:\d+:\d+/)
   })
 })

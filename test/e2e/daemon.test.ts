@@ -12,7 +12,14 @@ import { connect } from 'node:tls'
 import { create as createTar } from 'tar'
 import { generate } from 'selfsigned'
 import WebSocket from 'ws'
-import { REPO_ROOT, runDaemonExpectingExit, startDaemon, waitFor, type Daemon, type RunResult } from '../support/daemon.ts'
+import {
+  REPO_ROOT,
+  runDaemonExpectingExit,
+  startDaemon,
+  waitFor,
+  type Daemon,
+  type RunResult,
+} from '../support/daemon.ts'
 
 const HELLO_DIR = join(REPO_ROOT, 'examples', 'hello-plugin')
 const PASSWORD = 'correct horse battery'
@@ -24,7 +31,11 @@ type Json = Record<string, any>
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` })
 
-async function getJson(d: Daemon, path: string, headers: Record<string, string> = {}): Promise<{ status: number; body: Json; headers: Headers }> {
+async function getJson(
+  d: Daemon,
+  path: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: Json; headers: Headers }> {
   const res = await d.fetch(path, { headers })
   const text = await res.text()
   return { status: res.status, body: text ? JSON.parse(text) : null, headers: res.headers as unknown as Headers }
@@ -55,7 +66,12 @@ async function setupAdmin(d: Daemon): Promise<string> {
   return token(d, ADMIN)
 }
 
-async function createUser(d: Daemon, adminToken: string, username: string, role: 'viewer' | 'operator' | 'admin'): Promise<string> {
+async function createUser(
+  d: Daemon,
+  adminToken: string,
+  username: string,
+  role: 'viewer' | 'operator' | 'admin',
+): Promise<string> {
   const res = await postJson(d, '/api/users', { username, password: PASSWORD, role }, bearer(adminToken))
   expect(res.status, JSON.stringify(res.body)).toBe(201)
   return token(d, username)
@@ -100,7 +116,10 @@ function openSocket(url: string, headers: Record<string, string>): Promise<WebSo
 }
 
 /** The HTTP response an upgrade is refused with (rejects if the upgrade succeeds). */
-function refusedUpgradeResponse(url: string, headers: Record<string, string>): Promise<{ status: number; headers: Record<string, unknown> }> {
+function refusedUpgradeResponse(
+  url: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; headers: Record<string, unknown> }> {
   return new Promise((resolve, reject) => {
     const ws = new WebSocket(url, { rejectUnauthorized: false, headers })
     ws.once('open', () => {
@@ -116,7 +135,8 @@ function refusedUpgradeResponse(url: string, headers: Record<string, string>): P
 }
 
 /** The HTTP status an upgrade is refused with (rejects if the upgrade succeeds). */
-const refusedUpgrade = async (url: string, headers: Record<string, string>): Promise<number> => (await refusedUpgradeResponse(url, headers)).status
+const refusedUpgrade = async (url: string, headers: Record<string, string>): Promise<number> =>
+  (await refusedUpgradeResponse(url, headers)).status
 
 function echo(ws: WebSocket, message: string, timeoutMs = 2000): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -136,7 +156,11 @@ async function writePlugin(dir: string, pkgName: string, version: string, source
   await writeFile(join(dir, 'src', 'index.ts'), source)
   await writeFile(
     join(dir, 'package.json'),
-    JSON.stringify({ name: pkgName, version, type: 'module', private: true, hostd: { entry: 'src/index.ts' } }, null, 2),
+    JSON.stringify(
+      { name: pkgName, version, type: 'module', private: true, hostd: { entry: 'src/index.ts' } },
+      null,
+      2,
+    ),
   )
 }
 
@@ -216,7 +240,15 @@ describe('TLS certificate', () => {
       keyType: 'ec',
       curve: 'P-256',
       algorithm: 'sha256',
-      extensions: [{ name: 'subjectAltName', altNames: [{ type: 2, value: 'localhost' }, { type: 7, ip: '127.0.0.1' }] }],
+      extensions: [
+        {
+          name: 'subjectAltName',
+          altNames: [
+            { type: 2, value: 'localhost' },
+            { type: 7, ip: '127.0.0.1' },
+          ],
+        },
+      ],
     } as never)
     const certFile = join(certDir, 'my-cert.pem')
     const keyFile = join(certDir, 'my-key.pem')
@@ -252,7 +284,13 @@ describe('first run and sign-in with a real client', () => {
 
     const first = await postJson(d, '/api/setup', { username: ADMIN, password: PASSWORD })
     expect(first.status).toBe(201)
-    expect(first.body).toEqual({ id: expect.any(String), username: ADMIN, role: 'admin', disabled: false, twoFactor: false })
+    expect(first.body).toEqual({
+      id: expect.any(String),
+      username: ADMIN,
+      role: 'admin',
+      disabled: false,
+      twoFactor: false,
+    })
 
     const again = await postJson(d, '/api/setup', { username: 'other', password: PASSWORD })
     expect(again.status).toBe(409)
@@ -287,7 +325,12 @@ describe('first run and sign-in with a real client', () => {
     expect(lower).toContain('secure')
     expect(lower).toContain('path=/')
 
-    const client = await postJson(d, '/api/auth/login', { username: ADMIN, password: PASSWORD }, { 'x-svc-client': 'anything' })
+    const client = await postJson(
+      d,
+      '/api/auth/login',
+      { username: ADMIN, password: PASSWORD },
+      { 'x-svc-client': 'anything' },
+    )
     expect(client.status).toBe(200)
     expect(client.body.token).toMatch(/^[A-Za-z0-9_-]{20,}$/)
   })
@@ -298,7 +341,10 @@ describe('first run and sign-in with a real client', () => {
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ username: ADMIN, password: PASSWORD }),
     })
-    const cookie = login.headers.getSetCookie().find((c) => c.startsWith('svc_session='))!.split(';')[0]!
+    const cookie = login.headers
+      .getSetCookie()
+      .find((c) => c.startsWith('svc_session='))!
+      .split(';')[0]!
     await login.arrayBuffer()
 
     const me = await getJson(d, '/api/auth/me', { cookie })
@@ -334,9 +380,15 @@ describe('first run and sign-in with a real client', () => {
     // A path without a file extension is a client route of the web UI (index.html, tested in test/ui/serving.test.ts).
     const missing = await d.fetch('/no/such/file.js')
     const missingApi = await d.fetch('/api/no-such-route')
-    for (const [res, status] of [[ok, 200], [unauthenticated, 401], [missing, 404], [missingApi, 404]] as const) {
+    for (const [res, status] of [
+      [ok, 200],
+      [unauthenticated, 401],
+      [missing, 404],
+      [missingApi, 404],
+    ] as const) {
       expect(res.status).toBe(status)
-      for (const [name, value] of Object.entries(SECURITY_HEADERS)) expect(res.headers.get(name), `${name} on ${status}`).toBe(value)
+      for (const [name, value] of Object.entries(SECURITY_HEADERS))
+        expect(res.headers.get(name), `${name} on ${status}`).toBe(value)
       await res.arrayBuffer()
     }
   })
@@ -371,7 +423,11 @@ describe('bad configuration', () => {
     ['HOSTD_BUILTIN_PLUGINS=../etc', { HOSTD_BUILTIN_PLUGINS: '../etc' }, /HOSTD_BUILTIN_PLUGINS/],
     ['only HOSTD_TLS_CERT', { HOSTD_TLS_CERT: '/tmp/some-cert.pem' }, /HOSTD_TLS_CERT/],
     ['only HOSTD_TLS_KEY', { HOSTD_TLS_KEY: '/tmp/some-key.pem' }, /HOSTD_TLS_KEY/],
-    ['HOSTD_TLS_CERT and KEY naming missing files', { HOSTD_TLS_CERT: '/nonexistent/cert.pem', HOSTD_TLS_KEY: '/nonexistent/key.pem' }, /HOSTD_TLS_CERT.*not found/],
+    [
+      'HOSTD_TLS_CERT and KEY naming missing files',
+      { HOSTD_TLS_CERT: '/nonexistent/cert.pem', HOSTD_TLS_KEY: '/nonexistent/key.pem' },
+      /HOSTD_TLS_CERT.*not found/,
+    ],
     ['HOSTD_CONFIG pointing at a missing file', { HOSTD_CONFIG: '/nonexistent/hostd-e2e.json' }, /HOSTD_CONFIG/],
     ['HOSTD_CONFIG pointing at invalid JSON', { HOSTD_CONFIG: '<bad-json>' }, /HOSTD_CONFIG.*JSON/],
   ]
@@ -426,10 +482,18 @@ describe('hot loading on a running daemon', () => {
   it('a copied-in plugin folder is served', async () => {
     expect((await getJson(d, '/api/hello', bearer(admin))).status).toBe(404)
     await cp(HELLO_DIR, join(d.pluginsDir, 'hello'), { recursive: true })
-    await waitFor(async () => (await d.fetch('/api/hello', { headers: bearer(admin) }).then((r) => (r.body?.cancel(), r.status))) === 200, 5000)
+    await waitFor(
+      async () =>
+        (await d.fetch('/api/hello', { headers: bearer(admin) }).then((r) => (r.body?.cancel(), r.status))) === 200,
+      5000,
+    )
     const hello = await getJson(d, '/api/hello', bearer(admin))
     expect(hello.body).toEqual({ message: `Hello, ${ADMIN}!` })
-    expect((await extensions(d, admin)).find((e) => e.id === 'hello')).toMatchObject({ state: 'active', version: '1.0.0', builtin: false })
+    expect((await extensions(d, admin)).find((e) => e.id === 'hello')).toMatchObject({
+      state: 'active',
+      version: '1.0.0',
+      builtin: false,
+    })
   })
 
   it('the echo socket opens with the bearer token; no sign-in is 401, a foreign Origin is 403', async () => {
@@ -451,7 +515,8 @@ describe('hot loading on a running daemon', () => {
     ]
     expect(refusals.map((r) => r.status)).toEqual([401, 403, 404])
     for (const r of refusals) {
-      for (const [name, value] of Object.entries(SECURITY_HEADERS)) expect(r.headers[name], `${name} on a refused upgrade (${r.status})`).toBe(value)
+      for (const [name, value] of Object.entries(SECURITY_HEADERS))
+        expect(r.headers[name], `${name} on a refused upgrade (${r.status})`).toBe(value)
     }
   })
 
@@ -465,9 +530,16 @@ describe('hot loading on a running daemon', () => {
 
     // Upgrade with a request in flight: 1.0.0's slow request is running when the files are rewritten, and is
     // held until 1.1.0 answers; it must still finish, served by 1.0.0 (the old version drains, it is not cut).
-    const slow = d.fetch('/api/second/slow', { headers: bearer(admin) }).then(async (res) => ({ status: res.status, body: (await res.json()) as Json }))
+    const slow = d
+      .fetch('/api/second/slow', { headers: bearer(admin) })
+      .then(async (res) => ({ status: res.status, body: (await res.json()) as Json }))
     await waitFor(async () => existsSync(`${gate}.started`), 5000)
-    await writePlugin(dir, 'hostd-plugin-second', '1.1.0', secondPluginSource('1.1.0', "{ ok: true, version: '1.1.0' }", gate))
+    await writePlugin(
+      dir,
+      'hostd-plugin-second',
+      '1.1.0',
+      secondPluginSource('1.1.0', "{ ok: true, version: '1.1.0' }", gate),
+    )
     await waitFor(async () => (await getJson(d, '/api/second', bearer(admin))).body?.version === '1.1.0', 5000, 15)
     await writeFile(gate, '')
     const slowResult = await slow
@@ -477,7 +549,10 @@ describe('hot loading on a running daemon', () => {
     const second = (await extensions(d, admin)).find((e) => e.id === 'second')
     expect(second).toMatchObject({ version: '1.1.0', state: 'active' })
     // The audit entry is written after the old version has drained: wait for it.
-    await waitFor(async () => (await audit(d, admin)).some((e) => e.action === 'plugin.upgrade' && e.target === 'second'), 3000)
+    await waitFor(
+      async () => (await audit(d, admin)).some((e) => e.action === 'plugin.upgrade' && e.target === 'second'),
+      3000,
+    )
     const upgrade = (await audit(d, admin)).find((e) => e.action === 'plugin.upgrade' && e.target === 'second')!
     expect(upgrade).toMatchObject({ result: 'success', detail: { version: '1.1.0', from: '1.0.0' } })
 
@@ -497,14 +572,25 @@ describe('hot loading on a running daemon', () => {
     // waits for the folder to be quiet, so the audit shows exactly one load, a successful one.
     const dir = join(d.pluginsDir, 'third')
     await mkdir(join(dir, 'src'), { recursive: true })
-    await writeFile(join(dir, 'package.json'), JSON.stringify({ name: 'hostd-plugin-third', version: '1.0.0', type: 'module', hostd: { entry: 'src/index.ts' } }))
-    const source = `/*\n${'padding line\n'.repeat(150_000)}*/\nimport { definePlugin } from '@hostd/sdk'\n` +
+    await writeFile(
+      join(dir, 'package.json'),
+      JSON.stringify({
+        name: 'hostd-plugin-third',
+        version: '1.0.0',
+        type: 'module',
+        hostd: { entry: 'src/index.ts' },
+      }),
+    )
+    const source =
+      `/*\n${'padding line\n'.repeat(150_000)}*/\nimport { definePlugin } from '@hostd/sdk'\n` +
       `export default definePlugin({ id: 'third', version: '1.0.0', kernel: '^1.0.0', routes: (r) => { r.get('/api/third', { role: 'viewer' }, () => ({ ok: true })) } })\n`
     const file = await open(join(dir, 'src', 'index.ts'), 'w')
     for (let at = 0; at < source.length; at += 2048) await file.write(source.slice(at, at + 2048))
     await file.close()
     await waitFor(async () => (await getJson(d, '/api/third', bearer(admin))).status === 200, 10_000)
-    const loads = (await audit(d, admin)).filter((e) => e.target === 'third' && (e.action === 'plugin.load' || e.action === 'plugin.upgrade'))
+    const loads = (await audit(d, admin)).filter(
+      (e) => e.target === 'third' && (e.action === 'plugin.load' || e.action === 'plugin.upgrade'),
+    )
     expect(loads.map((e) => [e.action, e.result])).toEqual([['plugin.load', 'success']])
     await rm(dir, { recursive: true, force: true })
     await waitFor(async () => (await getJson(d, '/api/third', bearer(admin))).status === 404, 5000)
@@ -528,25 +614,40 @@ describe('plugins that fail to load', () => {
     d = await startDaemon()
     admin = await setupAdmin(d)
     await cp(HELLO_DIR, join(d.pluginsDir, 'hello'), { recursive: true })
-    await writePlugin(join(d.pluginsDir, 'broken'), 'hostd-plugin-broken', '1.0.0', `
+    await writePlugin(
+      join(d.pluginsDir, 'broken'),
+      'hostd-plugin-broken',
+      '1.0.0',
+      `
 import { definePlugin } from '@hostd/sdk'
 throw new Error('broken plugin exploded at import')
 export default definePlugin({ id: 'broken', version: '1.0.0', kernel: '^1.0.0' })
-`)
-    await writePlugin(join(d.pluginsDir, 'future'), 'hostd-plugin-future', '1.0.0', `
+`,
+    )
+    await writePlugin(
+      join(d.pluginsDir, 'future'),
+      'hostd-plugin-future',
+      '1.0.0',
+      `
 import { definePlugin } from '@hostd/sdk'
 export default definePlugin({
   id: 'future', version: '1.0.0', kernel: '^2.0.0',
   routes: (r) => r.get('/api/future', { role: 'viewer' }, () => ({ ok: true })),
 })
-`)
-    await writePlugin(join(d.pluginsDir, 'norole'), 'hostd-plugin-norole', '1.0.0', `
+`,
+    )
+    await writePlugin(
+      join(d.pluginsDir, 'norole'),
+      'hostd-plugin-norole',
+      '1.0.0',
+      `
 import { definePlugin } from '@hostd/sdk'
 export default definePlugin({
   id: 'norole', version: '1.0.0', kernel: '^1.0.0',
   routes: (r) => r.get('/api/x', {} as any, () => ({ open: true })),
 })
-`)
+`,
+    )
     await waitFor(async () => (await extensions(d, admin)).length === 4, 8000, 50)
   })
   afterAll(() => d?.stop())
@@ -554,7 +655,10 @@ export default definePlugin({
   it('each is listed failed with the reason', async () => {
     const list = await extensions(d, admin)
     const byId = Object.fromEntries(list.map((e) => [e.id, e]))
-    expect(byId.broken).toMatchObject({ state: 'failed', error: expect.stringContaining('broken plugin exploded at import') })
+    expect(byId.broken).toMatchObject({
+      state: 'failed',
+      error: expect.stringContaining('broken plugin exploded at import'),
+    })
     expect(byId.future).toMatchObject({ state: 'failed', error: expect.stringContaining('^2.0.0') })
     expect(byId.norole).toMatchObject({ state: 'failed', error: expect.stringMatching(/\/api\/x.*role/) })
     for (const id of ['broken', 'future', 'norole']) expect(byId[id].ui).toBeNull()
@@ -579,7 +683,11 @@ describe('install through the API', () => {
   let archive: Buffer
   let scratch: string
   const install = (body: Buffer, tok: string) =>
-    d.fetch('/api/extensions/install', { method: 'POST', headers: { ...bearer(tok), 'content-type': 'application/gzip' }, body })
+    d.fetch('/api/extensions/install', {
+      method: 'POST',
+      headers: { ...bearer(tok), 'content-type': 'application/gzip' },
+      body,
+    })
 
   beforeAll(async () => {
     scratch = await mkdtemp(join(tmpdir(), 'hostd-e2e-pack-'))
@@ -604,7 +712,10 @@ describe('install through the API', () => {
   })
 
   it('a garbage body answers 400 JSON', async () => {
-    for (const garbage of [Buffer.from('this is not a tarball at all'), Buffer.concat([Buffer.from([0x1f, 0x8b, 0x08, 0x00]), Buffer.alloc(64, 0x41)])]) {
+    for (const garbage of [
+      Buffer.from('this is not a tarball at all'),
+      Buffer.concat([Buffer.from([0x1f, 0x8b, 0x08, 0x00]), Buffer.alloc(64, 0x41)]),
+    ]) {
       const res = await install(garbage, admin)
       expect(res.status).toBe(400)
       expect(res.headers.get('content-type')).toMatch(/^application\/json/)
@@ -624,7 +735,11 @@ describe('install through the API', () => {
     const hello = await getJson(d, '/api/hello', bearer(viewer))
     expect(hello.status).toBe(200)
     expect(hello.body).toEqual({ message: 'Hello, watcher!' })
-    expect((await audit(d, admin)).some((e) => e.action === 'plugin.install' && e.target === 'hello' && e.username === ADMIN)).toBe(true)
+    expect(
+      (await audit(d, admin)).some(
+        (e) => e.action === 'plugin.install' && e.target === 'hello' && e.username === ADMIN,
+      ),
+    ).toBe(true)
   })
 
   it('disable makes /api/hello 404 (observed: the route leaves the table); enable brings it back', async () => {
@@ -656,9 +771,16 @@ describe('sign-in throttling and X-Forwarded-For', () => {
   let d: Daemon
   let admin: string
   beforeAll(async () => {
-    d = await startDaemon({ env: { HOSTD_LOGIN_MAX_FAILURES_PER_USER: '3', HOSTD_LOGIN_MAX_FAILURES_PER_ADDRESS: '5' } })
+    d = await startDaemon({
+      env: { HOSTD_LOGIN_MAX_FAILURES_PER_USER: '3', HOSTD_LOGIN_MAX_FAILURES_PER_ADDRESS: '5' },
+    })
     admin = await setupAdmin(d)
-    const res = await postJson(d, '/api/users', { username: 'carol', password: PASSWORD, role: 'viewer' }, bearer(admin))
+    const res = await postJson(
+      d,
+      '/api/users',
+      { username: 'carol', password: PASSWORD, role: 'viewer' },
+      bearer(admin),
+    )
     expect(res.status).toBe(201)
   })
   afterAll(() => d?.stop())
@@ -683,7 +805,8 @@ describe('sign-in throttling and X-Forwarded-For', () => {
 
   it('the per-address bucket is the socket address: a spoofed X-Forwarded-For does not escape it', async () => {
     // 3 failures from 127.0.0.1 so far; two more (unknown users, spoofed addresses) fill the address bucket of 5.
-    for (const [i, xff] of ['10.9.8.7', '10.9.8.6'].entries()) expect((await login(`ghost${i}`, 'nope nope nope', xff)).status).toBe(401)
+    for (const [i, xff] of ['10.9.8.7', '10.9.8.6'].entries())
+      expect((await login(`ghost${i}`, 'nope nope nope', xff)).status).toBe(401)
     // carol has no failures of her own: only the (socket) address bucket can refuse her.
     const res = await login('carol', PASSWORD, '172.16.254.1')
     expect(res.status).toBe(429)
@@ -694,7 +817,11 @@ describe('sign-in throttling and X-Forwarded-For', () => {
     const logins = (await audit(d, admin)).filter((e) => e.action === 'auth.login')
     // setup's sign-in; the 3 wrong passwords as one record; 2 unknown users; admin and carol throttled as one record
     expect(logins.map((e) => `${e.result} ${e.detail?.reason ?? ''} ${e.detail?.count ?? ''}`).sort()).toEqual([
-      'failure throttled 2', 'failure unknown user 1', 'failure unknown user 1', 'failure wrong password 3', 'success  ',
+      'failure throttled 2',
+      'failure unknown user 1',
+      'failure unknown user 1',
+      'failure wrong password 3',
+      'success  ',
     ])
     for (const entry of logins) expect(entry.ip).toBe('127.0.0.1')
     expect(logins.find((e) => e.detail?.reason === 'throttled')?.detail?.targets).toEqual([ADMIN, 'carol'])

@@ -17,7 +17,10 @@ afterEach(async () => {
 
 async function procOf(pid: number): Promise<{ env: string[]; argv: string[] }> {
   const split = (raw: string) => raw.split('\0').filter(Boolean)
-  return { env: split(await readFile(`/proc/${pid}/environ`, 'utf8')), argv: split(await readFile(`/proc/${pid}/cmdline`, 'utf8')) }
+  return {
+    env: split(await readFile(`/proc/${pid}/environ`, 'utf8')),
+    argv: split(await readFile(`/proc/${pid}/cmdline`, 'utf8')),
+  }
 }
 
 describe.runIf(process.platform === 'linux')('runtime settings', () => {
@@ -53,7 +56,9 @@ describe('what the daemon loads', () => {
     }
     const script = `for (const e of ${JSON.stringify(entries)}) await import(e)
 process.stdout.write(JSON.stringify(process.moduleLoadList.filter((m) => m.includes('undici'))))`
-    const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], { cwd: REPO_ROOT })
+    const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], {
+      cwd: REPO_ROOT,
+    })
     expect(entries.length).toBeGreaterThan(10)
     expect(JSON.parse(stdout)).toEqual([])
   })

@@ -50,14 +50,24 @@ export async function createAptRoot(): Promise<AptRoot> {
   const admindir = join(root, 'var', 'lib', 'dpkg')
   const repo = join(dir, 'repo')
   const gate = join(dir, 'gate')
-  for (const sub of [join(admindir, 'info'), join(admindir, 'updates'), repo, join(dir, 'build'), join(dir, 'empty.d'),
-    join(dir, 'state', 'lists', 'partial'), join(dir, 'cache', 'archives', 'partial'), join(dir, 'log')]) {
+  for (const sub of [
+    join(admindir, 'info'),
+    join(admindir, 'updates'),
+    repo,
+    join(dir, 'build'),
+    join(dir, 'empty.d'),
+    join(dir, 'state', 'lists', 'partial'),
+    join(dir, 'cache', 'archives', 'partial'),
+    join(dir, 'log'),
+  ]) {
     await mkdir(sub, { recursive: true })
   }
   await writeFile(join(admindir, 'status'), '')
   await writeFile(join(dir, 'sources.list'), `deb [trusted=yes] file:${repo} ./\n`)
   const aptConfig = join(dir, 'apt.conf')
-  await writeFile(aptConfig, `Dir::Etc::parts "${dir}/empty.d";
+  await writeFile(
+    aptConfig,
+    `Dir::Etc::parts "${dir}/empty.d";
 Dir::Etc::sourcelist "${dir}/sources.list";
 Dir::Etc::sourceparts "-";
 Dir::Etc::preferences "${dir}/empty.d/none";
@@ -71,17 +81,27 @@ APT::Get::List-Cleanup "0";
 DPkg::Options {"--root=${root}"; "--admindir=${admindir}"; "--log=${dir}/log/dpkg.log"; "--force-not-root"; "--force-script-chrootless";};
 Debug::NoLocking "1";
 APT::Sandbox::User "root";
-`)
+`,
+  )
 
   async function build(pkg: DemoPackage): Promise<void> {
     const tree = join(dir, 'build', `${pkg.name}-${pkg.version}`)
     await mkdir(join(tree, 'DEBIAN'), { recursive: true })
     await mkdir(join(tree, 'usr', 'share', pkg.name), { recursive: true })
     await writeFile(join(tree, 'usr', 'share', pkg.name, 'version'), `${pkg.version}\n`)
-    await writeFile(join(tree, 'DEBIAN', 'control'), [
-      `Package: ${pkg.name}`, `Version: ${pkg.version}`, 'Architecture: all', 'Maintainer: hostd tests <tests@example.invalid>',
-      'Installed-Size: 8', `Description: ${pkg.summary}`, ' A package built by the hostd tests.', '',
-    ].join('\n'))
+    await writeFile(
+      join(tree, 'DEBIAN', 'control'),
+      [
+        `Package: ${pkg.name}`,
+        `Version: ${pkg.version}`,
+        'Architecture: all',
+        'Maintainer: hostd tests <tests@example.invalid>',
+        'Installed-Size: 8',
+        `Description: ${pkg.summary}`,
+        ' A package built by the hostd tests.',
+        '',
+      ].join('\n'),
+    )
     if (pkg.gated) {
       const postinst = join(tree, 'DEBIAN', 'postinst')
       await writeFile(postinst, `#!/bin/sh\nwhile [ ! -e '${gate}' ]; do sleep 0.05; done\nexit 0\n`)
@@ -102,8 +122,16 @@ APT::Sandbox::User "root";
       await writeFile(join(repo, 'Release'), release)
     },
     async installed() {
-      const { stdout } = await run('dpkg-query', [`--admindir=${admindir}`, '-W', '-f', '${Package}\\t${Version}\\t${db:Status-Status}\\n'])
-      const rows = stdout.split('\n').filter(Boolean).map((line) => line.split('\t'))
+      const { stdout } = await run('dpkg-query', [
+        `--admindir=${admindir}`,
+        '-W',
+        '-f',
+        '${Package}\\t${Version}\\t${db:Status-Status}\\n',
+      ])
+      const rows = stdout
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => line.split('\t'))
       return Object.fromEntries(rows.filter((r) => r[2] === 'installed').map((r) => [r[0]!, r[1]!]))
     },
     async release() {

@@ -71,8 +71,10 @@ async function removeStale(): Promise<void> {
     const match = NAME.exec(name)
     return match !== null && !alive(Number(match[1]))
   }
-  for (const name of (await readdir('/run/netns').catch(() => [])).filter(dead)) await run('ip', ['netns', 'del', name]).catch(() => undefined)
-  for (const name of (await readdir(tmpdir()).catch(() => [])).filter(dead)) await rm(join(tmpdir(), name), { recursive: true, force: true })
+  for (const name of (await readdir('/run/netns').catch(() => [])).filter(dead))
+    await run('ip', ['netns', 'del', name]).catch(() => undefined)
+  for (const name of (await readdir(tmpdir()).catch(() => [])).filter(dead))
+    await rm(join(tmpdir(), name), { recursive: true, force: true })
 }
 
 /** Whatever the exit, this process's namespaces go with it (the forwarders end by themselves when stdin closes). */
@@ -93,7 +95,10 @@ process.once('exit', () => {
  * goes through as one); an error on one side destroys the other.
  */
 function joinSockets(a: Socket, b: Socket, open: Set<Socket>): void {
-  for (const [from, to] of [[a, b], [b, a]] as const) {
+  for (const [from, to] of [
+    [a, b],
+    [b, a],
+  ] as const) {
     open.add(from)
     from.pipe(to)
     from.on('error', () => to.destroy())
@@ -114,7 +119,9 @@ export async function startBrowserNetns(): Promise<BrowserNetns> {
   await mkdir(dir, { mode: 0o700 })
   await run('ip', ['netns', 'add', name]).catch(async (err: Error) => {
     await rm(dir, { recursive: true, force: true })
-    throw new Error(`the browser's network namespace could not be made (root is needed; HOSTD_TEST_BROWSER_NETNS=0 runs Chromium in the machine's): ${err.message}`)
+    throw new Error(
+      `the browser's network namespace could not be made (root is needed; HOSTD_TEST_BROWSER_NETNS=0 runs Chromium in the machine's): ${err.message}`,
+    )
   })
   live.set(name, { dir, forwarder: null })
   const servers: Server[] = []
@@ -125,7 +132,9 @@ export async function startBrowserNetns(): Promise<BrowserNetns> {
     (closed ??= (async () => {
       if (forwarder) {
         const child = forwarder
-        const exited = new Promise<void>((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : child.once('exit', () => resolve())))
+        const exited = new Promise<void>((resolve) =>
+          child.exitCode !== null || child.signalCode !== null ? resolve() : child.once('exit', () => resolve()),
+        )
         if (child.exitCode === null && child.signalCode === null) kill(child.pid, 'SIGTERM')
         const killer = setTimeout(() => kill(child.pid, 'SIGKILL'), 3_000)
         await exited
@@ -144,7 +153,10 @@ export async function startBrowserNetns(): Promise<BrowserNetns> {
     // drives it through (a pipe, not a port: it does not care about namespaces).
     await writeFile(executablePath, `#!/bin/sh\nexec ip netns exec ${name} ${CHROMIUM} "$@"\n`, { mode: 0o755 })
 
-    const child = spawn('ip', ['netns', 'exec', name, process.execPath, FORWARDER], { stdio: ['pipe', 'pipe', 'pipe'], env: { PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin' } })
+    const child = spawn('ip', ['netns', 'exec', name, process.execPath, FORWARDER], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+      env: { PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin' },
+    })
     forwarder = child
     live.set(name, { dir, forwarder: child })
     let stderr = ''
@@ -154,7 +166,10 @@ export async function startBrowserNetns(): Promise<BrowserNetns> {
     const gone = new Promise<void>((resolve) => child.once('exit', () => resolve()))
     void gone.then(() => {
       // Pages can no longer reach any forwarded port: say why where the test's output shows it.
-      if (!closed) process.stderr.write(`${new Date().toISOString()} the forwarder of ${name} exited (${child.exitCode ?? child.signalCode}): ${stderr.trim()}\n`)
+      if (!closed)
+        process.stderr.write(
+          `${new Date().toISOString()} the forwarder of ${name} exited (${child.exitCode ?? child.signalCode}): ${stderr.trim()}\n`,
+        )
       for (const { reject } of pending.values()) reject(new Error(`the forwarder of ${name} exited: ${stderr.trim()}`))
       pending.clear()
     })
@@ -173,7 +188,13 @@ export async function startBrowserNetns(): Promise<BrowserNetns> {
         done = (async () => {
           if (closed) throw new Error(`${name} is closed`)
           const socketPath = join(dir, `${port}.sock`)
-          const server = createServer({ allowHalfOpen: true }, (inner) => joinSockets(inner, createConnection({ port, host: '127.0.0.1', noDelay: true, allowHalfOpen: true }), sockets))
+          const server = createServer({ allowHalfOpen: true }, (inner) =>
+            joinSockets(
+              inner,
+              createConnection({ port, host: '127.0.0.1', noDelay: true, allowHalfOpen: true }),
+              sockets,
+            ),
+          )
           servers.push(server)
           await new Promise<void>((resolve, reject) => {
             server.once('error', reject)
@@ -181,7 +202,8 @@ export async function startBrowserNetns(): Promise<BrowserNetns> {
           })
           server.on('error', () => undefined) // listening: nothing left to report
           await new Promise<void>((resolve, reject) => {
-            if (child.exitCode !== null || child.signalCode !== null) return reject(new Error(`the forwarder of ${name} exited: ${stderr.trim()}`))
+            if (child.exitCode !== null || child.signalCode !== null)
+              return reject(new Error(`the forwarder of ${name} exited: ${stderr.trim()}`))
             pending.set(String(port), { resolve, reject })
             child.stdin!.write(`forward ${port} ${socketPath}\n`)
           })

@@ -27,7 +27,14 @@ export const PASSWORD = 'correct horse battery'
 export const SCREENSHOTS = join(REPO_ROOT, '.hostd-test', 'screenshots')
 /** What a failed browser test leaves behind: each of its pages' screenshot, text and network log. */
 export const FAILURES = join(REPO_ROOT, '.hostd-test', 'failures')
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run']
+const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+]
 
 /** Run Chromium in the machine's network namespace, not one of its own (see the top of this file). */
 const SHARED_NETNS = process.env.HOSTD_TEST_BROWSER_NETNS === '0'
@@ -86,7 +93,10 @@ let counter = 0
 /** A daemon serving the UI and a browser; everything started here is stopped by `close()`. */
 export async function startUi(options: StartUiOptions = {}): Promise<UiHarness> {
   const [started, made] = await Promise.allSettled([
-    startDaemon({ env: { HOSTD_BUILTIN_PLUGINS: options.builtinPlugins ? '1' : '0', ...options.env }, startTimeoutMs: 60_000 }),
+    startDaemon({
+      env: { HOSTD_BUILTIN_PLUGINS: options.builtinPlugins ? '1' : '0', ...options.env },
+      startTimeoutMs: 60_000,
+    }),
     SHARED_NETNS ? null : startBrowserNetns(),
   ])
   if (started.status === 'rejected' || made.status === 'rejected') {
@@ -104,7 +114,11 @@ export async function startUi(options: StartUiOptions = {}): Promise<UiHarness> 
     const admin = { username: 'admin', password: PASSWORD }
     const json = { 'content-type': 'application/json' }
     const login = async (a: Account) => {
-      const res = await daemon.fetch('/api/auth/login', { method: 'POST', headers: { ...json, 'x-svc-client': 'test' }, body: JSON.stringify(a) })
+      const res = await daemon.fetch('/api/auth/login', {
+        method: 'POST',
+        headers: { ...json, 'x-svc-client': 'test' },
+        body: JSON.stringify(a),
+      })
       if (res.status !== 200) throw new Error(`sign-in of ${a.username} failed: ${res.status} ${await res.text()}`)
       return ((await res.json()) as { token: string }).token
     }
@@ -119,7 +133,12 @@ export async function startUi(options: StartUiOptions = {}): Promise<UiHarness> 
     const newContext = async (colorScheme: 'light' | 'dark' = 'light') => {
       // Reduced motion (base.css then turns transitions off): a theme switch for a screenshot is instant, so axe never
       // measures the contrast of a colour halfway through its transition.
-      const context = await browser!.newContext({ ignoreHTTPSErrors: true, colorScheme, reducedMotion: 'reduce', viewport: { width: 1280, height: 860 } })
+      const context = await browser!.newContext({
+        ignoreHTTPSErrors: true,
+        colorScheme,
+        reducedMotion: 'reduce',
+        viewport: { width: 1280, height: 860 },
+      })
       contexts.push(context)
       const log: string[] = []
       const started = Date.now()
@@ -128,7 +147,9 @@ export async function startUi(options: StartUiOptions = {}): Promise<UiHarness> 
         if (/Content.Security.Policy/i.test(message.text())) cspViolations.push(message.text())
         if (message.type() === 'error') log.push(`${at()} console: ${message.text()} ${message.location().url}`)
       })
-      context.on('requestfailed', (request) => log.push(`${at()} failed: ${request.method()} ${request.url()} ${request.failure()?.errorText ?? ''}`))
+      context.on('requestfailed', (request) =>
+        log.push(`${at()} failed: ${request.method()} ${request.url()} ${request.failure()?.errorText ?? ''}`),
+      )
       context.on('requestfinished', (request) => {
         const took = request.timing().responseEnd
         if (took > 2_000) log.push(`${at()} slow: ${request.method()} ${request.url()} ${Math.round(took)} ms`)
@@ -150,13 +171,26 @@ export async function startUi(options: StartUiOptions = {}): Promise<UiHarness> 
       async createUser(role, username = `${role}${++counter}`) {
         adminToken ||= await login(admin) // after a setup the test did through the page
         const headers = { ...json, authorization: `Bearer ${adminToken}` }
-        const create = () => daemon.fetch('/api/users', { method: 'POST', headers, body: JSON.stringify({ username, password: PASSWORD, role }) })
+        const create = () =>
+          daemon.fetch('/api/users', {
+            method: 'POST',
+            headers,
+            body: JSON.stringify({ username, password: PASSWORD, role }),
+          })
         let res = await create()
-        if (res.status === 403 && ((await res.clone().json()) as { error?: string }).error === 'HOSTD_AUTH_REAUTH_REQUIRED') {
+        if (
+          res.status === 403 &&
+          ((await res.clone().json()) as { error?: string }).error === 'HOSTD_AUTH_REAUTH_REQUIRED'
+        ) {
           // The admin signed in longer ago than the re-authentication window (a long test file): give the password
           // again, as a person would in the dialog, and send the same request once more.
-          const again = await daemon.fetch('/api/auth/reauth', { method: 'POST', headers, body: JSON.stringify({ password: admin.password }) })
-          if (again.status !== 204) throw new Error(`re-authenticating the admin failed: ${again.status} ${await again.text()}`)
+          const again = await daemon.fetch('/api/auth/reauth', {
+            method: 'POST',
+            headers,
+            body: JSON.stringify({ password: admin.password }),
+          })
+          if (again.status !== 204)
+            throw new Error(`re-authenticating the admin failed: ${again.status} ${await again.text()}`)
           res = await create()
         }
         if (res.status !== 201) throw new Error(`creating ${username} failed: ${res.status} ${await res.text()}`)
@@ -167,7 +201,17 @@ export async function startUi(options: StartUiOptions = {}): Promise<UiHarness> 
         const token = await login(account)
         const context = await newContext(colorScheme)
         const { hostname } = new URL(daemon.url)
-        await context.addCookies([{ name: 'svc_session', value: token, domain: hostname, path: '/', httpOnly: true, secure: true, sameSite: 'Strict' }])
+        await context.addCookies([
+          {
+            name: 'svc_session',
+            value: token,
+            domain: hostname,
+            path: '/',
+            httpOnly: true,
+            secure: true,
+            sameSite: 'Strict',
+          },
+        ])
         const page = await context.newPage()
         await gotoRetrying(page, new URL(path, daemon.url).href)
         return page
@@ -216,8 +260,14 @@ export async function gotoRetrying(page: Page, url: string): Promise<void> {
     } catch (err) {
       // Chromium also reloads a page whose load the network change broke, which playwright reports as this navigation
       // "interrupted by another navigation".
-      if (attempt >= 3 || !/ERR_NETWORK_CHANGED|chrome-error:\/\/chromewebdata|interrupted by another navigation/.test(String(err))) throw err
-      process.stderr.write(`${new Date().toISOString()} gotoRetrying: navigating to ${url} again (attempt ${attempt + 1}): ${String(err).split('\n')[0]}\n`)
+      if (
+        attempt >= 3 ||
+        !/ERR_NETWORK_CHANGED|chrome-error:\/\/chromewebdata|interrupted by another navigation/.test(String(err))
+      )
+        throw err
+      process.stderr.write(
+        `${new Date().toISOString()} gotoRetrying: navigating to ${url} again (attempt ${attempt + 1}): ${String(err).split('\n')[0]}\n`,
+      )
     }
   }
 }
@@ -266,12 +316,22 @@ export async function expectAccessible(page: Page, what = page.url()): Promise<v
   const installed = await page.evaluate(() => 'axe' in window)
   if (!installed) await page.evaluate(axeSource)
   const violations = await page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run(ctx: Document, opts: object): Promise<{ violations: AxeViolation[] }> } }).axe
+    const axe = (
+      window as unknown as { axe: { run(ctx: Document, opts: object): Promise<{ violations: AxeViolation[] }> } }
+    ).axe
     const result = await axe.run(document, { resultTypes: ['violations'] })
-    return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => ({ target: n.target })) }))
+    return result.violations.map((v) => ({
+      id: v.id,
+      impact: v.impact,
+      help: v.help,
+      nodes: v.nodes.map((n) => ({ target: n.target })),
+    }))
   })
   const bad = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')
-  if (bad.length) throw new Error(`accessibility violations on ${what}:\n${bad.map((v) => `${v.impact} ${v.id}: ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`).join('\n')}`)
+  if (bad.length)
+    throw new Error(
+      `accessibility violations on ${what}:\n${bad.map((v) => `${v.impact} ${v.id}: ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`).join('\n')}`,
+    )
 }
 
 /**
@@ -308,21 +368,33 @@ const openPages = new Map<Page, string[]>()
  * same lines on stderr). Registered for every test of a file that imports this module; only inside vitest, since
  * the UI bench (test/bench/ui.ts) imports it too.
  */
-if (process.env.VITEST) beforeEach(() => {
-  onTestFailed(async ({ task }) => {
-    for (const daemon of liveDaemons) {
-      // The daemon's own word on what failed: its warnings and errors (pino lines of level 40 and up) and its stderr.
-      const warnings = daemon.stdout().split('\n').filter((line) => /"level":(?:[4-6]\d)/.test(line)).slice(-20)
-      const stderr = daemon.stderr().trim().split('\n').slice(-20)
-      process.stderr.write(`\n--- ${new Date().toISOString()} the daemon of the failed test "${task.name}" (pid ${daemon.pid}), its last warnings and errors:\n${[...warnings, ...stderr].filter(Boolean).join('\n') || '(none)'}\n---\n`)
-    }
-    for (const [page, log] of openPages) {
-      if (page.isClosed()) continue
-      const name = `${++failureCount}-${task.name.replace(/[^a-z0-9]+/gi, '-').slice(0, 60)}`
-      await mkdir(FAILURES, { recursive: true })
-      await page.screenshot({ path: join(FAILURES, `${name}.png`), timeout: 5_000 }).catch(() => undefined)
-      const text = await page.locator('body').innerText({ timeout: 5_000 }).catch((err: Error) => `(no text: ${err.message})`)
-      process.stderr.write(`\n--- ${new Date().toISOString()} page of the failed test "${task.name}": ${page.url()} (screenshot: .hostd-test/failures/${name}.png)\n${text.slice(0, 1_500)}\n--- its network and console:\n${log.join('\n') || '(nothing failed or slow)'}\n---\n`)
-    }
+if (process.env.VITEST)
+  beforeEach(() => {
+    onTestFailed(async ({ task }) => {
+      for (const daemon of liveDaemons) {
+        // The daemon's own word on what failed: its warnings and errors (pino lines of level 40 and up) and its stderr.
+        const warnings = daemon
+          .stdout()
+          .split('\n')
+          .filter((line) => /"level":(?:[4-6]\d)/.test(line))
+          .slice(-20)
+        const stderr = daemon.stderr().trim().split('\n').slice(-20)
+        process.stderr.write(
+          `\n--- ${new Date().toISOString()} the daemon of the failed test "${task.name}" (pid ${daemon.pid}), its last warnings and errors:\n${[...warnings, ...stderr].filter(Boolean).join('\n') || '(none)'}\n---\n`,
+        )
+      }
+      for (const [page, log] of openPages) {
+        if (page.isClosed()) continue
+        const name = `${++failureCount}-${task.name.replace(/[^a-z0-9]+/gi, '-').slice(0, 60)}`
+        await mkdir(FAILURES, { recursive: true })
+        await page.screenshot({ path: join(FAILURES, `${name}.png`), timeout: 5_000 }).catch(() => undefined)
+        const text = await page
+          .locator('body')
+          .innerText({ timeout: 5_000 })
+          .catch((err: Error) => `(no text: ${err.message})`)
+        process.stderr.write(
+          `\n--- ${new Date().toISOString()} page of the failed test "${task.name}": ${page.url()} (screenshot: .hostd-test/failures/${name}.png)\n${text.slice(0, 1_500)}\n--- its network and console:\n${log.join('\n') || '(nothing failed or slow)'}\n---\n`,
+        )
+      }
+    })
   })
-})

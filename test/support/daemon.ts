@@ -29,7 +29,8 @@ export const insecureAgent = new Agent({ connect: { rejectUnauthorized: false } 
 function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {}
   for (const [key, value] of Object.entries(process.env)) {
-    if (key.startsWith('HOSTD_') || key === 'DOCKER_HOST' || key === 'NODE_OPTIONS' || key.startsWith('VITEST')) continue
+    if (key.startsWith('HOSTD_') || key === 'DOCKER_HOST' || key === 'NODE_OPTIONS' || key.startsWith('VITEST'))
+      continue
     env[key] = value
   }
   return { ...env, ...extra }
@@ -90,15 +91,29 @@ async function spawnOnce(dataDir: string, ownsDir: boolean, options: DaemonOptio
     HOSTD_LOG_LEVEL: 'warn',
     ...options.env,
   })
-  const child = spawn(process.execPath, [DAEMON_ENTRIES[options.entry ?? DEFAULT_ENTRY]], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, [DAEMON_ENTRIES[options.entry ?? DEFAULT_ENTRY]], {
+    cwd: REPO_ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
   let out = ''
   let err = ''
   child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d))
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d))
-  const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')))
+  const exited = new Promise<number | string>((resolve) =>
+    child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')),
+  )
 
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`daemon did not print its serving line within ${options.startTimeoutMs ?? 20_000} ms\nstdout: ${out}\nstderr: ${err}`)), options.startTimeoutMs ?? 20_000)
+    const timer = setTimeout(
+      () =>
+        reject(
+          new Error(
+            `daemon did not print its serving line within ${options.startTimeoutMs ?? 20_000} ms\nstdout: ${out}\nstderr: ${err}`,
+          ),
+        ),
+      options.startTimeoutMs ?? 20_000,
+    )
     const check = () => {
       const match = SERVING.exec(out)
       if (match) {
@@ -109,7 +124,11 @@ async function spawnOnce(dataDir: string, ownsDir: boolean, options: DaemonOptio
     child.stdout!.on('data', check)
     void exited.then((code) => {
       clearTimeout(timer)
-      reject(Object.assign(new Error(`daemon exited (${code}) before serving\nstdout: ${out}\nstderr: ${err}`), { stderr: err }))
+      reject(
+        Object.assign(new Error(`daemon exited (${code}) before serving\nstdout: ${out}\nstderr: ${err}`), {
+          stderr: err,
+        }),
+      )
     })
   }).catch((e: Error & { stderr?: string }) => {
     if (/port already in use/.test(e.stderr ?? '')) return 'port-in-use' as const
@@ -178,7 +197,13 @@ export async function runDaemonExpectingExit(env: Record<string, string>, timeou
   try {
     const child = spawn(process.execPath, [DAEMON_ENTRIES[DEFAULT_ENTRY]], {
       cwd: REPO_ROOT,
-      env: cleanEnv({ HOSTD_DATA_DIR: dataDir, HOSTD_HOST: '127.0.0.1', HOSTD_HELPER_SOCKET: join(dataDir, 'no-helper.sock'), HOSTD_BUILTIN_PLUGINS: '0', ...env }),
+      env: cleanEnv({
+        HOSTD_DATA_DIR: dataDir,
+        HOSTD_HOST: '127.0.0.1',
+        HOSTD_HELPER_SOCKET: join(dataDir, 'no-helper.sock'),
+        HOSTD_BUILTIN_PLUGINS: '0',
+        ...env,
+      }),
       stdio: ['ignore', 'pipe', 'pipe'],
     })
     let stdout = ''
@@ -186,7 +211,9 @@ export async function runDaemonExpectingExit(env: Record<string, string>, timeou
     child.stdout!.setEncoding('utf8').on('data', (d: string) => (stdout += d))
     child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d))
     const timer = setTimeout(() => child.pid && process.kill(child.pid, 'SIGKILL'), timeoutMs)
-    const code = await new Promise<number | string>((resolve) => child.once('close', (c, signal) => resolve(c ?? signal ?? 'unknown')))
+    const code = await new Promise<number | string>((resolve) =>
+      child.once('close', (c, signal) => resolve(c ?? signal ?? 'unknown')),
+    )
     clearTimeout(timer)
     return { code, stdout, stderr }
   } finally {

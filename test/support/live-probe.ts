@@ -17,7 +17,9 @@ export const closeClients = () => clientEnds.splice(0).forEach((end) => end())
 
 export function within<T>(promise: Promise<T>, what: string): Promise<T> {
   let timer: NodeJS.Timeout
-  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: not within ${WAIT_MS} ms`)), WAIT_MS)))
+  const timeout = new Promise<never>(
+    (_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: not within ${WAIT_MS} ms`)), WAIT_MS)),
+  )
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer))
 }
 
@@ -33,14 +35,18 @@ export function probePlugin(id: string, aborted: Set<string>): HostdPlugin {
     version: '1.0.0',
     kernel: '^1.0.0',
     routes: (r) => {
-      r.get(`/api/${id}/drip`, { role: 'operator', schema: { querystring: Type.Object({ tag: Type.String() }) } }, (req, reply) => {
-        req.lifetime.addEventListener('abort', () => aborted.add(req.query.tag))
-        reply.hijack()
-        reply.raw.writeHead(200, { 'content-type': 'text/plain' })
-        reply.raw.write('start\n')
-        const timer = setInterval(() => reply.raw.write('.'), 100)
-        reply.raw.once('close', () => clearInterval(timer))
-      })
+      r.get(
+        `/api/${id}/drip`,
+        { role: 'operator', schema: { querystring: Type.Object({ tag: Type.String() }) } },
+        (req, reply) => {
+          req.lifetime.addEventListener('abort', () => aborted.add(req.query.tag))
+          reply.hijack()
+          reply.raw.writeHead(200, { 'content-type': 'text/plain' })
+          reply.raw.write('start\n')
+          const timer = setInterval(() => reply.raw.write('.'), 100)
+          reply.raw.once('close', () => clearInterval(timer))
+        },
+      )
       r.get(`/api/${id}/read`, { role: 'viewer' }, (req) => ({ read: true, apiToken: req.apiToken?.name ?? null }))
       r.post(`/api/${id}/write`, { role: 'operator' }, () => ({ written: true }))
     },
@@ -51,8 +57,11 @@ export function probePlugin(id: string, aborted: Set<string>): HostdPlugin {
         socket.send('ready')
       }
       const Query = Type.Object({ tag: Type.String() })
-      for (const role of ['viewer', 'operator'] as const) s.ws(`/api/${id}/${role}`, { role, query: Query }, (socket, ctx) => echo(ctx.query.tag, ctx.signal, socket))
-      s.ws(`/api/${id}/interactive`, { role: 'viewer', sessionOnly: true, query: Query }, (socket, ctx) => echo(ctx.query.tag, ctx.signal, socket))
+      for (const role of ['viewer', 'operator'] as const)
+        s.ws(`/api/${id}/${role}`, { role, query: Query }, (socket, ctx) => echo(ctx.query.tag, ctx.signal, socket))
+      s.ws(`/api/${id}/interactive`, { role: 'viewer', sessionOnly: true, query: Query }, (socket, ctx) =>
+        echo(ctx.query.tag, ctx.signal, socket),
+      )
     },
   })
 }
@@ -67,21 +76,30 @@ export interface OpenSocket {
 /** A socket of the probe as `token` (a session or an API token), once it said "ready". */
 export async function openSocket(base: string, path: string, token: string): Promise<OpenSocket> {
   const ws = new WebSocket(`${base.replace(/^http/, 'ws')}${path}`, { headers: { authorization: `Bearer ${token}` } })
-  const closed = new Promise<{ code: number; reason: string }>((resolve) => ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() })))
+  const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+    ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() })),
+  )
   clientEnds.push(() => ws.terminate())
-  await within(new Promise<void>((resolve, reject) => {
-    ws.once('message', () => resolve())
-    ws.once('error', reject)
-    ws.once('unexpected-response', (_req, res) => reject(new Error(`upgrade refused: ${res.statusCode}`)))
-  }), `socket ${path} ready`)
+  await within(
+    new Promise<void>((resolve, reject) => {
+      ws.once('message', () => resolve())
+      ws.once('error', reject)
+      ws.once('unexpected-response', (_req, res) => reject(new Error(`upgrade refused: ${res.statusCode}`)))
+    }),
+    `socket ${path} ready`,
+  )
   return {
     ws,
     closed,
     isOpen: () => ws.readyState === WebSocket.OPEN,
-    echo: (text) => within(new Promise<string>((resolve) => {
-      ws.once('message', (data: Buffer) => resolve(data.toString()))
-      ws.send(text)
-    }), 'echo'),
+    echo: (text) =>
+      within(
+        new Promise<string>((resolve) => {
+          ws.once('message', (data: Buffer) => resolve(data.toString()))
+          ws.send(text)
+        }),
+        'echo',
+      ),
   }
 }
 
@@ -89,18 +107,23 @@ export async function openSocket(base: string, path: string, token: string): Pro
 export function upgrade(base: string, path: string, token: string): Promise<{ status: number; error?: string }> {
   const ws = new WebSocket(`${base.replace(/^http/, 'ws')}${path}`, { headers: { authorization: `Bearer ${token}` } })
   clientEnds.push(() => ws.terminate())
-  return within(new Promise((resolve, reject) => {
-    ws.once('open', () => {
-      ws.close()
-      resolve({ status: 101 })
-    })
-    ws.once('unexpected-response', (_req, res) => {
-      let body = ''
-      res.on('data', (c: Buffer) => (body += c.toString()))
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, error: (JSON.parse(body || '{}') as { error?: string }).error }))
-    })
-    ws.once('error', (err) => (ws.readyState === WebSocket.CLOSED ? undefined : reject(err)))
-  }), `upgrade ${path}`)
+  return within(
+    new Promise((resolve, reject) => {
+      ws.once('open', () => {
+        ws.close()
+        resolve({ status: 101 })
+      })
+      ws.once('unexpected-response', (_req, res) => {
+        let body = ''
+        res.on('data', (c: Buffer) => (body += c.toString()))
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, error: (JSON.parse(body || '{}') as { error?: string }).error }),
+        )
+      })
+      ws.once('error', (err) => (ws.readyState === WebSocket.CLOSED ? undefined : reject(err)))
+    }),
+    `upgrade ${path}`,
+  )
 }
 
 export interface OpenStream {
@@ -113,22 +136,28 @@ export interface OpenStream {
 export async function openStream(base: string, path: string, token: string): Promise<OpenStream> {
   let open = true
   let markEnded!: () => void
-  const ended = new Promise<void>((resolve) => (markEnded = () => {
-    open = false
-    resolve()
-  }))
-  await within(new Promise<void>((resolve, reject) => {
-    const req = request(new URL(path, base), { headers: { authorization: `Bearer ${token}` } }, (res) => {
-      if (res.statusCode !== 200) return reject(new Error(`stream ${path}: ${res.statusCode}`))
-      res.once('data', () => resolve())
-      res.on('data', () => undefined)
-      res.once('end', markEnded)
-      res.once('close', markEnded)
-      res.once('error', markEnded)
-    })
-    clientEnds.push(() => req.destroy())
-    req.once('error', (err) => (open ? reject(err) : markEnded()))
-    req.end()
-  }), `stream ${path} open`)
+  const ended = new Promise<void>(
+    (resolve) =>
+      (markEnded = () => {
+        open = false
+        resolve()
+      }),
+  )
+  await within(
+    new Promise<void>((resolve, reject) => {
+      const req = request(new URL(path, base), { headers: { authorization: `Bearer ${token}` } }, (res) => {
+        if (res.statusCode !== 200) return reject(new Error(`stream ${path}: ${res.statusCode}`))
+        res.once('data', () => resolve())
+        res.on('data', () => undefined)
+        res.once('end', markEnded)
+        res.once('close', markEnded)
+        res.once('error', markEnded)
+      })
+      clientEnds.push(() => req.destroy())
+      req.once('error', (err) => (open ? reject(err) : markEnded()))
+      req.end()
+    }),
+    `stream ${path} open`,
+  )
   return { ended, isOpen: () => open }
 }

@@ -29,8 +29,11 @@ createInterface({ input: process.stdin })
   .on('line', (line) => {
     const [verb, portText = '', path = ''] = line.split(' ')
     const port = Number(portText)
-    if (verb !== 'forward' || !Number.isInteger(port) || port <= 0 || port > 65535 || !path.startsWith('/')) return reply(`error ${portText} bad request: ${line}`)
-    const server = createServer({ allowHalfOpen: true, noDelay: true }, (client) => join(client, createConnection({ path, allowHalfOpen: true })))
+    if (verb !== 'forward' || !Number.isInteger(port) || port <= 0 || port > 65535 || !path.startsWith('/'))
+      return reply(`error ${portText} bad request: ${line}`)
+    const server = createServer({ allowHalfOpen: true, noDelay: true }, (client) =>
+      join(client, createConnection({ path, allowHalfOpen: true })),
+    )
     server.once('error', (err) => reply(`error ${port} ${err.message}`))
     server.listen(port, '127.0.0.1', () => reply(`ok ${port}`))
   })

@@ -15,7 +15,11 @@ const ADMIN = { username: 'admin', password: 'plugin daemon password' }
 export async function startPluginDaemon(plugins: string[], env: Record<string, string> = {}): Promise<PluginDaemon> {
   const daemon = await startDaemon({ env: { HOSTD_BUILTIN_PLUGINS: plugins.join(','), ...env } })
   const post = (path: string, headers: Record<string, string> = {}) =>
-    daemon.fetch(path, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(ADMIN) })
+    daemon.fetch(path, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(ADMIN),
+    })
   try {
     const setup = await post('/api/setup')
     if (setup.status !== 201) throw new Error(`setup answered ${setup.status}: ${await setup.text()}`)

@@ -24,7 +24,9 @@ for (const name of existsSync(PLUGINS_DIR) ? readdirSync(PLUGINS_DIR).sort() : [
   if (!existsSync(entry)) continue
   const plugin = (await import(pathToFileURL(entry).href)).default as HostdPlugin
   const samplesFile = join(PLUGINS_DIR, name, 'test', 'route-samples.ts')
-  const samples = existsSync(samplesFile) ? ((await import(pathToFileURL(samplesFile).href)).samples as RouteSamples) : {}
+  const samples = existsSync(samplesFile)
+    ? ((await import(pathToFileURL(samplesFile).href)).samples as RouteSamples)
+    : {}
   builtins.push({ plugin, samples })
 }
 
@@ -53,20 +55,35 @@ function otherSession(c: Ctx, userId: string): string {
   return c.t.kernel.services.sessions.list(userId, token).find((s) => s.current)!.id
 }
 const newToken = (c: Ctx, userId: string) =>
-  c.t.kernel.services.sessions.apiTokens.create({ id: userId, role: 'viewer' }, { name: `sample${++n}`, role: 'viewer', expiresAt: null, prefixes: null }, null).info.id
+  c.t.kernel.services.sessions.apiTokens.create(
+    { id: userId, role: 'viewer' },
+    { name: `sample${++n}`, role: 'viewer', expiresAt: null, prefixes: null },
+    null,
+  ).info.id
 
 export const SAMPLES: Record<string, Sample> = {
   ...Object.assign({}, ...builtins.map((b) => b.samples)),
   'GET /health': async () => ({ url: '/health' }),
   'GET /api/setup': async () => ({ url: '/api/setup' }),
   // Setup is public and happens once; afterwards it answers 409 to everyone, never 401/403.
-  'POST /api/setup': async () => ({ url: '/api/setup', body: { username: `late${++n}`, password: PASSWORD }, ok: [409] }),
-  'POST /api/auth/login': async () => ({ url: '/api/auth/login', body: { username: 'table-admin', password: PASSWORD } }),
+  'POST /api/setup': async () => ({
+    url: '/api/setup',
+    body: { username: `late${++n}`, password: PASSWORD },
+    ok: [409],
+  }),
+  'POST /api/auth/login': async () => ({
+    url: '/api/auth/login',
+    body: { username: 'table-admin', password: PASSWORD },
+  }),
   'POST /api/auth/login/verify': async (c) => {
     // A user with two-factor, through the password step; the second step with one of their recovery codes.
     const user = await target(c)
     const { recoveryCodes } = await enrollTwoFactor(c.t, user.id)
-    const first = await c.t.inject({ method: 'POST', url: '/api/auth/login', payload: { username: user.username, password: PASSWORD } })
+    const first = await c.t.inject({
+      method: 'POST',
+      url: '/api/auth/login',
+      payload: { username: user.username, password: PASSWORD },
+    })
     return { url: '/api/auth/login/verify', body: { challenge: first.json().challenge, code: recoveryCodes[0] } }
   },
   'POST /api/auth/logout': async () => ({ url: '/api/auth/logout' }),
@@ -84,13 +101,26 @@ export const SAMPLES: Record<string, Sample> = {
     const { secret } = await c.t.kernel.services.twoFactor.start(c.userId)
     return { url: '/api/me/two-factor/confirm', body: { code: totp(secret) } }
   },
-  'POST /api/me/two-factor/recovery-codes': async (c) => ({ url: '/api/me/two-factor/recovery-codes', body: { code: await withTwoFactor(c) } }),
-  'POST /api/me/two-factor/disable': async (c) => ({ url: '/api/me/two-factor/disable', body: { password: PASSWORD, code: await withTwoFactor(c) } }),
+  'POST /api/me/two-factor/recovery-codes': async (c) => ({
+    url: '/api/me/two-factor/recovery-codes',
+    body: { code: await withTwoFactor(c) },
+  }),
+  'POST /api/me/two-factor/disable': async (c) => ({
+    url: '/api/me/two-factor/disable',
+    body: { password: PASSWORD, code: await withTwoFactor(c) },
+  }),
   'GET /api/me/tokens': async () => ({ url: '/api/me/tokens' }),
-  'POST /api/me/tokens': async () => ({ url: '/api/me/tokens', body: { name: `script ${++n}`, role: 'viewer', expiresInDays: 30, prefixes: ['/api/metrics'] } }),
-  'POST /api/me/tokens/:id/revoke': async (c) => ({ url: `/api/me/tokens/${c.userId ? newToken(c, c.userId) : NOBODY}/revoke` }),
+  'POST /api/me/tokens': async () => ({
+    url: '/api/me/tokens',
+    body: { name: `script ${++n}`, role: 'viewer', expiresInDays: 30, prefixes: ['/api/metrics'] },
+  }),
+  'POST /api/me/tokens/:id/revoke': async (c) => ({
+    url: `/api/me/tokens/${c.userId ? newToken(c, c.userId) : NOBODY}/revoke`,
+  }),
   'GET /api/me/sessions': async () => ({ url: '/api/me/sessions' }),
-  'POST /api/me/sessions/:id/end': async (c) => ({ url: `/api/me/sessions/${c.userId ? otherSession(c, c.userId) : '0'.repeat(32)}/end` }),
+  'POST /api/me/sessions/:id/end': async (c) => ({
+    url: `/api/me/sessions/${c.userId ? otherSession(c, c.userId) : '0'.repeat(32)}/end`,
+  }),
   'POST /api/me/sessions/end-others': async () => ({ url: '/api/me/sessions/end-others' }),
   'GET /api/users/:id/sessions': async (c) => ({ url: `/api/users/${(await target(c)).id}/sessions` }),
   'POST /api/users/:id/sessions/end': async (c) => {
@@ -112,16 +142,37 @@ export const SAMPLES: Record<string, Sample> = {
   'GET /api/version': async () => ({ url: '/api/version' }),
   'GET /api/openapi.json': async () => ({ url: '/api/openapi.json' }),
   'GET /api/users': async () => ({ url: '/api/users' }),
-  'POST /api/users': async () => ({ url: '/api/users', body: { username: `made${++n}`, password: PASSWORD, role: 'viewer' } }),
-  'POST /api/users/:id/role': async (c) => ({ url: `/api/users/${await c.freshUser()}/role`, body: { role: 'operator' } }),
-  'POST /api/users/:id/username': async (c) => ({ url: `/api/users/${await c.freshUser()}/username`, body: { username: `renamed${++n}` } }),
-  'POST /api/users/:id/disabled': async (c) => ({ url: `/api/users/${await c.freshUser()}/disabled`, body: { disabled: true } }),
-  'POST /api/users/:id/password': async (c) => ({ url: `/api/users/${await c.freshUser()}/password`, body: { password: 'another good secret' } }),
+  'POST /api/users': async () => ({
+    url: '/api/users',
+    body: { username: `made${++n}`, password: PASSWORD, role: 'viewer' },
+  }),
+  'POST /api/users/:id/role': async (c) => ({
+    url: `/api/users/${await c.freshUser()}/role`,
+    body: { role: 'operator' },
+  }),
+  'POST /api/users/:id/username': async (c) => ({
+    url: `/api/users/${await c.freshUser()}/username`,
+    body: { username: `renamed${++n}` },
+  }),
+  'POST /api/users/:id/disabled': async (c) => ({
+    url: `/api/users/${await c.freshUser()}/disabled`,
+    body: { disabled: true },
+  }),
+  'POST /api/users/:id/password': async (c) => ({
+    url: `/api/users/${await c.freshUser()}/password`,
+    body: { password: 'another good secret' },
+  }),
   'POST /api/users/:id/remove': async (c) => ({ url: `/api/users/${await c.freshUser()}/remove`, body: {} }),
-  'POST /api/me/password': async () => ({ url: '/api/me/password', body: { currentPassword: PASSWORD, newPassword: PASSWORD } }),
+  'POST /api/me/password': async () => ({
+    url: '/api/me/password',
+    body: { currentPassword: PASSWORD, newPassword: PASSWORD },
+  }),
   'GET /api/audit': async () => ({ url: '/api/audit?range=24h&limit=5' }),
   'GET /api/audit/retention': async () => ({ url: '/api/audit/retention' }),
-  'PUT /api/audit/retention': async () => ({ url: '/api/audit/retention', body: { maxAgeDays: 365, maxRows: 100_000 } }),
+  'PUT /api/audit/retention': async () => ({
+    url: '/api/audit/retention',
+    body: { maxAgeDays: 365, maxRows: 100_000 },
+  }),
   'POST /api/auth/reauth': async () => ({ url: '/api/auth/reauth', body: { password: PASSWORD } }),
   'GET /api/extensions': async () => ({ url: '/api/extensions' }),
   'POST /api/extensions/install': async (c) => ({ url: '/api/extensions/install', raw: c.pluginArchive }),
@@ -134,7 +185,13 @@ export const SAMPLES: Record<string, Sample> = {
     return { url: '/api/extensions/hello/enable' }
   },
   'POST /api/extensions/:id/remove': async (c) => {
-    await c.t.inject({ method: 'POST', url: '/api/extensions/install', as: 'admin', headers: { 'content-type': 'application/gzip' }, payload: c.pluginArchive })
+    await c.t.inject({
+      method: 'POST',
+      url: '/api/extensions/install',
+      as: 'admin',
+      headers: { 'content-type': 'application/gzip' },
+      payload: c.pluginArchive,
+    })
     return { url: '/api/extensions/tabletest/remove' }
   },
   'GET /api/hello': async (c) => {
@@ -144,7 +201,13 @@ export const SAMPLES: Record<string, Sample> = {
   'GET /api/tabletest': async (c) => {
     // The remove sample above uninstalls it; put it back.
     if (c.t.kernel.registry.find('tabletest')?.state !== 'active') {
-      await c.t.inject({ method: 'POST', url: '/api/extensions/install', as: 'admin', headers: { 'content-type': 'application/gzip' }, payload: c.pluginArchive })
+      await c.t.inject({
+        method: 'POST',
+        url: '/api/extensions/install',
+        as: 'admin',
+        headers: { 'content-type': 'application/gzip' },
+        payload: c.pluginArchive,
+      })
     }
     return { url: '/api/tabletest' }
   },

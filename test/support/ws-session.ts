@@ -13,16 +13,28 @@ export interface SocketSession {
 }
 
 /** Opens a socket as `token`, sends `first` (if given) once open, collects JSON messages. */
-export function openSocket(t: TestKernel, path: string, token: string, first?: unknown, headers: Record<string, string> = {}): SocketSession {
-  const ws = new WebSocket(`${t.url!.replace(/^http/, 'ws')}${path}`, { headers: { authorization: `Bearer ${token}`, ...headers } })
+export function openSocket(
+  t: TestKernel,
+  path: string,
+  token: string,
+  first?: unknown,
+  headers: Record<string, string> = {},
+): SocketSession {
+  const ws = new WebSocket(`${t.url!.replace(/^http/, 'ws')}${path}`, {
+    headers: { authorization: `Bearer ${token}`, ...headers },
+  })
   const messages: any[] = []
   const opened = Date.now()
   const arrivals: number[] = [] // when each of `messages` came
   // A test that fails (a timeout above all) says what its socket had received by then, and when.
   try {
     onTestFailed(() => {
-      const last = messages.map((m, i) => `+${((arrivals[i]! - opened) / 1000).toFixed(1)}s ${JSON.stringify(m).slice(0, 200)}`).slice(-20)
-      process.stderr.write(`\n--- socket ${path} of the failed test, opened ${new Date(opened).toISOString()}, state ${ws.readyState}:\n${last.join('\n') || '(no message)'}\n---\n`)
+      const last = messages
+        .map((m, i) => `+${((arrivals[i]! - opened) / 1000).toFixed(1)}s ${JSON.stringify(m).slice(0, 200)}`)
+        .slice(-20)
+      process.stderr.write(
+        `\n--- socket ${path} of the failed test, opened ${new Date(opened).toISOString()}, state ${ws.readyState}:\n${last.join('\n') || '(no message)'}\n---\n`,
+      )
     })
   } catch {
     /* not inside a test */

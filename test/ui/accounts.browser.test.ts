@@ -7,7 +7,16 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import type { Page } from 'playwright-core'
-import { expectAccessible, gotoRetrying, PASSWORD, screenshot, signInThroughForm, startUi, type Account, type UiHarness } from '../support/browser.ts'
+import {
+  expectAccessible,
+  gotoRetrying,
+  PASSWORD,
+  screenshot,
+  signInThroughForm,
+  startUi,
+  type Account,
+  type UiHarness,
+} from '../support/browser.ts'
 import { currentStep, totp } from '../support/two-factor.ts'
 
 describe('web UI: two-factor, API tokens and sessions', { timeout: 180_000 }, () => {
@@ -20,10 +29,23 @@ describe('web UI: two-factor, API tokens and sessions', { timeout: 180_000 }, ()
 
   const json = { 'content-type': 'application/json' }
   const api = async (path: string, token: string, body?: unknown, method = body === undefined ? 'GET' : 'POST') => {
-    const res = await ui.daemon.fetch(path, { method, headers: { ...json, authorization: `Bearer ${token}` }, body: body === undefined ? undefined : JSON.stringify(body) })
+    const res = await ui.daemon.fetch(path, {
+      method,
+      headers: { ...json, authorization: `Bearer ${token}` },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    })
     return { status: res.status, body: (res.status === 204 ? null : await res.json()) as any }
   }
-  const signInApi = async (a: Account) => ((await (await ui.daemon.fetch('/api/auth/login', { method: 'POST', headers: { ...json, 'x-svc-client': 'test' }, body: JSON.stringify(a) })).json()) as { token: string }).token
+  const signInApi = async (a: Account) =>
+    (
+      (await (
+        await ui.daemon.fetch('/api/auth/login', {
+          method: 'POST',
+          headers: { ...json, 'x-svc-client': 'test' },
+          body: JSON.stringify(a),
+        })
+      ).json()) as { token: string }
+    ).token
   /**
    * Two-factor for an account through the API, as the account page would: answers the secret, the step used, and the
    * session it enrolled from (the only one left: enrolling ends the others).
@@ -146,7 +168,10 @@ describe('web UI: two-factor, API tokens and sessions', { timeout: 180_000 }, ()
     await gotoRetrying(a, `${ui.url}/account/sessions`)
     await expect.poll(() => table.getByRole('row').count()).toBe(3)
     await a.getByRole('button', { name: 'End all other sessions' }).click()
-    await a.getByRole('dialog', { name: 'End all other sessions?' }).getByRole('button', { name: 'End other sessions' }).click()
+    await a
+      .getByRole('dialog', { name: 'End all other sessions?' })
+      .getByRole('button', { name: 'End other sessions' })
+      .click()
     await a.getByText('All other sessions were ended').waitFor()
     await c.getByRole('heading', { name: 'Sign in' }).waitFor({ timeout: 30_000 })
     expect(await a.evaluate(async () => (await fetch('/api/auth/me')).status)).toBe(200)
@@ -177,7 +202,10 @@ describe('web UI: two-factor, API tokens and sessions', { timeout: 180_000 }, ()
     // The script: reads what its paths and role allow, changes nothing.
     expect(await api('/api/auth/me', secret)).toMatchObject({ status: 200, body: { username: 'ivan', role: 'viewer' } })
     expect((await api('/api/users', secret)).status).toBe(403)
-    expect((await api('/api/me/password', secret, { currentPassword: PASSWORD, newPassword: 'another fine password' })).status).toBe(403)
+    expect(
+      (await api('/api/me/password', secret, { currentPassword: PASSWORD, newPassword: 'another fine password' }))
+        .status,
+    ).toBe(403)
 
     await shown.getByRole('button', { name: 'Done' }).click()
     const table = page.getByRole('table', { name: 'Your API tokens' })
@@ -186,14 +214,17 @@ describe('web UI: two-factor, API tokens and sessions', { timeout: 180_000 }, ()
     await expectAccessible(page, 'tokens')
     await screenshot(page, 'account-tokens')
     await table.getByRole('button', { name: 'Revoke token nightly report' }).click()
-    await page.getByRole('dialog', { name: 'Revoke "nightly report"?' }).getByRole('button', { name: 'Revoke token' }).click()
+    await page
+      .getByRole('dialog', { name: 'Revoke "nightly report"?' })
+      .getByRole('button', { name: 'Revoke token' })
+      .click()
     await page.getByText('No API tokens').waitFor()
     // The moment it is revoked, it stops working.
     expect((await api('/api/auth/me', secret)).status).toBe(401)
     await page.context().close()
   })
 
-  it('an admin sees a user\'s two-factor, sessions and tokens, resets two-factor and ends their sessions', async () => {
+  it("an admin sees a user's two-factor, sessions and tokens, resets two-factor and ends their sessions", async () => {
     const judy = await ui.createUser('viewer', 'judy')
     await enrollByApi(judy) // signed in to enroll: that session is listed
     const page = await ui.open('admin', '/users')
@@ -221,10 +252,16 @@ describe('web UI: two-factor, API tokens and sessions', { timeout: 180_000 }, ()
     await page.getByRole('table', { name: 'API tokens of judy' }).getByText('judy script').waitFor()
     await screenshot(page, 'user-detail-sessions-tokens')
     await page.getByRole('button', { name: 'Revoke token judy script' }).click()
-    await page.getByRole('dialog', { name: 'Revoke "judy script"?' }).getByRole('button', { name: 'Revoke token' }).click()
+    await page
+      .getByRole('dialog', { name: 'Revoke "judy script"?' })
+      .getByRole('button', { name: 'Revoke token' })
+      .click()
     await page.getByText('"judy script" was revoked').waitFor()
     await page.getByRole('button', { name: 'End all sessions' }).click()
-    await page.getByRole('dialog', { name: 'Sign judy out everywhere?' }).getByRole('button', { name: 'End all sessions' }).click()
+    await page
+      .getByRole('dialog', { name: 'Sign judy out everywhere?' })
+      .getByRole('button', { name: 'End all sessions' })
+      .click()
     await page.getByText('Not signed in anywhere').waitFor()
     expect((await api('/api/auth/me', judySession)).status).toBe(401)
     await screenshot(page, 'user-detail-signed-out')
@@ -234,7 +271,9 @@ describe('web UI: two-factor, API tokens and sessions', { timeout: 180_000 }, ()
     const policy = page.getByRole('form', { name: 'Two-factor policy' })
     await policy.getByLabel('Require two-factor sign-in for').selectOption('admins')
     await policy.getByRole('button', { name: 'Save policy' }).click()
-    await expect.poll(() => policy.getByLabel('Require two-factor sign-in for').getAttribute('aria-invalid')).toBe('true')
+    await expect
+      .poll(() => policy.getByLabel('Require two-factor sign-in for').getAttribute('aria-invalid'))
+      .toBe('true')
     await expectAccessible(page, 'users with policy')
     await screenshot(page, 'users-policy-lockout')
     await page.context().close()
@@ -242,7 +281,11 @@ describe('web UI: two-factor, API tokens and sessions', { timeout: 180_000 }, ()
 
   it('the audit log shows repeated failed sign-ins as one entry with a count, and its retention can be shortened', async () => {
     for (let i = 0; i < 3; i++) {
-      const res = await ui.daemon.fetch('/api/auth/login', { method: 'POST', headers: json, body: JSON.stringify({ username: 'nobody-here', password: 'not a password' }) })
+      const res = await ui.daemon.fetch('/api/auth/login', {
+        method: 'POST',
+        headers: json,
+        body: JSON.stringify({ username: 'nobody-here', password: 'not a password' }),
+      })
       expect(res.status).toBe(401)
     }
     const page = await ui.open('admin', '/audit')

@@ -12,7 +12,9 @@ describe('web UI: an isolated plugin page', { timeout: 120_000 }, () => {
   let ui: UiHarness
   beforeAll(async () => {
     ui = await startUi()
-    await cp(join(import.meta.dirname, 'fixtures', 'isolated-plugin'), join(ui.daemon.pluginsDir, 'isolated'), { recursive: true })
+    await cp(join(import.meta.dirname, 'fixtures', 'isolated-plugin'), join(ui.daemon.pluginsDir, 'isolated'), {
+      recursive: true,
+    })
   }, 120_000)
   afterAll(() => ui?.close())
 
@@ -27,7 +29,9 @@ describe('web UI: an isolated plugin page', { timeout: 120_000 }, () => {
     await screenshot(page, 'plugin-isolated')
     // The frame document is sandboxed by its own CSP even when opened on its own, and only the shell may frame it.
     const res = await ui.daemon.fetch('/ui/frame.html')
-    expect(res.headers.get('content-security-policy')).toMatch(/^sandbox allow-scripts allow-forms; .*connect-src 'none'.*frame-ancestors 'self'/)
+    expect(res.headers.get('content-security-policy')).toMatch(
+      /^sandbox allow-scripts allow-forms; .*connect-src 'none'.*frame-ancestors 'self'/,
+    )
     expect(res.headers.get('x-frame-options')).toBe('SAMEORIGIN')
     ui.assertNoCspViolations()
   })

@@ -43,7 +43,9 @@ describe('web UI: the password asked for again', { timeout: 120_000 }, () => {
     await page.getByText('mallory can now sign in').waitFor()
     await page.getByRole('row', { name: /mallory/ }).waitFor()
     expect(await confirm.count()).toBe(0)
-    const users = (await (await ui.daemon.fetch('/api/users', { headers: { authorization: `Bearer ${ui.adminToken}` } })).json()) as { username: string }[]
+    const users = (await (
+      await ui.daemon.fetch('/api/users', { headers: { authorization: `Bearer ${ui.adminToken}` } })
+    ).json()) as { username: string }[]
     expect(users.map((u) => u.username)).toContain('mallory')
     // The harness's own admin session is as old: creating a user through it gives the password again too.
     expect(await ui.createUser('viewer', 'made-after-the-window')).toMatchObject({ username: 'made-after-the-window' })

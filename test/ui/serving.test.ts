@@ -15,11 +15,20 @@ describe('serving the web UI', () => {
   let index: string
   beforeAll(async () => {
     d = await startDaemon()
-    await cp(join(REPO_ROOT, 'examples', 'hello-plugin'), join(d.pluginsDir, 'hello'), { recursive: true, filter: (src) => !src.includes('node_modules') })
+    await cp(join(REPO_ROOT, 'examples', 'hello-plugin'), join(d.pluginsDir, 'hello'), {
+      recursive: true,
+      filter: (src) => !src.includes('node_modules'),
+    })
     const ts = join(d.pluginsDir, 'tsui')
     await mkdir(join(ts, 'ui'), { recursive: true })
-    await writeFile(join(ts, 'package.json'), '{ "name": "tsui", "version": "1.0.0", "type": "module", "main": "index.js" }')
-    await writeFile(join(ts, 'index.js'), "import { definePlugin } from '@hostd/sdk'\nexport default definePlugin({ id: 'tsui', version: '1.0.0', kernel: '^1.0.0', ui: { pages: [{ path: '/tsui', title: 'T', module: 'ui/page.tsx', element: 'ts-page' }] } })\n")
+    await writeFile(
+      join(ts, 'package.json'),
+      '{ "name": "tsui", "version": "1.0.0", "type": "module", "main": "index.js" }',
+    )
+    await writeFile(
+      join(ts, 'index.js'),
+      "import { definePlugin } from '@hostd/sdk'\nexport default definePlugin({ id: 'tsui', version: '1.0.0', kernel: '^1.0.0', ui: { pages: [{ path: '/tsui', title: 'T', module: 'ui/page.tsx', element: 'ts-page' }] } })\n",
+    )
     await writeFile(join(ts, 'ui', 'page.tsx'), 'export {}\n')
     index = await (await d.fetch('/')).text()
   })
@@ -35,7 +44,9 @@ describe('serving the web UI', () => {
       expect(res.headers.get('x-content-type-options')).toBe('nosniff')
       const csp = res.headers.get('content-security-policy')!
       // The inline scripts: the import map and the boot retry (ui/build.mjs); nothing else may run inline.
-      const inline = [...(await res.text()).matchAll(/<script(?: type="importmap")?>([\s\S]*?)<\/script>/g)].map((m) => m[1]!)
+      const inline = [...(await res.text()).matchAll(/<script(?: type="importmap")?>([\s\S]*?)<\/script>/g)].map(
+        (m) => m[1]!,
+      )
       expect(inline).toHaveLength(2)
       const hashes = inline.map((text) => `'sha256-${createHash('sha256').update(text).digest('base64')}'`)
       expect(csp).toContain(`script-src 'self' ${hashes.join(' ')};`)
@@ -43,7 +54,9 @@ describe('serving the web UI', () => {
       expect(csp).toContain("frame-ancestors 'none'")
       expect(csp.match(/script-src[^;]*/)![0]).not.toMatch(/unsafe/)
     }
-    expect(JSON.parse(/<script type="importmap">([\s\S]*?)<\/script>/.exec(index)![1]!).imports).toHaveProperty('@hostd/ui')
+    expect(JSON.parse(/<script type="importmap">([\s\S]*?)<\/script>/.exec(index)![1]!).imports).toHaveProperty(
+      '@hostd/ui',
+    )
   })
 
   it('keeps JSON 404s for unknown API paths and missing files, and answers other methods as before', async () => {
@@ -75,19 +88,29 @@ describe('serving the web UI', () => {
     expect(again.status).toBe(304)
   })
 
-  it('serves a plugin\'s UI files at its versioned path only, and refuses TypeScript from a third-party plugin', async () => {
+  it("serves a plugin's UI files at its versioned path only, and refuses TypeScript from a third-party plugin", async () => {
     await waitFor(async () => (await d.fetch('/plugins/hello/1.0.0/page.js')).status === 200, 10_000, 100)
     const page = await d.fetch('/plugins/hello/1.0.0/page.js', { headers: { 'accept-encoding': 'gzip' } })
     expect(page.headers.get('content-type')).toBe('text/javascript; charset=utf-8')
     expect(page.headers.get('content-encoding')).toBe('gzip')
     expect(page.headers.get('cache-control')).toBe('no-cache')
     expect(await page.text()).toContain("customElements.define('hello-page'")
-    for (const path of ['/plugins/hello/0.9.0/page.js', '/plugins/hello/1.0.0/%2e%2e/src/index.ts', '/plugins/hello/1.0.0/', '/plugins/nobody/1.0.0/page.js']) {
+    for (const path of [
+      '/plugins/hello/0.9.0/page.js',
+      '/plugins/hello/1.0.0/%2e%2e/src/index.ts',
+      '/plugins/hello/1.0.0/',
+      '/plugins/nobody/1.0.0/page.js',
+    ]) {
       expect((await d.fetch(path)).status, path).toBe(404)
     }
     const token = await adminToken(d)
-    const list = (await (await d.fetch('/api/extensions', { headers: { authorization: `Bearer ${token}` } })).json()) as { id: string; state: string; error?: string }[]
-    expect(list.find((e) => e.id === 'tsui')).toMatchObject({ state: 'failed', error: expect.stringContaining('only built-in plugins are compiled') })
+    const list = (await (
+      await d.fetch('/api/extensions', { headers: { authorization: `Bearer ${token}` } })
+    ).json()) as { id: string; state: string; error?: string }[]
+    expect(list.find((e) => e.id === 'tsui')).toMatchObject({
+      state: 'failed',
+      error: expect.stringContaining('only built-in plugins are compiled'),
+    })
   })
 })
 
@@ -95,6 +118,10 @@ async function adminToken(d: Daemon): Promise<string> {
   const json = { 'content-type': 'application/json' }
   const account = JSON.stringify({ username: 'admin', password: 'correct horse battery' })
   await d.fetch('/api/setup', { method: 'POST', headers: json, body: account })
-  const res = await d.fetch('/api/auth/login', { method: 'POST', headers: { ...json, 'x-svc-client': 't' }, body: account })
+  const res = await d.fetch('/api/auth/login', {
+    method: 'POST',
+    headers: { ...json, 'x-svc-client': 't' },
+    body: account,
+  })
   return ((await res.json()) as { token: string }).token
 }

@@ -6,7 +6,15 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import type { Page } from 'playwright-core'
 import { waitFor } from '../support/daemon.ts'
-import { expectAccessible, gotoRetrying, PASSWORD, screenshot, signInThroughForm, startUi, type UiHarness } from '../support/browser.ts'
+import {
+  expectAccessible,
+  gotoRetrying,
+  PASSWORD,
+  screenshot,
+  signInThroughForm,
+  startUi,
+  type UiHarness,
+} from '../support/browser.ts'
 
 // Generous: a loaded machine makes a browser slow; nothing here measures time.
 describe('web UI: first run, sign-in and the kernel pages', { timeout: 120_000 }, () => {
@@ -31,7 +39,7 @@ describe('web UI: first run, sign-in and the kernel pages', { timeout: 120_000 }
     await page.getByLabel('Repeat the password').fill(PASSWORD)
     await page.getByRole('button', { name: 'Create administrator' }).click()
     await page.getByRole('heading', { name: 'Overview' }).waitFor()
-    expect((await (await ui.daemon.fetch('/api/setup')).json())).toEqual({ needsSetup: false })
+    expect(await (await ui.daemon.fetch('/api/setup')).json()).toEqual({ needsSetup: false })
     await page.context().close()
   })
 
@@ -39,7 +47,10 @@ describe('web UI: first run, sign-in and the kernel pages', { timeout: 120_000 }
     const page = await ui.newPage()
     await gotoRetrying(page, ui.url)
     await signInThroughForm(page, { username: 'admin', password: 'not the password' })
-    await page.getByRole('alert').filter({ hasText: /password/i }).waitFor()
+    await page
+      .getByRole('alert')
+      .filter({ hasText: /password/i })
+      .waitFor()
     await expectAccessible(page, 'sign-in')
     await screenshot(page, 'sign-in')
     await signInThroughForm(page, ui.admin)
@@ -62,7 +73,8 @@ describe('web UI: first run, sign-in and the kernel pages', { timeout: 120_000 }
     const points = async () => Number((await cpu.getAttribute('data-points')) ?? 0)
     const first = await points()
     await waitFor(async () => (await points()) >= first + 2, 20_000, 200)
-    for (const name of ['Memory used chart', 'Load average (1 min) chart', 'Network chart', 'Disk chart']) await page.getByRole('img', { name }).waitFor()
+    for (const name of ['Memory used chart', 'Load average (1 min) chart', 'Network chart', 'Disk chart'])
+      await page.getByRole('img', { name }).waitFor()
     await page.getByRole('heading', { name: 'This server' }).waitFor()
     await page.getByText('Host name').waitFor()
     await page.getByRole('heading', { name: 'hostd' }).waitFor()
@@ -88,7 +100,10 @@ describe('web UI: first run, sign-in and the kernel pages', { timeout: 120_000 }
     await dialog.getByLabel('Password').fill('short')
     await dialog.getByRole('combobox', { name: 'Role' }).selectOption('operator')
     await dialog.getByRole('button', { name: 'Add user' }).click()
-    await dialog.getByText(/8 characters|too short|at least/i).first().waitFor()
+    await dialog
+      .getByText(/8 characters|too short|at least/i)
+      .first()
+      .waitFor()
     // Focus stays in the dialog (the page behind is inert).
     expect(await page.evaluate(() => document.activeElement?.closest('dialog') !== null)).toBe(true)
     await expectAccessible(page, 'users: add dialog')
@@ -145,7 +160,11 @@ describe('web UI: first run, sign-in and the kernel pages', { timeout: 120_000 }
     await gotoRetrying(page, `${ui.url}/users`)
     await page.getByRole('heading', { name: 'Not available to you' }).waitFor()
     const forged = await page.evaluate(async () => {
-      const res = await fetch('/api/users', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'mallory', password: 'correct horse battery', role: 'admin' }) })
+      const res = await fetch('/api/users', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ username: 'mallory', password: 'correct horse battery', role: 'admin' }),
+      })
       return { status: res.status, body: await res.json() }
     })
     expect(forged).toEqual({ status: 403, body: { error: 'HOSTD_AUTH_FORBIDDEN', message: expect.any(String) } })
@@ -157,7 +176,10 @@ describe('web UI: first run, sign-in and the kernel pages', { timeout: 120_000 }
     const page = await ui.open(account, '/account')
     await page.getByRole('heading', { name: 'Your account' }).waitFor()
     const token = (await page.context().cookies()).find((c) => c.name === 'svc_session')!.value
-    const out = await ui.daemon.fetch('/api/auth/logout', { method: 'POST', headers: { authorization: `Bearer ${token}` } })
+    const out = await ui.daemon.fetch('/api/auth/logout', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}` },
+    })
     expect(out.status).toBe(204)
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Audit log' }).click()
     await page.getByText('Your session ended').waitFor()
@@ -176,7 +198,9 @@ describe('web UI: first run, sign-in and the kernel pages', { timeout: 120_000 }
     // first read. Routing also turns Chromium's HTTP cache off, so the reload fetches everything.
     const html = await (await ui.daemon.fetch('/')).text()
     const entry = /<script type="module" src="([^"]+)"/.exec(html)![1]!
-    const staticImport = [...html.matchAll(/<link rel="modulepreload" href="([^"]+)">/g)].map((m) => m[1]!).find((href) => href !== entry)!
+    const staticImport = [...html.matchAll(/<link rel="modulepreload" href="([^"]+)">/g)]
+      .map((m) => m[1]!)
+      .find((href) => href !== entry)!
     expect(staticImport).toMatch(/^\/ui\/assets\/chunk-/)
     const seen = new Map<string, number>()
     // ERR_FAILED rather than a reset: Chromium itself sends a request again after a reset on a reused connection.

@@ -28,7 +28,8 @@ const api = apiOver(request)
 // The kit's toasts show in the shell, above the frame.
 toast.success = (message) => post({ type: 'toast', tone: 'success', message })
 toast.info = (message) => post({ type: 'toast', tone: 'info', message })
-toast.error = (error) => post({ type: 'toast', tone: 'error', message: error instanceof Error ? error.message : String(error) })
+toast.error = (error) =>
+  post({ type: 'toast', tone: 'error', message: error instanceof Error ? error.message : String(error) })
 
 const location = signal({ path: '/', search: '' })
 const unavailable = (what: string) => () => {
@@ -41,10 +42,19 @@ type Init = { type: 'init'; user: SessionUser; base: string; plugin: PageContext
 type ShellMessage =
   | Init
   | { type: 'location'; location?: RouteLocation }
-  | { type: 'api'; id?: number; ok?: boolean; value?: unknown; error?: { status: number; code: string; message: string } }
+  | {
+      type: 'api'
+      id?: number
+      ok?: boolean
+      value?: unknown
+      error?: { status: number; code: string; message: string }
+    }
 
 async function start(init: Init) {
-  const { module, element } = JSON.parse(decodeURIComponent(window.location.hash.slice(1))) as { module: string; element: string }
+  const { module, element } = JSON.parse(decodeURIComponent(window.location.hash.slice(1))) as {
+    module: string
+    element: string
+  }
   location.value = init.location
   const rank = { viewer: 0, operator: 1, admin: 2 }
   const context: PageContext = {
@@ -68,21 +78,27 @@ async function start(init: Init) {
   const el = document.createElement(element) as HostdElement
   el.context = context
   document.getElementById('frame')!.append(el)
-  new ResizeObserver(() => post({ type: 'height', height: document.documentElement.scrollHeight })).observe(document.body)
+  new ResizeObserver(() => post({ type: 'height', height: document.documentElement.scrollHeight })).observe(
+    document.body,
+  )
 }
 
 addEventListener('message', (event: MessageEvent) => {
   if (event.source !== parent || event.data?.hostd !== 1) return
   const m = event.data as ShellMessage
-  if (m.type === 'init') void start(m).catch((err: Error) => {
-    document.getElementById('frame')!.textContent = `This page could not be loaded: ${err.message}`
-  })
+  if (m.type === 'init')
+    void start(m).catch((err: Error) => {
+      document.getElementById('frame')!.textContent = `This page could not be loaded: ${err.message}`
+    })
   else if (m.type === 'location' && m.location) location.value = m.location
   else if (m.type === 'api' && m.id !== undefined) {
     const waiting = pending.get(m.id)
     pending.delete(m.id)
     if (m.ok) waiting?.resolve(m.value)
-    else waiting?.reject(new ApiError(m.error?.status ?? 0, m.error?.code ?? 'HOSTD_UI_BRIDGE_FAILED', m.error?.message ?? 'Failed'))
+    else
+      waiting?.reject(
+        new ApiError(m.error?.status ?? 0, m.error?.code ?? 'HOSTD_UI_BRIDGE_FAILED', m.error?.message ?? 'Failed'),
+      )
   }
 })
 post({ type: 'ready' })

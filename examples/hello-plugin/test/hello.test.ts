@@ -25,12 +25,28 @@ describe('hello plugin', () => {
   it('is listed as active with its page', async () => {
     const res = await t.inject({ url: '/api/extensions', as: 'viewer' })
     const entry = res.json().find((e: { id: string }) => e.id === 'hello')
-    expect(entry).toMatchObject({ state: 'active', version: '1.0.0', ui: { pages: [{ path: '/hello', title: 'Hello', role: 'viewer', module: '/plugins/hello/1.0.0/page.js', element: 'hello-page' }] } })
+    expect(entry).toMatchObject({
+      state: 'active',
+      version: '1.0.0',
+      ui: {
+        pages: [
+          {
+            path: '/hello',
+            title: 'Hello',
+            role: 'viewer',
+            module: '/plugins/hello/1.0.0/page.js',
+            element: 'hello-page',
+          },
+        ],
+      },
+    })
   })
 
   it('echoes on its socket with the prefix from the query', async () => {
     const { token } = await t.login('viewer')
-    const ws = new WebSocket(`${t.url!.replace('http', 'ws')}/api/hello/echo?prefix=%3E`, { headers: { authorization: `Bearer ${token}` } } as never)
+    const ws = new WebSocket(`${t.url!.replace('http', 'ws')}/api/hello/echo?prefix=%3E`, {
+      headers: { authorization: `Bearer ${token}` },
+    } as never)
     const reply = await new Promise<string>((resolve, reject) => {
       ws.onopen = () => ws.send('ping')
       ws.onmessage = (e) => resolve(String(e.data))

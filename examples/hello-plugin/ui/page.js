@@ -18,11 +18,13 @@ function Echo({ ctx }) {
   }
   return html`
     <${Card} title="Echo socket">
-      ${socket
-        ? html`<${Form} label="Send a message" submitLabel="Send" onSubmit=${(v) => socket.send(v.message)}>
+      ${
+        socket
+          ? html`<${Form} label="Send a message" submitLabel="Send" onSubmit=${(v) => socket.send(v.message)}>
             <${TextField} name="message" label="Message" required />
           </${Form}>`
-        : html`<${Button} icon="play" onClick=${connect}>Connect</${Button}>`}
+          : html`<${Button} icon="play" onClick=${connect}>Connect</${Button}>`
+      }
       <ul aria-label="Echo replies" class="echo-lines">
         ${lines.map((line, i) => html`<li key=${i}>${line}</li>`)}
       </ul>

@@ -17,7 +17,9 @@ export const AuditEntrySchema = Type.Object({
 
 export const AuditQuery = Type.Object(
   {
-    range: Type.Union([Type.Literal('24h'), Type.Literal('7d'), Type.Literal('30d'), Type.Literal('all')], { default: '7d' }),
+    range: Type.Union([Type.Literal('24h'), Type.Literal('7d'), Type.Literal('30d'), Type.Literal('all')], {
+      default: '7d',
+    }),
     limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }),
     offset: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0 }),
   },
@@ -36,18 +38,32 @@ export const RetentionSchema = Type.Object(
 export function auditRoutes(r: KernelRouteRegistrar, k: KernelServices): void {
   r.get(
     '/api/audit',
-    { role: 'admin', schema: { querystring: AuditQuery, response: { 200: Type.Object({ items: Type.Array(AuditEntrySchema), total: Type.Integer() }) } } },
+    {
+      role: 'admin',
+      schema: {
+        querystring: AuditQuery,
+        response: { 200: Type.Object({ items: Type.Array(AuditEntrySchema), total: Type.Integer() }) },
+      },
+    },
     (req) => k.audit.list(req.query.range, req.query.limit, req.query.offset),
   )
 
-  r.get('/api/audit/retention', { role: 'admin', schema: { response: { 200: RetentionSchema } } }, () => k.audit.retention)
+  r.get(
+    '/api/audit/retention',
+    { role: 'admin', schema: { response: { 200: RetentionSchema } } },
+    () => k.audit.retention,
+  )
 
   // Shortening the log erases history: a person's recent sign-in, never a token. Recorded after the pruning, so the
   // record of the change is kept whatever the new limits.
-  r.put('/api/audit/retention', { role: 'admin', recentSignIn: true, schema: { body: RetentionSchema, response: { 200: RetentionSchema } } }, async (req) => {
-    const previous = k.audit.retention
-    const removed = await k.audit.setRetention(req.body)
-    await k.audit.record({ action: 'audit.retention', detail: { ...req.body, previous, removed } }, req)
-    return k.audit.retention
-  })
+  r.put(
+    '/api/audit/retention',
+    { role: 'admin', recentSignIn: true, schema: { body: RetentionSchema, response: { 200: RetentionSchema } } },
+    async (req) => {
+      const previous = k.audit.retention
+      const removed = await k.audit.setRetention(req.body)
+      await k.audit.record({ action: 'audit.retention', detail: { ...req.body, previous, removed } }, req)
+      return k.audit.retention
+    },
+  )
 }

@@ -1,9 +1,23 @@
-import type { ApiTokenRef, AuditActor, AuditEntry, AuditEvent, AuditService, Actor, SessionUser, Settings } from '@hostd/sdk'
+import type {
+  ApiTokenRef,
+  AuditActor,
+  AuditEntry,
+  AuditEvent,
+  AuditService,
+  Actor,
+  SessionUser,
+  Settings,
+} from '@hostd/sdk'
 import type { Logger } from 'pino'
 import type { KernelDatabase } from '../db/database.ts'
 import { AuditEntity } from '../db/entities.ts'
 
-export const AUDIT_RANGES = { '24h': 24 * 3600_000, '7d': 7 * 24 * 3600_000, '30d': 30 * 24 * 3600_000, all: Infinity } as const
+export const AUDIT_RANGES = {
+  '24h': 24 * 3600_000,
+  '7d': 7 * 24 * 3600_000,
+  '30d': 30 * 24 * 3600_000,
+  all: Infinity,
+} as const
 export type AuditRange = keyof typeof AUDIT_RANGES
 
 /** How long the audit log keeps records, by age and by count; whichever limit is reached first applies. */
@@ -13,7 +27,10 @@ export interface AuditRetention {
 }
 /** A year, and about 20 MB of records: enough to look back on anything, bounded whatever happens. */
 export const DEFAULT_RETENTION: AuditRetention = { maxAgeDays: 365, maxRows: 100_000 }
-export const RETENTION_LIMITS = { maxAgeDays: { minimum: 1, maximum: 3650 }, maxRows: { minimum: 1000, maximum: 10_000_000 } } as const
+export const RETENTION_LIMITS = {
+  maxAgeDays: { minimum: 1, maximum: 3650 },
+  maxRows: { minimum: 1000, maximum: 10_000_000 },
+} as const
 const RETENTION_SETTING = 'audit.retention'
 /** Old records are removed this often (and at start, and when the retention changes). */
 const PRUNE_EVERY_MS = 3600_000
@@ -70,15 +87,31 @@ export class KernelAudit implements AuditService {
    * log still says how many there were. The throttle bounds how many targets an address gets to try; what it refuses
    * is recorded with `anyTarget`, one record for every name tried (listed in `targets`).
    */
-  async recordRepeated(event: AuditEvent & { result: 'failure' }, actor?: AuditActor, { anyTarget = false } = {}): Promise<void> {
+  async recordRepeated(
+    event: AuditEvent & { result: 'failure' },
+    actor?: AuditActor,
+    { anyTarget = false } = {},
+  ): Promise<void> {
     const who = actorOf(actor)
     const now = Date.now()
-    const key = JSON.stringify([event.action, who.ip ?? null, who.userId ?? null, event.detail?.reason ?? null, anyTarget ? null : (event.target ?? null)])
+    const key = JSON.stringify([
+      event.action,
+      who.ip ?? null,
+      who.userId ?? null,
+      event.detail?.reason ?? null,
+      anyTarget ? null : (event.target ?? null),
+    ])
     const seen = this.#repeats.get(key)
     if (seen && seen.until > now) {
       seen.count++
-      if (event.target && !seen.targets.includes(event.target) && seen.targets.length < MAX_REPEAT_TARGETS) seen.targets.push(event.target)
-      const detail = { ...event.detail, count: seen.count, lastAt: new Date(now).toISOString(), ...(anyTarget ? { targets: seen.targets } : {}) }
+      if (event.target && !seen.targets.includes(event.target) && seen.targets.length < MAX_REPEAT_TARGETS)
+        seen.targets.push(event.target)
+      const detail = {
+        ...event.detail,
+        count: seen.count,
+        lastAt: new Date(now).toISOString(),
+        ...(anyTarget ? { targets: seen.targets } : {}),
+      }
       try {
         // Still there (the retention may have removed it): otherwise a new record starts the count again.
         if ((await this.#db.em().nativeUpdate(AuditEntity, { id: seen.id }, { detail })) === 1) return
@@ -88,7 +121,10 @@ export class KernelAudit implements AuditService {
       }
     }
     const targets = event.target ? [event.target] : []
-    const id = await this.#insert({ ...event, detail: { ...event.detail, count: 1, ...(anyTarget ? { targets } : {}) } }, who)
+    const id = await this.#insert(
+      { ...event, detail: { ...event.detail, count: 1, ...(anyTarget ? { targets } : {}) } },
+      who,
+    )
     if (id === null) return
     if (this.#repeats.size >= MAX_REPEATS) this.#forgetRepeats(now)
     this.#repeats.delete(key) // re-inserted last, so the oldest windows are forgotten first
@@ -126,7 +162,9 @@ export class KernelAudit implements AuditService {
   async list(range: AuditRange, limit: number, offset: number): Promise<{ items: AuditEntry[]; total: number }> {
     const span = AUDIT_RANGES[range]
     const where = Number.isFinite(span) ? { time: { $gte: new Date(Date.now() - span) } } : {}
-    const [rows, total] = await this.#db.em().findAndCount(AuditEntity, where, { orderBy: { id: 'desc' }, limit, offset })
+    const [rows, total] = await this.#db
+      .em()
+      .findAndCount(AuditEntity, where, { orderBy: { id: 'desc' }, limit, offset })
     return {
       total,
       items: rows.map((r) => ({
@@ -172,8 +210,14 @@ export class KernelAudit implements AuditService {
     const { maxAgeDays, maxRows } = this.#retention
     try {
       const em = this.#db.em()
-      let removed = await em.nativeDelete(AuditEntity, { time: { $lt: new Date(Date.now() - maxAgeDays * 24 * 3600_000) } })
-      const [newestBeyond] = await em.find(AuditEntity, {}, { orderBy: { id: 'desc' }, offset: maxRows, limit: 1, fields: ['id'] })
+      let removed = await em.nativeDelete(AuditEntity, {
+        time: { $lt: new Date(Date.now() - maxAgeDays * 24 * 3600_000) },
+      })
+      const [newestBeyond] = await em.find(
+        AuditEntity,
+        {},
+        { orderBy: { id: 'desc' }, offset: maxRows, limit: 1, fields: ['id'] },
+      )
       if (newestBeyond) removed += await em.nativeDelete(AuditEntity, { id: { $lte: newestBeyond.id } })
       return removed
     } catch (err) {

@@ -9,13 +9,29 @@ import { AuthErrors } from './routes.ts'
 import { TwoFactorErrors } from './two-factor.ts'
 import { clearedSessionCookie } from './sessions.ts'
 import {
-  ApiTokenSchema, CodeBody, DisableBody, EnrollmentSchema, NewApiTokenBody, NewApiTokenSchema, PasswordConfirmBody, PolicySchema,
-  RecoveryCodesSchema, SessionIdParams, SessionSchema, TokenIdParams, TwoFactorStatusSchema, UserTokenParams,
+  ApiTokenSchema,
+  CodeBody,
+  DisableBody,
+  EnrollmentSchema,
+  NewApiTokenBody,
+  NewApiTokenSchema,
+  PasswordConfirmBody,
+  PolicySchema,
+  RecoveryCodesSchema,
+  SessionIdParams,
+  SessionSchema,
+  TokenIdParams,
+  TwoFactorStatusSchema,
+  UserTokenParams,
 } from './schemas.ts'
 
 export const AccountErrors = {
   sessionNotFound: defineError('HOSTD_SESSIONS_NOT_FOUND', 404, 'No such session (it may have ended already)'),
-  policyLockout: defineError('HOSTD_AUTH_POLICY_LOCKOUT', 409, 'Turn on two-factor sign-in for yourself first: this policy would otherwise lock you out'),
+  policyLockout: defineError(
+    'HOSTD_AUTH_POLICY_LOCKOUT',
+    409,
+    'Turn on two-factor sign-in for yourself first: this policy would otherwise lock you out',
+  ),
 } as const
 
 const DAY_MS = 24 * 3600_000
@@ -41,20 +57,27 @@ export function accountRoutes(r: KernelRouteRegistrar, k: KernelServices): void 
     const user = req.user!
     const key = user.username.toLowerCase()
     const wait = k.throttle.retryAfter(key, req.ip)
-    if (wait > 0) throw AuthErrors.throttled(`Too many wrong passwords or codes; try again in ${wait} s`, { 'retry-after': String(wait) })
+    if (wait > 0)
+      throw AuthErrors.throttled(`Too many wrong passwords or codes; try again in ${wait} s`, {
+        'retry-after': String(wait),
+      })
     try {
       return await check()
     } catch (err) {
       if (err instanceof HostdError && GUESSES.has(err.code)) {
         k.throttle.fail(key, req.ip)
-        await k.audit.recordRepeated({ action, target: user.username, result: 'failure', detail: { reason: err.code } }, req)
+        await k.audit.recordRepeated(
+          { action, target: user.username, result: 'failure', detail: { reason: err.code } },
+          req,
+        )
       }
       throw err
     }
   }
   /** The user's password, given again: it also renews the session's re-authentication window. */
   const checkPassword = async (req: FastifyRequest, password: string) => {
-    if (!(await k.users.passwordMatches(req.user!.id, password))) throw UserErrors.wrongPassword('The password is wrong')
+    if (!(await k.users.passwordMatches(req.user!.id, password)))
+      throw UserErrors.wrongPassword('The password is wrong')
     k.sessions.reauthenticated(req.sessionToken!)
   }
 
@@ -71,27 +94,43 @@ export function accountRoutes(r: KernelRouteRegistrar, k: KernelServices): void 
     required: k.policy.covers(req.user!.role),
   }))
 
-  r.post('/api/me/two-factor/start', { ...enrolling, schema: { body: PasswordConfirmBody, response: { 200: EnrollmentSchema } } }, async (req) => {
-    await guarded(req, 'user.two-factor.start', () => checkPassword(req, req.body.password))
-    const enrollment = await k.twoFactor.start(req.user!.id)
-    await k.audit.record({ action: 'user.two-factor.start', target: req.user!.username }, req)
-    return enrollment
-  })
+  r.post(
+    '/api/me/two-factor/start',
+    { ...enrolling, schema: { body: PasswordConfirmBody, response: { 200: EnrollmentSchema } } },
+    async (req) => {
+      await guarded(req, 'user.two-factor.start', () => checkPassword(req, req.body.password))
+      const enrollment = await k.twoFactor.start(req.user!.id)
+      await k.audit.record({ action: 'user.two-factor.start', target: req.user!.username }, req)
+      return enrollment
+    },
+  )
 
   // Confirming needs no recent sign-in of its own: only `start`, which takes the password, makes a secret to confirm.
   // From now on a password alone is not enough: every other session, and the API tokens they minted, end.
-  r.post('/api/me/two-factor/confirm', { ...enrolling, schema: { body: CodeBody, response: { 200: RecoveryCodesSchema } } }, async (req) => {
-    const recoveryCodes = await guarded(req, 'user.two-factor.enable', () => k.twoFactor.confirm(req.user!.id, req.body.code))
-    const ended = k.sessions.revokeAccess(req.user!.id, req.sessionToken)
-    await k.audit.record({ action: 'user.two-factor.enable', target: req.user!.username, detail: { ended } }, req)
-    return { recoveryCodes }
-  })
+  r.post(
+    '/api/me/two-factor/confirm',
+    { ...enrolling, schema: { body: CodeBody, response: { 200: RecoveryCodesSchema } } },
+    async (req) => {
+      const recoveryCodes = await guarded(req, 'user.two-factor.enable', () =>
+        k.twoFactor.confirm(req.user!.id, req.body.code),
+      )
+      const ended = k.sessions.revokeAccess(req.user!.id, req.sessionToken)
+      await k.audit.record({ action: 'user.two-factor.enable', target: req.user!.username, detail: { ended } }, req)
+      return { recoveryCodes }
+    },
+  )
 
-  r.post('/api/me/two-factor/recovery-codes', { ...ownChange, schema: { body: CodeBody, response: { 200: RecoveryCodesSchema } } }, async (req) => {
-    const recoveryCodes = await guarded(req, 'user.two-factor.recovery-codes', () => k.twoFactor.regenerate(req.user!.id, req.body.code))
-    await k.audit.record({ action: 'user.two-factor.recovery-codes', target: req.user!.username }, req)
-    return { recoveryCodes }
-  })
+  r.post(
+    '/api/me/two-factor/recovery-codes',
+    { ...ownChange, schema: { body: CodeBody, response: { 200: RecoveryCodesSchema } } },
+    async (req) => {
+      const recoveryCodes = await guarded(req, 'user.two-factor.recovery-codes', () =>
+        k.twoFactor.regenerate(req.user!.id, req.body.code),
+      )
+      await k.audit.record({ action: 'user.two-factor.recovery-codes', target: req.user!.username }, req)
+      return { recoveryCodes }
+    },
+  )
 
   r.post('/api/me/two-factor/disable', { ...own, schema: { body: DisableBody } }, async (req) => {
     const user = req.user!
@@ -109,24 +148,43 @@ export function accountRoutes(r: KernelRouteRegistrar, k: KernelServices): void 
   // Your password: the current one is the confirmation (wrong guesses count like failed sign-ins). Your other sessions
   // end, and the API tokens not minted from this one.
   r.post('/api/me/password', { ...own, schema: { body: OwnPasswordBody } }, async (req) => {
-    await guarded(req, 'user.password.change', () => k.users.changeOwnPassword(req.user!.id, req.body.currentPassword, req.body.newPassword, req.sessionToken))
+    await guarded(req, 'user.password.change', () =>
+      k.users.changeOwnPassword(req.user!.id, req.body.currentPassword, req.body.newPassword, req.sessionToken),
+    )
     await k.audit.record({ action: 'user.password.change', target: req.user!.username }, req)
   })
 
   // API tokens, your own.
-  r.get('/api/me/tokens', { ...own, schema: { response: { 200: Type.Array(ApiTokenSchema) } } }, (req) => k.sessions.apiTokens.list(req.user!.id))
+  r.get('/api/me/tokens', { ...own, schema: { response: { 200: Type.Array(ApiTokenSchema) } } }, (req) =>
+    k.sessions.apiTokens.list(req.user!.id),
+  )
 
-  r.post('/api/me/tokens', { ...ownChange, schema: { body: NewApiTokenBody, response: { 201: NewApiTokenSchema } } }, async (req, reply) => {
-    const { name, role, expiresInDays, prefixes } = req.body
-    const { info, secret } = k.sessions.apiTokens.create(req.user!, {
-      name: name.trim(),
-      role,
-      expiresAt: expiresInDays === undefined ? null : Date.now() + expiresInDays * DAY_MS,
-      prefixes: prefixes ?? null,
-    }, k.sessions.idOf(req.sessionToken!))
-    await k.audit.record({ action: 'token.create', target: req.user!.username, detail: { token: info.name, role, expiresAt: info.expiresAt, prefixes: info.prefixes } }, req)
-    return reply.code(201).send({ ...info, secret })
-  })
+  r.post(
+    '/api/me/tokens',
+    { ...ownChange, schema: { body: NewApiTokenBody, response: { 201: NewApiTokenSchema } } },
+    async (req, reply) => {
+      const { name, role, expiresInDays, prefixes } = req.body
+      const { info, secret } = k.sessions.apiTokens.create(
+        req.user!,
+        {
+          name: name.trim(),
+          role,
+          expiresAt: expiresInDays === undefined ? null : Date.now() + expiresInDays * DAY_MS,
+          prefixes: prefixes ?? null,
+        },
+        k.sessions.idOf(req.sessionToken!),
+      )
+      await k.audit.record(
+        {
+          action: 'token.create',
+          target: req.user!.username,
+          detail: { token: info.name, role, expiresAt: info.expiresAt, prefixes: info.prefixes },
+        },
+        req,
+      )
+      return reply.code(201).send({ ...info, secret })
+    },
+  )
 
   r.post('/api/me/tokens/:id/revoke', { ...ownChange, schema: { params: TokenIdParams } }, async (req) => {
     const name = k.sessions.apiTokens.revoke(req.user!.id, req.params.id)
@@ -134,12 +192,17 @@ export function accountRoutes(r: KernelRouteRegistrar, k: KernelServices): void 
   })
 
   // Sessions, your own.
-  r.get('/api/me/sessions', { ...own, schema: { response: { 200: Type.Array(SessionSchema) } } }, (req) => k.sessions.list(req.user!.id, req.sessionToken))
+  r.get('/api/me/sessions', { ...own, schema: { response: { 200: Type.Array(SessionSchema) } } }, (req) =>
+    k.sessions.list(req.user!.id, req.sessionToken),
+  )
 
   r.post('/api/me/sessions/:id/end', { ...ownChange, schema: { params: SessionIdParams } }, async (req, reply) => {
     const current = k.sessions.list(req.user!.id, req.sessionToken).some((s) => s.current && s.id === req.params.id)
     if (!k.sessions.revokeById(req.user!.id, req.params.id)) throw AccountErrors.sessionNotFound()
-    await k.audit.record({ action: 'session.end', target: req.user!.username, detail: { session: req.params.id, current } }, req)
+    await k.audit.record(
+      { action: 'session.end', target: req.user!.username, detail: { session: req.params.id, current } },
+      req,
+    )
     if (current) reply.header('set-cookie', clearedSessionCookie(req.protocol === 'https'))
   })
 
@@ -149,10 +212,14 @@ export function accountRoutes(r: KernelRouteRegistrar, k: KernelServices): void 
   })
 
   // Another user's, for admins: reading is open to admin tokens, every change needs a session.
-  r.get('/api/users/:id/sessions', { role: 'admin', schema: { params: UserIdParams, response: { 200: Type.Array(SessionSchema) } } }, async (req) => {
-    await k.users.get(req.params.id)
-    return k.sessions.list(req.params.id, req.sessionToken)
-  })
+  r.get(
+    '/api/users/:id/sessions',
+    { role: 'admin', schema: { params: UserIdParams, response: { 200: Type.Array(SessionSchema) } } },
+    async (req) => {
+      await k.users.get(req.params.id)
+      return k.sessions.list(req.params.id, req.sessionToken)
+    },
+  )
 
   r.post('/api/users/:id/sessions/end', { ...adminChange, schema: { params: UserIdParams } }, async (req) => {
     const user = await k.users.get(req.params.id)
@@ -160,16 +227,24 @@ export function accountRoutes(r: KernelRouteRegistrar, k: KernelServices): void 
     await k.audit.record({ action: 'session.end-all', target: user.username }, req)
   })
 
-  r.get('/api/users/:id/tokens', { role: 'admin', schema: { params: UserIdParams, response: { 200: Type.Array(ApiTokenSchema) } } }, async (req) => {
-    await k.users.get(req.params.id)
-    return k.sessions.apiTokens.list(req.params.id)
-  })
+  r.get(
+    '/api/users/:id/tokens',
+    { role: 'admin', schema: { params: UserIdParams, response: { 200: Type.Array(ApiTokenSchema) } } },
+    async (req) => {
+      await k.users.get(req.params.id)
+      return k.sessions.apiTokens.list(req.params.id)
+    },
+  )
 
-  r.post('/api/users/:id/tokens/:tokenId/revoke', { ...adminChange, schema: { params: UserTokenParams } }, async (req) => {
-    const user = await k.users.get(req.params.id)
-    const name = k.sessions.apiTokens.revoke(user.id, req.params.tokenId)
-    await k.audit.record({ action: 'token.revoke', target: user.username, detail: { token: name } }, req)
-  })
+  r.post(
+    '/api/users/:id/tokens/:tokenId/revoke',
+    { ...adminChange, schema: { params: UserTokenParams } },
+    async (req) => {
+      const user = await k.users.get(req.params.id)
+      const name = k.sessions.apiTokens.revoke(user.id, req.params.tokenId)
+      await k.audit.record({ action: 'token.revoke', target: user.username, detail: { token: name } }, req)
+    },
+  )
 
   r.post('/api/users/:id/two-factor/reset', { ...adminChange, schema: { params: UserIdParams } }, async (req) => {
     const { username, wasOn } = await k.twoFactor.reset(req.user!.id, req.params.id)
@@ -177,16 +252,22 @@ export function accountRoutes(r: KernelRouteRegistrar, k: KernelServices): void 
   })
 
   // The policy: who must have two-factor.
-  r.get('/api/auth/policy', { role: 'admin', schema: { response: { 200: PolicySchema } } }, () => ({ requireTwoFactor: k.policy.requirement }))
+  r.get('/api/auth/policy', { role: 'admin', schema: { response: { 200: PolicySchema } } }, () => ({
+    requireTwoFactor: k.policy.requirement,
+  }))
 
-  r.put('/api/auth/policy', { ...adminChange, schema: { body: PolicySchema, response: { 200: PolicySchema } } }, async (req) => {
-    const { requireTwoFactor } = req.body
-    const previous = k.policy.requirement
-    if (!req.user!.twoFactor && requireTwoFactor !== 'nobody') throw AccountErrors.policyLockout()
-    await k.policy.set(requireTwoFactor)
-    // Sockets and streams of users it now sends to enrollment close (4403).
-    k.sessions.connections.recheck()
-    await k.audit.record({ action: 'auth.policy', detail: { requireTwoFactor, previous } }, req)
-    return { requireTwoFactor }
-  })
+  r.put(
+    '/api/auth/policy',
+    { ...adminChange, schema: { body: PolicySchema, response: { 200: PolicySchema } } },
+    async (req) => {
+      const { requireTwoFactor } = req.body
+      const previous = k.policy.requirement
+      if (!req.user!.twoFactor && requireTwoFactor !== 'nobody') throw AccountErrors.policyLockout()
+      await k.policy.set(requireTwoFactor)
+      // Sockets and streams of users it now sends to enrollment close (4403).
+      k.sessions.connections.recheck()
+      await k.audit.record({ action: 'auth.policy', detail: { requireTwoFactor, previous } }, req)
+      return { requireTwoFactor }
+    },
+  )
 }

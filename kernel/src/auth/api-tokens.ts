@@ -84,7 +84,9 @@ export function pathAllowed(prefixes: readonly string[] | null, url: string): bo
   const q = url.indexOf('?')
   const path = q === -1 ? url : url.slice(0, q)
   if (/%2e|%2f|%5c|\\|\/\.\.?(?:\/|$)/i.test(path)) return false
-  return prefixes.some((p) => path === p || path.startsWith(p.endsWith('/') ? p : `${p}/`) || (p.endsWith('/') && path === p.slice(0, -1)))
+  return prefixes.some(
+    (p) => path === p || path.startsWith(p.endsWith('/') ? p : `${p}/`) || (p.endsWith('/') && path === p.slice(0, -1)),
+  )
 }
 
 /**
@@ -99,7 +101,9 @@ export class ApiTokenStore {
   readonly #tokens: RememberedTokens<TokenRow>
   readonly #select: BetterSqlite3.Statement<[string], TokenRow>
   readonly #touch: BetterSqlite3.Statement<[number, string]>
-  readonly #insert: BetterSqlite3.Statement<[string, string, string, string, string, string | null, number, number | null, string | null]>
+  readonly #insert: BetterSqlite3.Statement<
+    [string, string, string, string, string, string | null, number, number | null, string | null]
+  >
   readonly #list: BetterSqlite3.Statement<[string], ListedRow>
   readonly #count: BetterSqlite3.Statement<[string], { n: number }>
   readonly #named: BetterSqlite3.Statement<[string, string], { id: string }>
@@ -117,13 +121,19 @@ export class ApiTokenStore {
          FROM api_tokens t JOIN users u ON u.id = t.user_id WHERE t.token_hash = ?`,
     )
     this.#touch = db.prepare('UPDATE api_tokens SET last_used_at = ? WHERE token_hash = ?')
-    this.#insert = db.prepare('INSERT INTO api_tokens (id, user_id, name, token_hash, role, prefixes, created_at, expires_at, session_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)')
-    this.#list = db.prepare('SELECT id, name, role, prefixes, created_at, last_used_at, expires_at FROM api_tokens WHERE user_id = ? ORDER BY created_at, id')
+    this.#insert = db.prepare(
+      'INSERT INTO api_tokens (id, user_id, name, token_hash, role, prefixes, created_at, expires_at, session_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+    )
+    this.#list = db.prepare(
+      'SELECT id, name, role, prefixes, created_at, last_used_at, expires_at FROM api_tokens WHERE user_id = ? ORDER BY created_at, id',
+    )
     this.#count = db.prepare('SELECT count(*) AS n FROM api_tokens WHERE user_id = ?')
     this.#named = db.prepare('SELECT id FROM api_tokens WHERE user_id = ? AND name = ?')
     this.#byId = db.prepare('SELECT token_hash, name FROM api_tokens WHERE user_id = ? AND id = ?')
     this.#delete = db.prepare('DELETE FROM api_tokens WHERE token_hash = ?')
-    this.#othersOf = db.prepare('SELECT token_hash FROM api_tokens WHERE user_id = ? AND (session_id IS NULL OR session_id != ?)')
+    this.#othersOf = db.prepare(
+      'SELECT token_hash FROM api_tokens WHERE user_id = ? AND (session_id IS NULL OR session_id != ?)',
+    )
   }
 
   static isApiToken(token: string): boolean {
@@ -147,7 +157,12 @@ export class ApiTokenStore {
         twoFactor: row.two_factor === 1,
         mustEnroll: this.#policy.mustEnroll(row.user_role, row.two_factor),
       },
-      token: { id: row.id, name: row.name, hash: tokenHash, prefixes: row.prefixes === null ? null : (JSON.parse(row.prefixes) as string[]) },
+      token: {
+        id: row.id,
+        name: row.name,
+        hash: tokenHash,
+        prefixes: row.prefixes === null ? null : (JSON.parse(row.prefixes) as string[]),
+      },
     }
   }
 
@@ -156,7 +171,11 @@ export class ApiTokenStore {
     const row = this.#select.get(tokenHash)
     if (!row || row.disabled || !isRole(row.role) || !isRole(row.user_role)) return null
     if (row.expires_at !== null && row.expires_at <= Date.now()) return null
-    return { userId: row.user_id, role: lowerRole(row.role, row.user_role), mustEnroll: this.#policy.mustEnroll(row.user_role, row.two_factor) }
+    return {
+      userId: row.user_id,
+      role: lowerRole(row.role, row.user_role),
+      mustEnroll: this.#policy.mustEnroll(row.user_role, row.two_factor),
+    }
   }
 
   hashOf(token: string): string {
@@ -167,18 +186,42 @@ export class ApiTokenStore {
    * Stores a new token of `owner` (at most their role), minted from the session with public id `sessionId`; answers it
    * and its secret, which is never readable again.
    */
-  create(owner: { id: string; role: Role }, spec: NewApiToken, sessionId: string | null): { info: ApiTokenInfo; secret: string } {
+  create(
+    owner: { id: string; role: Role },
+    spec: NewApiToken,
+    sessionId: string | null,
+  ): { info: ApiTokenInfo; secret: string } {
     const now = Date.now()
-    if (!roleSatisfies(owner.role, spec.role)) throw TokenErrors.roleTooHigh(`A token's role cannot be above your own (${owner.role})`)
+    if (!roleSatisfies(owner.role, spec.role))
+      throw TokenErrors.roleTooHigh(`A token's role cannot be above your own (${owner.role})`)
     if (spec.expiresAt !== null && spec.expiresAt <= now) throw TokenErrors.badExpiry()
-    if (this.#named.get(owner.id, spec.name)) throw TokenErrors.nameTaken(`You already have an API token named "${spec.name}"`)
+    if (this.#named.get(owner.id, spec.name))
+      throw TokenErrors.nameTaken(`You already have an API token named "${spec.name}"`)
     if (this.#count.get(owner.id)!.n >= MAX_TOKENS_PER_USER) throw TokenErrors.tooMany()
     const secret = API_TOKEN_PREFIX + randomBytes(32).toString('base64url')
     const id = randomUUID()
-    this.#insert.run(id, owner.id, spec.name, hashToken(secret), spec.role, spec.prefixes === null ? null : JSON.stringify(spec.prefixes), now, spec.expiresAt, sessionId)
+    this.#insert.run(
+      id,
+      owner.id,
+      spec.name,
+      hashToken(secret),
+      spec.role,
+      spec.prefixes === null ? null : JSON.stringify(spec.prefixes),
+      now,
+      spec.expiresAt,
+      sessionId,
+    )
     return {
       secret,
-      info: { id, name: spec.name, role: spec.role, prefixes: spec.prefixes, createdAt: iso(now)!, lastUsedAt: null, expiresAt: iso(spec.expiresAt) },
+      info: {
+        id,
+        name: spec.name,
+        role: spec.role,
+        prefixes: spec.prefixes,
+        createdAt: iso(now)!,
+        lastUsedAt: null,
+        expiresAt: iso(spec.expiresAt),
+      },
     }
   }
 

@@ -31,7 +31,13 @@ export class LoginChallenges {
     if (this.#pending.size >= MAX_CHALLENGES) this.#prune(now)
     if (this.#pending.size >= MAX_CHALLENGES) this.#pending.delete(this.#pending.keys().next().value!)
     const challenge = randomBytes(32).toString('base64url')
-    this.#pending.set(challenge, { userId, username, passwordHash, expiresAt: now + CHALLENGE_SECONDS * 1000, attempts: 0 })
+    this.#pending.set(challenge, {
+      userId,
+      username,
+      passwordHash,
+      expiresAt: now + CHALLENGE_SECONDS * 1000,
+      attempts: 0,
+    })
     return challenge
   }
 

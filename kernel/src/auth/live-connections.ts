@@ -61,7 +61,10 @@ export class LiveConnections {
   readonly #onError: (err: unknown) => void
   #timer: NodeJS.Timeout | null = null
 
-  constructor(check: (sessionHash: string, kind: CredentialKind) => SessionHolder | null, onError: (err: unknown) => void = () => undefined) {
+  constructor(
+    check: (sessionHash: string, kind: CredentialKind) => SessionHolder | null,
+    onError: (err: unknown) => void = () => undefined,
+  ) {
     this.#check = check
     this.#onError = onError
   }
@@ -108,9 +111,11 @@ export class LiveConnections {
         holder = this.#check(connection.sessionHash, connection.kind)
         holders.set(connection.sessionHash, holder)
       }
-      if (!holder || holder.userId !== connection.userId) this.#end(connection, connection.kind === 'token' ? LIVE_ENDS.tokenRevoked : LIVE_ENDS.gone)
+      if (!holder || holder.userId !== connection.userId)
+        this.#end(connection, connection.kind === 'token' ? LIVE_ENDS.tokenRevoked : LIVE_ENDS.gone)
       else if (holder.mustEnroll) this.#end(connection, LIVE_ENDS.enrollmentRequired)
-      else if (!roleSatisfies(holder.role, connection.role)) this.#end(connection, LIVE_ENDS.roleTooLow(connection.role))
+      else if (!roleSatisfies(holder.role, connection.role))
+        this.#end(connection, LIVE_ENDS.roleTooLow(connection.role))
       else continue
       ended++
     }

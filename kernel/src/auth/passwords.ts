@@ -28,8 +28,23 @@ export async function verifyDecoy(password: string): Promise<false> {
 }
 
 const COMMON = new Set([
-  'password', 'password1', 'password123', '12345678', '123456789', '1234567890', 'qwertyuiop', 'qwerty123',
-  'iloveyou', 'admin123', 'administrator', 'letmein1', 'welcome1', 'changeme', 'abcdefgh', '11111111', '00000000',
+  'password',
+  'password1',
+  'password123',
+  '12345678',
+  '123456789',
+  '1234567890',
+  'qwertyuiop',
+  'qwerty123',
+  'iloveyou',
+  'admin123',
+  'administrator',
+  'letmein1',
+  'welcome1',
+  'changeme',
+  'abcdefgh',
+  '11111111',
+  '00000000',
 ])
 
 export const PASSWORD_MIN_LENGTH = 8
@@ -41,6 +56,7 @@ export function passwordWeakness(password: string, username?: string): string | 
   if (password.length > PASSWORD_MAX_LENGTH) return `Password must have at most ${PASSWORD_MAX_LENGTH} characters`
   if (new Set(password).size < 4) return 'Password must use at least 4 different characters'
   if (COMMON.has(password.toLowerCase())) return 'Password is too common'
-  if (username && password.toLowerCase().includes(username.toLowerCase())) return 'Password must not contain the username'
+  if (username && password.toLowerCase().includes(username.toLowerCase()))
+    return 'Password must not contain the username'
   return null
 }

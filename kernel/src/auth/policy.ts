@@ -25,7 +25,9 @@ export class TwoFactorPolicy {
 
   async load(): Promise<void> {
     const stored = await this.#settings.get<string>(SETTING)
-    this.#requirement = (TWO_FACTOR_REQUIREMENTS as readonly string[]).includes(stored ?? '') ? (stored as TwoFactorRequirement) : 'nobody'
+    this.#requirement = (TWO_FACTOR_REQUIREMENTS as readonly string[]).includes(stored ?? '')
+      ? (stored as TwoFactorRequirement)
+      : 'nobody'
   }
 
   async set(requirement: TwoFactorRequirement): Promise<void> {

@@ -13,24 +13,47 @@ import { ChallengeSchema, MeSchema, VerifyBody } from './schemas.ts'
 export const AuthErrors = {
   badCredentials: defineError('HOSTD_AUTH_BAD_CREDENTIALS', 401, 'Wrong username or password'),
   throttled: defineError('HOSTD_AUTH_THROTTLED', 429, 'Too many failed sign-ins; try again later'),
-  challengeExpired: defineError('HOSTD_AUTH_CHALLENGE_EXPIRED', 401, 'This sign-in step expired or was already used: sign in again with your password'),
-  badCode: defineError('HOSTD_AUTH_BAD_CODE', 401, 'Wrong code: use the current code of your authenticator app, or an unused recovery code'),
+  challengeExpired: defineError(
+    'HOSTD_AUTH_CHALLENGE_EXPIRED',
+    401,
+    'This sign-in step expired or was already used: sign in again with your password',
+  ),
+  badCode: defineError(
+    'HOSTD_AUTH_BAD_CODE',
+    401,
+    'Wrong code: use the current code of your authenticator app, or an unused recovery code',
+  ),
 } as const
 
 export function authRoutes(r: KernelRouteRegistrar, k: KernelServices): void {
-  r.get('/api/setup', { role: 'public', schema: { response: { 200: Type.Object({ needsSetup: Type.Boolean() }) } } }, async () => ({
-    needsSetup: await k.users.needsSetup(),
-  }))
+  r.get(
+    '/api/setup',
+    { role: 'public', schema: { response: { 200: Type.Object({ needsSetup: Type.Boolean() }) } } },
+    async () => ({
+      needsSetup: await k.users.needsSetup(),
+    }),
+  )
 
-  r.post('/api/setup', { role: 'public', schema: { body: CredentialsSchema, response: { 201: UserSchema } } }, async (req, reply) => {
-    const user = await k.users.setup(req.body.username, req.body.password)
-    await k.audit.record({ action: 'setup.admin', target: user.username }, { userId: user.id, username: user.username, ip: req.ip })
-    return reply.code(201).send(user)
-  })
+  r.post(
+    '/api/setup',
+    { role: 'public', schema: { body: CredentialsSchema, response: { 201: UserSchema } } },
+    async (req, reply) => {
+      const user = await k.users.setup(req.body.username, req.body.password)
+      await k.audit.record(
+        { action: 'setup.admin', target: user.username },
+        { userId: user.id, username: user.username, ip: req.ip },
+      )
+      return reply.code(201).send(user)
+    },
+  )
 
   /** A failed sign-in step: counted into one audit record per address, reason and name (KernelAudit.recordRepeated). */
   const failed = (reason: string, ip: string, username?: string) =>
-    k.audit.recordRepeated({ action: 'auth.login', ...(username ? { target: username } : {}), result: 'failure', detail: { reason } }, { ip }, { anyTarget: reason === 'throttled' })
+    k.audit.recordRepeated(
+      { action: 'auth.login', ...(username ? { target: username } : {}), result: 'failure', detail: { reason } },
+      { ip },
+      { anyTarget: reason === 'throttled' },
+    )
 
   /** 429 while the user name (when known) or the address is over its limit of failures. */
   const throttle = async (key: string | null, username: string | undefined, ip: string) => {
@@ -44,7 +67,10 @@ export function authRoutes(r: KernelRouteRegistrar, k: KernelServices): void {
   const signIn = async (req: FastifyRequest, reply: FastifyReply, user: User, detail?: Record<string, unknown>) => {
     k.throttle.succeed(user.username.toLowerCase())
     const token = k.sessions.create(user.id, req.ip, req.headers['user-agent'])
-    await k.audit.record({ action: 'auth.login', target: user.username, ...(detail ? { detail } : {}) }, { userId: user.id, username: user.username, ip: req.ip })
+    await k.audit.record(
+      { action: 'auth.login', target: user.username, ...(detail ? { detail } : {}) },
+      { userId: user.id, username: user.username, ip: req.ip },
+    )
     reply.header('set-cookie', sessionCookie(token, k.config.sessionMaxSeconds, req.protocol === 'https'))
     const answer = { ...user, mustEnrollTwoFactor: k.policy.mustEnroll(user.role, user.twoFactor) || undefined }
     return req.headers['x-svc-client'] !== undefined ? { ...answer, token } : answer
@@ -54,7 +80,10 @@ export function authRoutes(r: KernelRouteRegistrar, k: KernelServices): void {
   // differs only once the password is right, so it tells nothing about names or two-factor before that.
   r.post(
     '/api/auth/login',
-    { role: 'public', schema: { body: CredentialsSchema, response: { 200: Type.Union([LoginResponseSchema, ChallengeSchema]) } } },
+    {
+      role: 'public',
+      schema: { body: CredentialsSchema, response: { 200: Type.Union([LoginResponseSchema, ChallengeSchema]) } },
+    },
     async (req, reply) => {
       const { username, password } = req.body
       const key = username.toLowerCase()
@@ -69,52 +98,68 @@ export function authRoutes(r: KernelRouteRegistrar, k: KernelServices): void {
         throw AuthErrors.badCredentials()
       }
       if (!row.twoFactor) return signIn(req, reply, toUser(row))
-      return { twoFactorRequired: true as const, challenge: k.challenges.issue(row.id, username, row.passwordHash), expiresInSeconds: CHALLENGE_SECONDS }
+      return {
+        twoFactorRequired: true as const,
+        challenge: k.challenges.issue(row.id, username, row.passwordHash),
+        expiresInSeconds: CHALLENGE_SECONDS,
+      }
     },
   )
 
   // Step two: the challenge and a TOTP code or a recovery code. Every failure counts in the throttle like a wrong
   // password: an unknown challenge for the address alone (it names no user), a wrong code for the user too.
-  r.post('/api/auth/login/verify', { role: 'public', schema: { body: VerifyBody, response: { 200: LoginResponseSchema } } }, async (req, reply) => {
-    const { challenge, code } = req.body
-    const ip = req.ip
-    await throttle(null, undefined, ip)
-    const pending = k.challenges.take(challenge)
-    if (!pending) {
-      k.throttle.fail(null, ip)
-      await failed('challenge expired or used', ip)
-      throw AuthErrors.challengeExpired()
-    }
-    const key = pending.username.toLowerCase()
-    try {
-      await throttle(key, pending.username, ip)
-    } catch (err) {
-      k.challenges.retry(challenge, pending, false)
-      throw err
-    }
-    // The account may have been disabled, removed or given a new password since the password step: the challenge
-    // dies with the password it was issued for.
-    const row = await k.users.findById(pending.userId)
-    if (!row || row.disabled || row.passwordHash !== pending.passwordHash) {
-      await failed(!row ? 'unknown user' : row.disabled ? 'account disabled' : 'password changed', ip, pending.username)
-      throw AuthErrors.challengeExpired()
-    }
-    const accepted = await k.twoFactor.verify(pending.userId, code)
-    if (!accepted) {
-      k.throttle.fail(key, ip)
-      k.challenges.retry(challenge, pending)
-      await failed('wrong code', ip, pending.username)
-      throw AuthErrors.badCode()
-    }
-    const user = toUser(row)
-    if (accepted.kind === 'recovery code') {
-      await k.audit.record(
-        { action: 'user.two-factor.recovery-code-used', target: user.username, detail: { recoveryCodesLeft: accepted.recoveryCodesLeft } },
-        { userId: user.id, username: user.username, ip },
-      )
-    }
-    return signIn(req, reply, user, { twoFactor: accepted.kind })
-  })
+  r.post(
+    '/api/auth/login/verify',
+    { role: 'public', schema: { body: VerifyBody, response: { 200: LoginResponseSchema } } },
+    async (req, reply) => {
+      const { challenge, code } = req.body
+      const ip = req.ip
+      await throttle(null, undefined, ip)
+      const pending = k.challenges.take(challenge)
+      if (!pending) {
+        k.throttle.fail(null, ip)
+        await failed('challenge expired or used', ip)
+        throw AuthErrors.challengeExpired()
+      }
+      const key = pending.username.toLowerCase()
+      try {
+        await throttle(key, pending.username, ip)
+      } catch (err) {
+        k.challenges.retry(challenge, pending, false)
+        throw err
+      }
+      // The account may have been disabled, removed or given a new password since the password step: the challenge
+      // dies with the password it was issued for.
+      const row = await k.users.findById(pending.userId)
+      if (!row || row.disabled || row.passwordHash !== pending.passwordHash) {
+        await failed(
+          !row ? 'unknown user' : row.disabled ? 'account disabled' : 'password changed',
+          ip,
+          pending.username,
+        )
+        throw AuthErrors.challengeExpired()
+      }
+      const accepted = await k.twoFactor.verify(pending.userId, code)
+      if (!accepted) {
+        k.throttle.fail(key, ip)
+        k.challenges.retry(challenge, pending)
+        await failed('wrong code', ip, pending.username)
+        throw AuthErrors.badCode()
+      }
+      const user = toUser(row)
+      if (accepted.kind === 'recovery code') {
+        await k.audit.record(
+          {
+            action: 'user.two-factor.recovery-code-used',
+            target: user.username,
+            detail: { recoveryCodesLeft: accepted.recoveryCodesLeft },
+          },
+          { userId: user.id, username: user.username, ip },
+        )
+      }
+      return signIn(req, reply, user, { twoFactor: accepted.kind })
+    },
+  )
 
   r.post('/api/auth/logout', { role: 'viewer', sessionOnly: true, duringEnrollment: true }, async (req, reply) => {
     if (req.sessionToken) k.sessions.revoke(req.sessionToken)

@@ -49,7 +49,9 @@ export const SessionSchema = Type.Object({
   userAgent: Nullable(Type.String()),
   current: Type.Boolean(),
 })
-export const SessionIdParams = Type.Object({ id: Type.String({ pattern: '^[0-9a-f]{32}$', minLength: 32, maxLength: 32 }) })
+export const SessionIdParams = Type.Object({
+  id: Type.String({ pattern: '^[0-9a-f]{32}$', minLength: 32, maxLength: 32 }),
+})
 
 /** A path prefix a token may call: under /api, plain segments (no `.` or `..`). */
 const PrefixSchema = Type.String({ maxLength: 200, pattern: '^/api(?:/(?!\\.\\.?(?:/|$))[A-Za-z0-9._~@:+-]+)*/?$' })
@@ -64,7 +66,11 @@ export const ApiTokenSchema = Type.Object({
 })
 export const NewApiTokenBody = Type.Object(
   {
-    name: Type.String({ minLength: 1, maxLength: 64, pattern: '^[^\\u0000-\\u001f\\u007f]*\\S[^\\u0000-\\u001f\\u007f]*$' }),
+    name: Type.String({
+      minLength: 1,
+      maxLength: 64,
+      pattern: '^[^\\u0000-\\u001f\\u007f]*\\S[^\\u0000-\\u001f\\u007f]*$',
+    }),
     role: RoleSchema,
     /** Days until it stops working; leave out for a token that does not expire. */
     expiresInDays: Type.Optional(Type.Integer({ minimum: 1, maximum: 3650 })),

@@ -73,7 +73,9 @@ export class SessionStore {
   readonly #policy: TwoFactorPolicy
   readonly #select: BetterSqlite3.Statement<[string], SessionRow>
   readonly #touch: BetterSqlite3.Statement<[number, string]>
-  readonly #insert: BetterSqlite3.Statement<[string, string, string, number, number, number, string | null, string | null]>
+  readonly #insert: BetterSqlite3.Statement<
+    [string, string, string, number, number, number, string | null, string | null]
+  >
   readonly #delete: BetterSqlite3.Statement<[string]>
   readonly #deleteForUser: BetterSqlite3.Statement<[string, string]>
   readonly #purge: BetterSqlite3.Statement<[number, number]>
@@ -83,11 +85,20 @@ export class SessionStore {
   readonly #reauth: BetterSqlite3.Statement<[number, string]>
   readonly #tokens: RememberedTokens<SessionRow>
 
-  constructor(db: BetterSqlite3.Database, writes: WriteCounter, lifetimes: SessionLifetimes, policy: TwoFactorPolicy, onError?: (err: unknown) => void) {
+  constructor(
+    db: BetterSqlite3.Database,
+    writes: WriteCounter,
+    lifetimes: SessionLifetimes,
+    policy: TwoFactorPolicy,
+    onError?: (err: unknown) => void,
+  ) {
     this.#tokens = new RememberedTokens(writes)
     this.#lifetimes = lifetimes
     this.#policy = policy
-    this.connections = new LiveConnections((hash, kind) => (kind === 'token' ? this.apiTokens.holder(hash) : this.holder(hash)), onError)
+    this.connections = new LiveConnections(
+      (hash, kind) => (kind === 'token' ? this.apiTokens.holder(hash) : this.holder(hash)),
+      onError,
+    )
     this.apiTokens = new ApiTokenStore(db, writes, this.connections, policy)
     // Sessions made before sessions had public ids get one.
     db.prepare('UPDATE sessions SET id = lower(hex(randomblob(16))) WHERE id IS NULL').run()
@@ -96,11 +107,15 @@ export class SessionStore {
          FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.token_hash = ?`,
     )
     this.#touch = db.prepare('UPDATE sessions SET last_seen_at = ? WHERE token_hash = ?')
-    this.#insert = db.prepare('INSERT INTO sessions (token_hash, id, user_id, created_at, last_seen_at, auth_at, ip, user_agent) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
+    this.#insert = db.prepare(
+      'INSERT INTO sessions (token_hash, id, user_id, created_at, last_seen_at, auth_at, ip, user_agent) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+    )
     this.#delete = db.prepare('DELETE FROM sessions WHERE token_hash = ?')
     this.#deleteForUser = db.prepare('DELETE FROM sessions WHERE user_id = ? AND token_hash != ?')
     this.#purge = db.prepare('DELETE FROM sessions WHERE created_at < ? OR last_seen_at < ?')
-    this.#list = db.prepare('SELECT id, token_hash, created_at, last_seen_at, ip, user_agent FROM sessions WHERE user_id = ? ORDER BY last_seen_at DESC, created_at DESC')
+    this.#list = db.prepare(
+      'SELECT id, token_hash, created_at, last_seen_at, ip, user_agent FROM sessions WHERE user_id = ? ORDER BY last_seen_at DESC, created_at DESC',
+    )
     this.#byId = db.prepare('SELECT token_hash FROM sessions WHERE user_id = ? AND id = ?')
     this.#authOf = db.prepare('SELECT id, created_at, auth_at FROM sessions WHERE token_hash = ?')
     this.#reauth = db.prepare('UPDATE sessions SET auth_at = ? WHERE token_hash = ?')
@@ -111,7 +126,16 @@ export class SessionStore {
     const now = Date.now()
     this.#purge.run(now - this.#lifetimes.maxSeconds * 1000, now - this.#lifetimes.idleSeconds * 1000)
     const token = randomBytes(32).toString('base64url')
-    this.#insert.run(hashToken(token), randomBytes(16).toString('hex'), userId, now, now, now, ip, userAgent ? userAgent.slice(0, USER_AGENT_MAX) : null)
+    this.#insert.run(
+      hashToken(token),
+      randomBytes(16).toString('hex'),
+      userId,
+      now,
+      now,
+      now,
+      ip,
+      userAgent ? userAgent.slice(0, USER_AGENT_MAX) : null,
+    )
     return token
   }
 
@@ -147,7 +171,13 @@ export class SessionStore {
     }
     if (now - row.last_seen_at > TOUCH_EVERY_MS) this.#touch.run(now, tokenHash)
     this.#tokens.remember(token, read)
-    return { id: row.user_id, username: row.username, role: row.role, twoFactor: row.two_factor === 1, mustEnroll: this.#policy.mustEnroll(row.role, row.two_factor) }
+    return {
+      id: row.user_id,
+      username: row.username,
+      role: row.role,
+      twoFactor: row.two_factor === 1,
+      mustEnroll: this.#policy.mustEnroll(row.role, row.two_factor),
+    }
   }
 
   /**
@@ -203,7 +233,10 @@ export class SessionStore {
   }
 
   #expired(row: { created_at: number; last_seen_at: number }, now: number): boolean {
-    return now - row.created_at > this.#lifetimes.maxSeconds * 1000 || now - row.last_seen_at > this.#lifetimes.idleSeconds * 1000
+    return (
+      now - row.created_at > this.#lifetimes.maxSeconds * 1000 ||
+      now - row.last_seen_at > this.#lifetimes.idleSeconds * 1000
+    )
   }
 
   /**
@@ -232,9 +265,13 @@ export class SessionStore {
 const COOKIE = /(?:^|;\s*)svc_session=([A-Za-z0-9_-]+)/
 
 /** The session token from `Authorization: Bearer` or the `svc_session` cookie, and which one carried it. */
-export function extractToken(headers: { authorization?: string; cookie?: string }): { token: string; via: 'bearer' | 'cookie' } | null {
+export function extractToken(headers: {
+  authorization?: string
+  cookie?: string
+}): { token: string; via: 'bearer' | 'cookie' } | null {
   const auth = headers.authorization
-  if (auth && auth.length > 7 && auth.slice(0, 7).toLowerCase() === 'bearer ') return { token: auth.slice(7).trim(), via: 'bearer' }
+  if (auth && auth.length > 7 && auth.slice(0, 7).toLowerCase() === 'bearer ')
+    return { token: auth.slice(7).trim(), via: 'bearer' }
   const cookie = headers.cookie
   if (cookie) {
     const match = COOKIE.exec(cookie)

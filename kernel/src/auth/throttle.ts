@@ -25,7 +25,10 @@ export class LoginThrottle {
       if (!entry || entry.resetAt <= now || entry.count < limit) return 0
       return Math.ceil((entry.resetAt - now) / 1000)
     }
-    return Math.max(usernameKey === null ? 0 : wait(`u:${usernameKey}`, this.#limits.perUser), wait(`a:${address}`, this.#limits.perAddress))
+    return Math.max(
+      usernameKey === null ? 0 : wait(`u:${usernameKey}`, this.#limits.perUser),
+      wait(`a:${address}`, this.#limits.perAddress),
+    )
   }
 
   fail(usernameKey: string | null, address: string): void {
@@ -33,7 +36,8 @@ export class LoginThrottle {
     if (this.#failures.size > 50_000) this.#prune(now)
     for (const key of usernameKey === null ? [`a:${address}`] : [`u:${usernameKey}`, `a:${address}`]) {
       const entry = this.#failures.get(key)
-      if (!entry || entry.resetAt <= now) this.#failures.set(key, { count: 1, resetAt: now + this.#limits.windowSeconds * 1000 })
+      if (!entry || entry.resetAt <= now)
+        this.#failures.set(key, { count: 1, resetAt: now + this.#limits.windowSeconds * 1000 })
       else entry.count++
     }
   }

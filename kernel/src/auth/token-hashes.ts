@@ -44,7 +44,8 @@ export class RememberedTokens<Row> {
   /** Only for tokens that proved live, so made-up tokens cannot crowd out real ones. */
   remember(token: string, read: TokenRead<Row>): void {
     if (this.#entries.get(token) === read) return
-    if (!this.#entries.has(token) && this.#entries.size >= REMEMBERED_TOKENS) this.#entries.delete(this.#entries.keys().next().value!)
+    if (!this.#entries.has(token) && this.#entries.size >= REMEMBERED_TOKENS)
+      this.#entries.delete(this.#entries.keys().next().value!)
     this.#entries.set(token, read)
   }
 

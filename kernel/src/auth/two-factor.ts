@@ -14,10 +14,22 @@ const otp = () => import('otplib')
 export const TwoFactorErrors = {
   alreadyOn: defineError('HOSTD_TWO_FACTOR_ALREADY_ON', 409, 'Two-factor sign-in is already on'),
   notOn: defineError('HOSTD_TWO_FACTOR_NOT_ON', 409, 'Two-factor sign-in is not on'),
-  notStarted: defineError('HOSTD_TWO_FACTOR_NOT_STARTED', 409, 'Start the enrollment first: no secret is waiting for a code'),
+  notStarted: defineError(
+    'HOSTD_TWO_FACTOR_NOT_STARTED',
+    409,
+    'Start the enrollment first: no secret is waiting for a code',
+  ),
   badCode: defineError('HOSTD_TWO_FACTOR_BAD_CODE', 400, 'That code is wrong, expired or already used'),
-  resetOwn: defineError('HOSTD_TWO_FACTOR_RESET_OWN', 409, 'Turn off your own two-factor sign-in from your account page, with your password and a code'),
-  required: defineError('HOSTD_TWO_FACTOR_REQUIRED', 409, 'Your administrator requires two-factor sign-in for your account: it cannot be turned off'),
+  resetOwn: defineError(
+    'HOSTD_TWO_FACTOR_RESET_OWN',
+    409,
+    'Turn off your own two-factor sign-in from your account page, with your password and a code',
+  ),
+  required: defineError(
+    'HOSTD_TWO_FACTOR_REQUIRED',
+    409,
+    'Your administrator requires two-factor sign-in for your account: it cannot be turned off',
+  ),
 } as const
 
 /** RFC 6238 as authenticator apps expect it: SHA-1, 6 digits, 30 s steps; one step of clock skew either way. */
@@ -166,7 +178,13 @@ export class TwoFactorService {
   async #matchTotp(secret: string, code: string, after: number | null): Promise<number | null> {
     const token = asTotp(code)
     if (token === null) return null
-    const result = await (await otp()).verify({ secret, token, period: PERIOD, epochTolerance: SKEW_SECONDS, ...(after === null ? {} : { afterTimeStep: after }) })
+    const result = await (await otp()).verify({
+      secret,
+      token,
+      period: PERIOD,
+      epochTolerance: SKEW_SECONDS,
+      ...(after === null ? {} : { afterTimeStep: after }),
+    })
     return result.valid && 'timeStep' in result ? (result.timeStep as number) : null
   }
 

@@ -18,22 +18,45 @@ import { MikroORM as SqliteMikroORM, SqliteConnection } from '@mikro-orm/sqlite'
  * Identifiers (`??`) stay inlined, quoted, as before: they are names from the entity metadata, not values.
  */
 export class BoundSqliteConnection extends SqliteConnection {
-  override async execute(query: any, params: any = [], method: 'all' | 'get' | 'run' = 'all', ctx?: any, loggerContext?: any): Promise<any> {
+  override async execute(
+    query: any,
+    params: any = [],
+    method: 'all' | 'get' | 'run' = 'all',
+    ctx?: any,
+    loggerContext?: any,
+  ): Promise<any> {
     await this.ensureConnection()
     const bound = this.#bind(query, params)
     const { abort, rest } = splitAbort(loggerContext)
-    return this.executeQuery(bound.sql, async () => {
-      const res = await (ctx ?? this.getClient()).executeQuery(CompiledQuery.raw(bound.sql, bound.values), abort)
-      return this.transformRawResult(res, method)
-    }, { query: bound.sql, params: bound.values, ...rest })
+    return this.executeQuery(
+      bound.sql,
+      async () => {
+        const res = await (ctx ?? this.getClient()).executeQuery(CompiledQuery.raw(bound.sql, bound.values), abort)
+        return this.transformRawResult(res, method)
+      },
+      { query: bound.sql, params: bound.values, ...rest },
+    )
   }
 
-  override async *stream(query: any, params: any = [], ctx?: any, loggerContext?: any, chunkSize?: number): AsyncIterableIterator<any> {
+  override async *stream(
+    query: any,
+    params: any = [],
+    ctx?: any,
+    loggerContext?: any,
+    chunkSize?: number,
+  ): AsyncIterableIterator<any> {
     await this.ensureConnection()
     const bound = this.#bind(query, params)
     const { abort } = splitAbort(loggerContext)
-    const compiled = { query: { kind: 'SelectQueryNode' }, sql: bound.sql, parameters: bound.values, queryId: undefined } as any
-    const rows = (ctx ?? this.getClient()).getExecutor().stream(compiled, chunkSize ?? 100, abort ? { signal: abort.signal } : undefined)
+    const compiled = {
+      query: { kind: 'SelectQueryNode' },
+      sql: bound.sql,
+      parameters: bound.values,
+      queryId: undefined,
+    } as any
+    const rows = (ctx ?? this.getClient())
+      .getExecutor()
+      .stream(compiled, chunkSize ?? 100, abort ? { signal: abort.signal } : undefined)
     for await (const items of rows) yield* this.transformRawResult(items, 'all') as any[]
   }
 
@@ -110,12 +133,17 @@ function bindable(value: unknown): unknown {
   }
   if (value instanceof Date) return BigInt(+value)
   if (Buffer.isBuffer(value)) return value
-  if (Utils.isPlainObject(value) || Array.isArray(value) || (value as { [JsonProperty]?: boolean })[JsonProperty]) return JSON.stringify(value)
+  if (Utils.isPlainObject(value) || Array.isArray(value) || (value as { [JsonProperty]?: boolean })[JsonProperty])
+    return JSON.stringify(value)
   return String(value)
 }
 
-function splitAbort(loggerContext: any): { abort?: { signal?: AbortSignal; inflightQueryAbortStrategy?: unknown }; rest: Record<string, unknown> } {
-  if (loggerContext?.signal == null && loggerContext?.inflightQueryAbortStrategy == null) return { rest: loggerContext ?? {} }
+function splitAbort(loggerContext: any): {
+  abort?: { signal?: AbortSignal; inflightQueryAbortStrategy?: unknown }
+  rest: Record<string, unknown>
+} {
+  if (loggerContext?.signal == null && loggerContext?.inflightQueryAbortStrategy == null)
+    return { rest: loggerContext ?? {} }
   const { signal, inflightQueryAbortStrategy, ...rest } = loggerContext
   return { abort: { signal, inflightQueryAbortStrategy }, rest }
 }

@@ -6,8 +6,16 @@ import { defineEntity, p, type EntitySchema } from '@mikro-orm/core'
 import { SqlSchemaGenerator } from '@mikro-orm/sql'
 import { openDatabase } from './database.ts'
 
-const NoteEntity = defineEntity({ name: 'Note', tableName: 'test_notes', properties: { id: p.string().primary(), text: p.string() } })
-const NoteV2Entity = defineEntity({ name: 'Note', tableName: 'test_notes', properties: { id: p.string().primary(), text: p.string(), pinned: p.boolean().default(false) } })
+const NoteEntity = defineEntity({
+  name: 'Note',
+  tableName: 'test_notes',
+  properties: { id: p.string().primary(), text: p.string() },
+})
+const NoteV2Entity = defineEntity({
+  name: 'Note',
+  tableName: 'test_notes',
+  properties: { id: p.string().primary(), text: p.string(), pinned: p.boolean().default(false) },
+})
 
 /** Opens the database the way a start does (the kernel's entities, then a plugin's), and counts the schema updates. */
 async function start(dir: string, entity: EntitySchema<any, any> = NoteEntity) {
@@ -16,7 +24,9 @@ async function start(dir: string, entity: EntitySchema<any, any> = NoteEntity) {
   await db.addEntities([entity])
   const updates = update.mock.calls.length
   update.mockRestore()
-  const columns = (db.native.prepare("SELECT name FROM pragma_table_info('test_notes')").all() as { name: string }[]).map((c) => c.name)
+  const columns = (
+    db.native.prepare("SELECT name FROM pragma_table_info('test_notes')").all() as { name: string }[]
+  ).map((c) => c.name)
   return { db, updates, columns }
 }
 

@@ -84,11 +84,25 @@ async function updateSchema(orm: MikroORM, native: BetterSqlite3.Database): Prom
   native.exec(`CREATE TABLE IF NOT EXISTS ${SCHEMA_STATE} (expected TEXT PRIMARY KEY, actual TEXT NOT NULL)`)
   const digest = (text: string) => hash('sha256', text)
   const tables = new Set([...orm.getMetadata().getAll().values()].map((meta) => meta.tableName))
-  const actual = () => digest(JSON.stringify((native.prepare('SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name').all() as { tbl_name: string }[])
-    .filter((row) => tables.has(row.tbl_name))))
+  const actual = () =>
+    digest(
+      JSON.stringify(
+        (
+          native.prepare('SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name').all() as {
+            tbl_name: string
+          }[]
+        ).filter((row) => tables.has(row.tbl_name)),
+      ),
+    )
   const expected = digest(await orm.schema.getCreateSchemaSQL())
-  const seen = native.prepare(`SELECT actual FROM ${SCHEMA_STATE} WHERE expected = ?`).get(expected) as { actual: string } | undefined
+  const seen = native.prepare(`SELECT actual FROM ${SCHEMA_STATE} WHERE expected = ?`).get(expected) as
+    | { actual: string }
+    | undefined
   if (seen?.actual === actual()) return
   await orm.schema.update({ safe: true })
-  native.prepare(`INSERT INTO ${SCHEMA_STATE} (expected, actual) VALUES (?, ?) ON CONFLICT (expected) DO UPDATE SET actual = excluded.actual`).run(expected, actual())
+  native
+    .prepare(
+      `INSERT INTO ${SCHEMA_STATE} (expected, actual) VALUES (?, ?) ON CONFLICT (expected) DO UPDATE SET actual = excluded.actual`,
+    )
+    .run(expected, actual())
 }

@@ -39,7 +39,9 @@ describe('the write counter on the daemon database', () => {
     const insert = db.native.prepare("INSERT INTO settings (scope, key, value) VALUES ('t', ?, '1')")
     expect(await moved(() => insert.run('a'))).toBe(true)
     expect(await moved(() => insert.run('b'))).toBe(true)
-    expect(await moved(() => db.native.prepare("UPDATE settings SET value = '2' WHERE scope = 't' RETURNING key").all())).toBe(true)
+    expect(
+      await moved(() => db.native.prepare("UPDATE settings SET value = '2' WHERE scope = 't' RETURNING key").all()),
+    ).toBe(true)
     expect(await moved(() => db.native.exec("DELETE FROM settings WHERE scope = 't'"))).toBe(true)
     expect(
       await moved(async () => {

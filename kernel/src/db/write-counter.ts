@@ -30,7 +30,8 @@ export class WriteCounter {
     db.prepare = ((source: string) => {
       const statement = prepare(source)
       if (!statement.readonly) {
-        for (const name of STATEMENT_RUNS) (statement as unknown as Record<string, unknown>)[name] = counted(statement[name].bind(statement))
+        for (const name of STATEMENT_RUNS)
+          (statement as unknown as Record<string, unknown>)[name] = counted(statement[name].bind(statement))
       }
       return statement
     }) as typeof db.prepare

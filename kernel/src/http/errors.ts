@@ -12,10 +12,22 @@ export const KernelErrors = {
   unauthenticated: errors.unauthorized,
   forbidden: errors.forbidden,
   crossOrigin: defineError('HOSTD_AUTH_CROSS_ORIGIN', 403, 'Request from another origin refused'),
-  sessionRequired: defineError('HOSTD_AUTH_SESSION_REQUIRED', 403, 'API tokens cannot do this: sign in with your password'),
-  reauthRequired: defineError('HOSTD_AUTH_REAUTH_REQUIRED', 403, 'Confirm your password to continue: this change needs a sign-in from the last few minutes'),
+  sessionRequired: defineError(
+    'HOSTD_AUTH_SESSION_REQUIRED',
+    403,
+    'API tokens cannot do this: sign in with your password',
+  ),
+  reauthRequired: defineError(
+    'HOSTD_AUTH_REAUTH_REQUIRED',
+    403,
+    'Confirm your password to continue: this change needs a sign-in from the last few minutes',
+  ),
   tokenScope: defineError('HOSTD_AUTH_TOKEN_SCOPE', 403, 'This API token may not call this path'),
-  enrollmentRequired: defineError('HOSTD_AUTH_TWO_FACTOR_ENROLLMENT_REQUIRED', 403, 'Turn on two-factor sign-in first: the administrator requires it for your account'),
+  enrollmentRequired: defineError(
+    'HOSTD_AUTH_TWO_FACTOR_ENROLLMENT_REQUIRED',
+    403,
+    'Turn on two-factor sign-in first: the administrator requires it for your account',
+  ),
   internal: defineError('HOSTD_INTERNAL_ERROR', 500, 'Internal error'),
   pluginUnavailable: defineError('HOSTD_PLUGIN_UNAVAILABLE', 503, 'This feature is unavailable'),
   pluginNotFound: defineError('HOSTD_PLUGIN_NOT_FOUND', 404, 'No such plugin'),
@@ -53,10 +65,13 @@ export function errorHandler(this: unknown, err: unknown, req: FastifyRequest, r
   if ((err as Partial<FastifyError>)?.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
     // Name the limit: the route's own words, or its size.
     const limit = req.routeOptions.bodyLimit
-    mapped.message = req.routeOptions.config?.bodyLimitMessage ?? `The request body is too large: the limit is ${Math.round((limit / 1048576) * 10) / 10} MiB`
+    mapped.message =
+      req.routeOptions.config?.bodyLimitMessage ??
+      `The request body is too large: the limit is ${Math.round((limit / 1048576) * 10) / 10} MiB`
   }
   if (mapped.statusCode >= 500) req.log.error({ err, reqId: req.id }, 'request failed')
-  if (mapped.code === 'HOSTD_INTERNAL_ERROR') mapped.message = `Internal error (request ${req.id}); the daemon log has the details`
+  if (mapped.code === 'HOSTD_INTERNAL_ERROR')
+    mapped.message = `Internal error (request ${req.id}); the daemon log has the details`
   reply.code(mapped.statusCode).headers(mapped.headers).type('application/json; charset=utf-8').send(errorBody(mapped))
 }
 

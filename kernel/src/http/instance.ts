@@ -1,6 +1,27 @@
-import Fastify, { LogController, errorCodes, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerFactory, type onRequestHookHandler } from 'fastify'
+import Fastify, {
+  LogController,
+  errorCodes,
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  type FastifyServerFactory,
+  type onRequestHookHandler,
+} from 'fastify'
 import type { Logger as PinoLogger } from 'pino'
-import { findUnsafeKey, roleSatisfies, errors, HostdError, type HelperClient, type RouteDefinition, type RouteOptions, type RouteRequest, type RouteRole, type RouteSchema, ROLES } from '@hostd/sdk'
+import {
+  findUnsafeKey,
+  roleSatisfies,
+  errors,
+  HostdError,
+  type HelperClient,
+  type RouteDefinition,
+  type RouteOptions,
+  type RouteRequest,
+  type RouteRole,
+  type RouteSchema,
+  ROLES,
+} from '@hostd/sdk'
 import { errorHandler, notFoundHandler, KernelErrors } from './errors.ts'
 import { buildSerializer, buildValidator } from './validation.ts'
 import { extractToken, type SessionStore } from '../auth/sessions.ts'
@@ -99,7 +120,12 @@ const NO_ACCESS_FLAGS: RouteAccess = Object.freeze({})
  * time. A bearer token with the API-token prefix is looked up among API tokens; anything else among sessions, so a
  * session costs no extra lookup.
  */
-export function authenticate(sessions: SessionStore, req: FastifyRequest, role: RouteRole | 'public', access: RouteAccess = NO_ACCESS_FLAGS): HostdError | null {
+export function authenticate(
+  sessions: SessionStore,
+  req: FastifyRequest,
+  role: RouteRole | 'public',
+  access: RouteAccess = NO_ACCESS_FLAGS,
+): HostdError | null {
   const found = extractToken(req.headers)
   if (found) {
     if (found.via === 'bearer' && ApiTokenStore.isApiToken(found.token)) {
@@ -117,9 +143,11 @@ export function authenticate(sessions: SessionStore, req: FastifyRequest, role: 
     const err = authorize(req, role, access)
     if (err) return err
   }
-  if (found?.via === 'cookie' && req.user && !SAFE_METHODS.has(req.method) && !originAllowed(req, 'cookie')) return KernelErrors.crossOrigin()
+  if (found?.via === 'cookie' && req.user && !SAFE_METHODS.has(req.method) && !originAllowed(req, 'cookie'))
+    return KernelErrors.crossOrigin()
   // sessionOnly came with it, so a signed-in request here carries a session token.
-  if (access.recentSignIn && req.sessionToken !== null && !sessions.recentlyAuthenticated(req.sessionToken)) return KernelErrors.reauthRequired()
+  if (access.recentSignIn && req.sessionToken !== null && !sessions.recentlyAuthenticated(req.sessionToken))
+    return KernelErrors.reauthRequired()
   return null
 }
 
@@ -128,7 +156,11 @@ export function authenticate(sessions: SessionStore, req: FastifyRequest, role: 
  * the endpoint allows tokens and on the token's paths, nothing but enrollment while the two-factor policy asks for it,
  * then the role (403). Shared by routes and WebSocket upgrades.
  */
-export function authorize(req: FastifyRequest, role: Exclude<RouteRole, 'public'>, access: RouteAccess): HostdError | null {
+export function authorize(
+  req: FastifyRequest,
+  role: Exclude<RouteRole, 'public'>,
+  access: RouteAccess,
+): HostdError | null {
   const user = req.user
   if (!user) {
     const auth = req.headers.authorization
@@ -139,10 +171,12 @@ export function authorize(req: FastifyRequest, role: Exclude<RouteRole, 'public'
   const token = req.apiToken
   if (token !== null) {
     if (access.sessionOnly) return KernelErrors.sessionRequired()
-    if (!pathAllowed(token.prefixes, req.url)) return KernelErrors.tokenScope(`The API token "${token.name}" may only call ${token.prefixes!.join(', ')}`)
+    if (!pathAllowed(token.prefixes, req.url))
+      return KernelErrors.tokenScope(`The API token "${token.name}" may only call ${token.prefixes!.join(', ')}`)
   }
   if (user.mustEnroll && !access.duringEnrollment) return KernelErrors.enrollmentRequired()
-  if (!roleSatisfies(user.role, role)) return KernelErrors.forbidden(`This needs the ${role} role; you are ${user.role}`)
+  if (!roleSatisfies(user.role, role))
+    return KernelErrors.forbidden(`This needs the ${role} role; you are ${user.role}`)
   return null
 }
 
@@ -158,7 +192,11 @@ export interface InstanceOptions {
  * Every Fastify instance (the kernel's and one per plugin) is made here, so all share one error shape,
  * one validator, one auth hook and one logger.
  */
-export function createInstance(deps: InstanceDeps, serverFactory?: FastifyServerFactory, { liveRequests = false }: InstanceOptions = {}): FastifyInstance {
+export function createInstance(
+  deps: InstanceDeps,
+  serverFactory?: FastifyServerFactory,
+  { liveRequests = false }: InstanceOptions = {},
+): FastifyInstance {
   const requestLogging = deps.logger.isLevelEnabled('debug')
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
@@ -189,8 +227,13 @@ export function createInstance(deps: InstanceDeps, serverFactory?: FastifyServer
       return done(KernelErrors.malformedJson(), undefined)
     }
     const unsafe = findUnsafeKey(body as string)
-    if (unsafe?.problem === 'repeated') return done(KernelErrors.validation(`body holds the key "${unsafe.key}" twice`), undefined)
-    if (unsafe) return done(KernelErrors.validation(`body holds the key "${unsafe.key}", which could reach an object's prototype`), undefined)
+    if (unsafe?.problem === 'repeated')
+      return done(KernelErrors.validation(`body holds the key "${unsafe.key}" twice`), undefined)
+    if (unsafe)
+      return done(
+        KernelErrors.validation(`body holds the key "${unsafe.key}", which could reach an object's prototype`),
+        undefined,
+      )
     done(null, value)
   })
   app.setErrorHandler(errorHandler)
@@ -209,21 +252,29 @@ export function createInstance(deps: InstanceDeps, serverFactory?: FastifyServer
   // is refused as it is added (deny by default). Binding the role here spares each request a routeOptions lookup.
   app.addHook('onRoute', (route) => {
     const role = route.config?.role
-    if (!role || !KNOWN_ROLES.includes(role)) throw new RouteDefinitionError(`route ${route.method} ${route.url} declares no valid role: refused`)
-    const hooks = route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest]
+    if (!role || !KNOWN_ROLES.includes(role))
+      throw new RouteDefinitionError(`route ${route.method} ${route.url} declares no valid role: refused`)
+    const hooks =
+      route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest]
     // Fastify adds a HEAD route for each GET with the GET's hooks, which already start with this one.
     if (hooks.some((hook) => AUTH_HOOKS.has(hook))) return
     const config = route.config!
-    const access = config.sessionOnly || config.duringEnrollment || config.recentSignIn
-      ? { sessionOnly: config.sessionOnly, duringEnrollment: config.duringEnrollment, recentSignIn: config.recentSignIn }
-      : NO_ACCESS_FLAGS
-    const auth: onRequestHookHandler = liveRequests && role !== 'public'
-      ? (req, reply, done) => {
-          const err = authenticate(deps.sessions, req, role, access)
-          if (err === null) trackRequest(deps.sessions, req, reply, role)
-          done(err ?? undefined)
-        }
-      : (req, _reply, done) => done(authenticate(deps.sessions, req, role, access) ?? undefined)
+    const access =
+      config.sessionOnly || config.duringEnrollment || config.recentSignIn
+        ? {
+            sessionOnly: config.sessionOnly,
+            duringEnrollment: config.duringEnrollment,
+            recentSignIn: config.recentSignIn,
+          }
+        : NO_ACCESS_FLAGS
+    const auth: onRequestHookHandler =
+      liveRequests && role !== 'public'
+        ? (req, reply, done) => {
+            const err = authenticate(deps.sessions, req, role, access)
+            if (err === null) trackRequest(deps.sessions, req, reply, role)
+            done(err ?? undefined)
+          }
+        : (req, _reply, done) => done(authenticate(deps.sessions, req, role, access) ?? undefined)
     AUTH_HOOKS.add(auth)
     route.onRequest = [auth, ...hooks]
   })
@@ -242,10 +293,13 @@ export class RouteDefinitionError extends Error {
 export function checkRouteDefinition(def: RouteDefinition): void {
   const role = def.options?.role
   if (!role || !KNOWN_ROLES.includes(role)) {
-    throw new RouteDefinitionError(`route ${def.method} ${def.path} declares no valid role (one of ${KNOWN_ROLES.join(', ')}): refused`)
+    throw new RouteDefinitionError(
+      `route ${def.method} ${def.path} declares no valid role (one of ${KNOWN_ROLES.join(', ')}): refused`,
+    )
   }
   if (!def.path.startsWith('/')) throw new RouteDefinitionError(`route path "${def.path}" must start with /`)
-  if (typeof def.handler !== 'function') throw new RouteDefinitionError(`route ${def.method} ${def.path} has no handler`)
+  if (typeof def.handler !== 'function')
+    throw new RouteDefinitionError(`route ${def.method} ${def.path} has no handler`)
 }
 
 /** Routes that declare `needs: ['helper']` answer 423 before their handler while the root helper is absent. */
@@ -259,7 +313,13 @@ function needGates(def: RouteDefinition, helper: HelperClient): onRequestHookHan
 }
 
 /** Mounts one checked route. A handler that returns nothing answers 204 (the "empty response" routes). */
-export function mountRoute(app: FastifyInstance, deps: InstanceDeps, def: RouteDefinition, owner: string, gates: onRequestHookHandler[] = []): void {
+export function mountRoute(
+  app: FastifyInstance,
+  deps: InstanceDeps,
+  def: RouteDefinition,
+  owner: string,
+  gates: onRequestHookHandler[] = [],
+): void {
   checkRouteDefinition(def)
   const recentSignIn = needsRecentSignIn(def, owner)
   app.route({
@@ -287,7 +347,8 @@ export function mountRoute(app: FastifyInstance, deps: InstanceDeps, def: RouteD
   })
 }
 
-const isThenable = (value: unknown): value is PromiseLike<unknown> => typeof (value as PromiseLike<unknown> | null)?.then === 'function'
+const isThenable = (value: unknown): value is PromiseLike<unknown> =>
+  typeof (value as PromiseLike<unknown> | null)?.then === 'function'
 
 /** What Fastify should send for a handler's result: nothing if the handler answered itself, 204 for no result. */
 function finishReply(reply: FastifyReply, out: unknown): unknown {

@@ -1,11 +1,23 @@
 import type { FastifyReply } from 'fastify'
-import type { HttpMethod, RouteDefinition, RouteOptions, RouteRequest, RouteSchema, SocketDefinition, SocketRegistrar } from '@hostd/sdk'
+import type {
+  HttpMethod,
+  RouteDefinition,
+  RouteOptions,
+  RouteRequest,
+  RouteSchema,
+  SocketDefinition,
+  SocketRegistrar,
+} from '@hostd/sdk'
 import type { KernelRouteOptions } from './instance.ts'
 import type { AuthUser } from '../auth/auth-user.ts'
 
 /** A kernel route's request: the sdk's, with the user as the kernel sees it (two-factor state included). */
 export type KernelRouteRequest<S extends RouteSchema> = Omit<RouteRequest<S>, 'user'> & { user: AuthUser | null }
-type KernelRouteMethod = <S extends RouteSchema>(path: string, options: RouteOptions<S> & KernelRouteOptions, handler: (req: KernelRouteRequest<S>, reply: FastifyReply) => unknown) => void
+type KernelRouteMethod = <S extends RouteSchema>(
+  path: string,
+  options: RouteOptions<S> & KernelRouteOptions,
+  handler: (req: KernelRouteRequest<S>, reply: FastifyReply) => unknown,
+) => void
 
 /** The sdk's RouteRegistrar with the options only the kernel's own routes may set (a plugin's are ignored). */
 export interface KernelRouteRegistrar {

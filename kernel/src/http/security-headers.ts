@@ -18,7 +18,8 @@ const NAMES = Object.keys(SECURITY_HEADERS) as (keyof typeof SECURITY_HEADERS)[]
  * background, container icons) and keeps its own value.
  */
 const NO_STORE = 'no-store'
-const isApi = (url: string | undefined) => url !== undefined && url.startsWith('/api') && (url.length === 4 || url[4] === '/' || url[4] === '?')
+const isApi = (url: string | undefined) =>
+  url !== undefined && url.startsWith('/api') && (url.length === 4 || url[4] === '/' || url[4] === '?')
 
 /**
  * No framing, no sniffing, no referrer (and no caching of an `/api` answer), on a response whose head is still
@@ -37,14 +38,22 @@ export function setSecurityHeaders(res: ServerResponse, url: string | undefined 
  * costs (npm run bench).
  */
 export class SecureResponse<Request extends IncomingMessage = IncomingMessage> extends http.ServerResponse<Request> {
-  override writeHead(statusCode: number, reasonOrHeaders?: string | OutgoingHttpHeaders | OutgoingHttpHeader[], headers?: OutgoingHttpHeaders | OutgoingHttpHeader[]): this {
+  override writeHead(
+    statusCode: number,
+    reasonOrHeaders?: string | OutgoingHttpHeaders | OutgoingHttpHeader[],
+    headers?: OutgoingHttpHeaders | OutgoingHttpHeader[],
+  ): this {
     const given = typeof reasonOrHeaders === 'string' ? headers : reasonOrHeaders
     if (given && !Array.isArray(given) && Object.isExtensible(given)) {
-      for (const name of NAMES) if (given[name] === undefined && !this.hasHeader(name)) given[name] = SECURITY_HEADERS[name]
-      if (given['cache-control'] === undefined && !this.hasHeader('cache-control') && isApi(this.req.url)) given['cache-control'] = NO_STORE
+      for (const name of NAMES)
+        if (given[name] === undefined && !this.hasHeader(name)) given[name] = SECURITY_HEADERS[name]
+      if (given['cache-control'] === undefined && !this.hasHeader('cache-control') && isApi(this.req.url))
+        given['cache-control'] = NO_STORE
     } else {
       setSecurityHeaders(this)
     }
-    return typeof reasonOrHeaders === 'string' ? super.writeHead(statusCode, reasonOrHeaders, headers) : super.writeHead(statusCode, reasonOrHeaders)
+    return typeof reasonOrHeaders === 'string'
+      ? super.writeHead(statusCode, reasonOrHeaders, headers)
+      : super.writeHead(statusCode, reasonOrHeaders)
   }
 }

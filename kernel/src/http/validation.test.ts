@@ -8,7 +8,10 @@ import { validatorCompiler } from './validation.ts'
 const { default: Ajv } = createRequire(import.meta.url)('ajv') as typeof import('ajv')
 
 const SCHEMAS: Record<string, unknown> = {
-  typebox: Type.Object({ name: Type.String({ minLength: 1, pattern: '^[a-z]+$' }), tags: Type.Array(Type.String(), { uniqueItems: true }) }),
+  typebox: Type.Object({
+    name: Type.String({ minLength: 1, pattern: '^[a-z]+$' }),
+    tags: Type.Array(Type.String(), { uniqueItems: true }),
+  }),
   union: Type.Union([Type.Literal('a'), Type.Null()]),
   empty: {},
   unknownType: { type: 'nonsense' },
@@ -19,7 +22,8 @@ const SCHEMAS: Record<string, unknown> = {
   requiredTwice: { type: 'object', required: ['a', 'a'] },
   notAnObject: 'string',
 }
-const compile = (schema: unknown) => validatorCompiler({ schema: schema as object, httpPart: 'body', url: '/', method: 'POST' })
+const compile = (schema: unknown) =>
+  validatorCompiler({ schema: schema as object, httpPart: 'body', url: '/', method: 'POST' })
 
 describe('route schemas are checked against the meta-schema as their route is mounted', () => {
   it('by the validator generated from the installed Ajv: kernel/meta-schema.mjs writes what is committed', () => {

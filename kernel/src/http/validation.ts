@@ -14,7 +14,9 @@ import generatedMetaSchemaValidator from './meta-schema.generated.ts'
  * Ajv) took 30-40 ms off a start, but every later request cost 6-7 µs more CPU (GET /api/auth/me, 53 -> 60 µs, medians
  * of five processes, reproduced three times; the cause was not found).
  */
-const validateMetaSchema = generatedMetaSchemaValidator as ((schema: unknown) => boolean) & { errors: ErrorObject[] | null }
+const validateMetaSchema = generatedMetaSchemaValidator as ((schema: unknown) => boolean) & {
+  errors: ErrorObject[] | null
+}
 
 const checked = new WeakSet<object>()
 function checkSchema(schema: unknown): void {
@@ -54,16 +56,21 @@ export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpP
   checkSchema(schema)
   let compiled: ValidateFunction | undefined
   // Fastify reads `errors` from the function it was given after a failed validation.
-  const validate = Object.assign((data: unknown) => {
-    compiled ??= ajv(httpPart !== 'body').compile(schema)
-    const valid = compiled(data)
-    validate.errors = compiled.errors
-    return valid
-  }, { errors: null as ValidateFunction['errors'] })
+  const validate = Object.assign(
+    (data: unknown) => {
+      compiled ??= ajv(httpPart !== 'body').compile(schema)
+      const valid = compiled(data)
+      validate.errors = compiled.errors
+      return valid
+    },
+    { errors: null as ValidateFunction['errors'] },
+  )
   return validate
 }
 
-type ValidatorFactory = NonNullable<NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>['buildValidator']>
+type ValidatorFactory = NonNullable<
+  NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>['buildValidator']
+>
 /**
  * Fastify's validator factory: every instance gets the compiler above. (Fastify calls what the factory returns with
  * the route's schema and part, as it calls a compiler given to setValidatorCompiler; its typings describe Ajv's own

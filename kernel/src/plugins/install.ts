@@ -5,7 +5,11 @@ import { pipeline } from 'node:stream/promises'
 import { defineError } from '@hostd/sdk'
 
 export const InstallErrors = {
-  badArchive: defineError('HOSTD_PLUGIN_BAD_ARCHIVE', 400, 'The upload is not a packed plugin (a .tgz holding package.json)'),
+  badArchive: defineError(
+    'HOSTD_PLUGIN_BAD_ARCHIVE',
+    400,
+    'The upload is not a packed plugin (a .tgz holding package.json)',
+  ),
   builtin: defineError('HOSTD_PLUGIN_BUILTIN', 409, 'Built-in plugins can be disabled, not removed'),
 } as const
 
@@ -16,7 +20,8 @@ const MAX_UNPACKED_BYTES = 256 * 1024 * 1024
 export function folderNameFor(packageName: string): string {
   const base = packageName.split('/').pop() ?? ''
   const name = base.replace(/^hostd-plugin-/, '').toLowerCase()
-  if (!/^[a-z0-9][a-z0-9._-]{0,63}$/.test(name)) throw InstallErrors.badArchive(`package name "${packageName}" does not make a safe folder name`)
+  if (!/^[a-z0-9][a-z0-9._-]{0,63}$/.test(name))
+    throw InstallErrors.badArchive(`package name "${packageName}" does not make a safe folder name`)
   return name
 }
 
@@ -42,7 +47,8 @@ export async function unpackPlugin(pluginsDir: string, archive: Buffer): Promise
           const type = (entry as { type?: string }).type
           entries++
           bytes += (entry as { size?: number }).size ?? 0
-          if (entries > MAX_ENTRIES || bytes > MAX_UNPACKED_BYTES) throw InstallErrors.badArchive('The archive is too large')
+          if (entries > MAX_ENTRIES || bytes > MAX_UNPACKED_BYTES)
+            throw InstallErrors.badArchive('The archive is too large')
           return type === 'File' || type === 'Directory' || type === 'OldFile' || type === 'ContiguousFile'
         },
       }),
@@ -60,7 +66,10 @@ export async function unpackPlugin(pluginsDir: string, archive: Buffer): Promise
     }
     if (!pkg.name) throw InstallErrors.badArchive('package.json has no name')
     const target = join(pluginsDir, folderNameFor(pkg.name))
-    const replaced = await stat(target).then(() => true, () => false)
+    const replaced = await stat(target).then(
+      () => true,
+      () => false,
+    )
     if (replaced) {
       const trash = join(staging, '.previous')
       await rename(target, trash)
@@ -76,6 +85,7 @@ export async function unpackPlugin(pluginsDir: string, archive: Buffer): Promise
 export async function deletePluginFolder(pluginsDir: string, dir: string): Promise<void> {
   const [root, real] = await Promise.all([realpath(pluginsDir), realpath(dir)])
   const rel = relative(root, real)
-  if (!rel || rel.startsWith('..') || rel.includes(sep)) throw InstallErrors.builtin('This plugin does not live in the plugins dir')
+  if (!rel || rel.startsWith('..') || rel.includes(sep))
+    throw InstallErrors.builtin('This plugin does not live in the plugins dir')
   await rm(real, { recursive: true, force: true })
 }

@@ -65,7 +65,12 @@ export async function readPluginPackage(dir: string, builtin = false): Promise<P
   let entry = pkg.hostd?.entry ?? pkg.main
   if (!entry) {
     for (const candidate of ['src/index.ts', 'index.ts', 'index.js']) {
-      if (await stat(join(dir, candidate)).then(() => true, () => false)) {
+      if (
+        await stat(join(dir, candidate)).then(
+          () => true,
+          () => false,
+        )
+      ) {
         entry = candidate
         break
       }
@@ -74,7 +79,13 @@ export async function readPluginPackage(dir: string, builtin = false): Promise<P
   if (!entry) throw new Error('package.json names no entry (hostd.entry or main) and there is no index.ts or index.js')
   if (builtin && RUNS_BUILT) {
     const built = join(dir, BUILT_PLUGIN_ENTRY)
-    if (!(await stat(built).then((s) => s.isFile(), () => false))) throw new Error(`${built} is missing: run npm run build:daemon`)
+    if (
+      !(await stat(built).then(
+        (s) => s.isFile(),
+        () => false,
+      ))
+    )
+      throw new Error(`${built} is missing: run npm run build:daemon`)
     return { name: pkg.name ?? 'unnamed', version: pkg.version, entry: built }
   }
   const full = join(dir, entry)
@@ -112,16 +123,19 @@ export async function folderState(dir: string, depth = 6): Promise<FolderState |
   let changedAt = top.ctimeMs
   async function walk(current: string, level: number): Promise<void> {
     if (level > depth) return
-    const entries = (await readdir(current, { withFileTypes: true }).catch(() => []))
-      .filter((entry) => entry.name !== 'node_modules' && !entry.name.startsWith('.'))
-    await Promise.all(entries.map(async (entry) => {
-      const full = join(current, entry.name)
-      const s = await stat(full).catch(() => null)
-      if (!s) return
-      changedAt = Math.max(changedAt, s.ctimeMs)
-      if (entry.isDirectory()) await walk(full, level + 1)
-      else lines.push(`${relative(dir, full)}:${s.size}:${s.mtimeMs}\n`)
-    }))
+    const entries = (await readdir(current, { withFileTypes: true }).catch(() => [])).filter(
+      (entry) => entry.name !== 'node_modules' && !entry.name.startsWith('.'),
+    )
+    await Promise.all(
+      entries.map(async (entry) => {
+        const full = join(current, entry.name)
+        const s = await stat(full).catch(() => null)
+        if (!s) return
+        changedAt = Math.max(changedAt, s.ctimeMs)
+        if (entry.isDirectory()) await walk(full, level + 1)
+        else lines.push(`${relative(dir, full)}:${s.size}:${s.mtimeMs}\n`)
+      }),
+    )
   }
   await walk(dir, 0)
   const hash = createHash('sha1')

@@ -11,10 +11,26 @@ import validRange from 'semver/ranges/valid.js'
 import type { WebSocket } from 'ws'
 import type { Logger } from 'pino'
 import {
-  KERNEL_API_VERSION, ROLES, isHostdPlugin, tokens, type DepsMap, type ResolvedDeps, type HostdPlugin, type Settings, type RouteDefinition, type SocketDefinition, type Role,
+  KERNEL_API_VERSION,
+  ROLES,
+  isHostdPlugin,
+  tokens,
+  type DepsMap,
+  type ResolvedDeps,
+  type HostdPlugin,
+  type Settings,
+  type RouteDefinition,
+  type SocketDefinition,
+  type Role,
 } from '@hostd/sdk'
 import { collectRoutes, collectSockets } from '../http/registrar.ts'
-import { createInstance, mountRoute, checkRouteDefinition, needsRecentSignIn, type InstanceDeps } from '../http/instance.ts'
+import {
+  createInstance,
+  mountRoute,
+  checkRouteDefinition,
+  needsRecentSignIn,
+  type InstanceDeps,
+} from '../http/instance.ts'
 import { KernelErrors } from '../http/errors.ts'
 import { Mutex } from '../auth/mutex.ts'
 import type { KernelDatabase } from '../db/database.ts'
@@ -117,7 +133,6 @@ export class PluginRegistry {
     this.#sockets = new RoutingTable([], () => '')
   }
 
-
   async init(): Promise<void> {
     for (const id of (await this.#settings.get<string[]>('disabled')) ?? []) this.#disabled.add(id)
     this.#conditionTimer = setInterval(() => void this.#recheckConditions(), 10_000)
@@ -128,7 +143,8 @@ export class PluginRegistry {
   async loadFolder(root: string, builtin: boolean, only: string[] | null = null): Promise<void> {
     const entries = await readdir(root, { withFileTypes: true }).catch(() => [])
     for (const entry of entries) {
-      if (entry.isDirectory() && !entry.name.startsWith('.') && (!only || only.includes(entry.name))) await this.reconcile(`${root}/${entry.name}`, builtin)
+      if (entry.isDirectory() && !entry.name.startsWith('.') && (!only || only.includes(entry.name)))
+        await this.reconcile(`${root}/${entry.name}`, builtin)
     }
   }
 
@@ -149,7 +165,10 @@ export class PluginRegistry {
     return this.#mutex.run(async () => {
       const current = this.#records.get(dir)
       const print = await fingerprint(dir)
-      const exists = await readdir(dir).then(() => true, () => false)
+      const exists = await readdir(dir).then(
+        () => true,
+        () => false,
+      )
       if (!exists) {
         if (current) await this.#unload(current, 'removed')
         return null
@@ -160,7 +179,8 @@ export class PluginRegistry {
       try {
         const pkg = await readPluginPackage(dir, builtin)
         const exported = await importPlugin(dir, pkg.entry)
-        if (!isHostdPlugin(exported)) throw new Error('its entry does not export default definePlugin({...}) from @hostd/sdk')
+        if (!isHostdPlugin(exported))
+          throw new Error('its entry does not export default definePlugin({...}) from @hostd/sdk')
         definition = exported
       } catch (err) {
         failure = `could not load: ${(err as Error).message}`
@@ -228,10 +248,20 @@ export class PluginRegistry {
   routeTable(): DocumentedRoute[] {
     const entry = (r: RouteDefinition, owner: string) => {
       const recentSignIn = needsRecentSignIn(r, owner)
-      return { method: r.method, path: r.path, role: r.options.role, owner, sessionOnly: r.options.sessionOnly === true || recentSignIn, recentSignIn, schema: r.options.schema }
+      return {
+        method: r.method,
+        path: r.path,
+        role: r.options.role,
+        owner,
+        sessionOnly: r.options.sessionOnly === true || recentSignIn,
+        recentSignIn,
+        schema: r.options.schema,
+      }
     }
     const kernel = this.#deps.kernelRoutes.map((r) => entry(r, 'kernel'))
-    const plugins = [...this.#records.values()].flatMap((rec) => (rec.runtime?.routes ?? []).map((r) => entry(r, rec.id)))
+    const plugins = [...this.#records.values()].flatMap((rec) =>
+      (rec.runtime?.routes ?? []).map((r) => entry(r, rec.id)),
+    )
     return [...kernel, ...plugins]
   }
 
@@ -260,7 +290,11 @@ export class PluginRegistry {
 
   /** Runs a condition-gated plugin's gate: 503 with the reason while it is not available. */
   async gate(record: PluginRecord): Promise<Error | null> {
-    if (record.state === 'unavailable' && record.waitingOn === 'condition' && Date.now() - record.conditionsCheckedAt > CONDITION_RECHECK_MS) {
+    if (
+      record.state === 'unavailable' &&
+      record.waitingOn === 'condition' &&
+      Date.now() - record.conditionsCheckedAt > CONDITION_RECHECK_MS
+    ) {
       await this.#checkConditions(record)
     }
     if (record.state === 'active') return null
@@ -269,7 +303,13 @@ export class PluginRegistry {
 
   // ---- internals: every method below runs inside the mutex ----
 
-  #newRecord(key: string, dir: string | null, builtin: boolean, print: string, definition: HostdPlugin | null): PluginRecord {
+  #newRecord(
+    key: string,
+    dir: string | null,
+    builtin: boolean,
+    print: string,
+    definition: HostdPlugin | null,
+  ): PluginRecord {
     return {
       id: definition?.id ?? basename(key),
       dir,
@@ -347,7 +387,8 @@ export class PluginRegistry {
     try {
       const deps: ResolvedDeps<DepsMap> = {}
       for (const [name, token] of Object.entries((def.deps ?? {}) as DepsMap)) {
-        if (!scope.isRegistered(token.id, true)) throw new Error(`needs service "${token.id}", which neither the kernel nor an active plugin provides`)
+        if (!scope.isRegistered(token.id, true))
+          throw new Error(`needs service "${token.id}", which neither the kernel nor an active plugin provides`)
         deps[name] = scope.resolve(token.id)
       }
       const uiError = uiProblem(record) ?? this.#uiPathConflict(record, previous)
@@ -356,7 +397,8 @@ export class PluginRegistry {
       routes.forEach(checkRouteDefinition)
       const sockets = def.sockets ? collectSockets((s) => def.sockets!(s, deps)) : []
       for (const socket of sockets) {
-        if (!(ROLES as readonly string[]).includes(socket.options?.role)) throw new Error(`socket ${socket.path} declares no valid role: refused`)
+        if (!(ROLES as readonly string[]).includes(socket.options?.role))
+          throw new Error(`socket ${socket.path} declares no valid role: refused`)
       }
       const app = createInstance(this.#deps.instance, undefined, { liveRequests: true })
       const lifetime = new AbortController()
@@ -456,7 +498,8 @@ export class PluginRegistry {
       const dep = this.find(id)
       if (!dep || !dep.definition) return `needs plugin ${id} ${range}, which is not installed`
       if (dep.state !== 'active') return `needs plugin ${id} ${range}, which is ${dep.state}`
-      if (!satisfies(dep.definition.version, range)) return `needs plugin ${id} ${range}, but ${dep.definition.version} is installed`
+      if (!satisfies(dep.definition.version, range))
+        return `needs plugin ${id} ${range}, but ${dep.definition.version} is installed`
     }
     return null
   }
@@ -511,7 +554,8 @@ export class PluginRegistry {
   #uiPathConflict(record: PluginRecord, previous?: PluginRecord): string | null {
     for (const page of record.definition?.ui?.pages ?? []) {
       for (const { record: other } of this.#serving(previous, record)) {
-        if (other.definition?.ui?.pages?.some((p) => p.path === page.path)) return `UI page ${page.path} is served by plugin ${other.id} already`
+        if (other.definition?.ui?.pages?.some((p) => p.path === page.path))
+          return `UI page ${page.path} is served by plugin ${other.id} already`
       }
     }
     return null
@@ -519,7 +563,9 @@ export class PluginRegistry {
 
   /** The plugins serving now, leaving out the given records. */
   #serving(...except: (PluginRecord | undefined)[]): Serving[] {
-    return [...this.#records.values()].filter((r) => r.runtime && !except.includes(r)).map((record) => ({ record, runtime: record.runtime! }))
+    return [...this.#records.values()]
+      .filter((r) => r.runtime && !except.includes(r))
+      .map((record) => ({ record, runtime: record.runtime! }))
   }
 
   #buildHttpTable(serving: Serving[]): RoutingTable<PluginRecord | null> {
@@ -537,11 +583,22 @@ export class PluginRegistry {
 
   #buildSocketTable(serving: Serving[]): RoutingTable<SocketTarget> {
     const routes: TableRoute<SocketTarget>[] = []
-    for (const { record, runtime } of serving) for (const def of runtime.sockets) routes.push({ method: 'GET', path: def.path, target: { record, def } })
+    for (const { record, runtime } of serving)
+      for (const def of runtime.sockets) routes.push({ method: 'GET', path: def.path, target: { record, def } })
     return new RoutingTable(routes, (t) => `plugin ${t.record.id}`)
   }
 
-  async #audit(action: string, record: PluginRecord, detail: Record<string, unknown> = {}, result: 'success' | 'failure' = 'success') {
-    await this.#deps.audit.record({ action, target: record.id, result, detail: { version: record.definition?.version ?? null, ...detail } })
+  async #audit(
+    action: string,
+    record: PluginRecord,
+    detail: Record<string, unknown> = {},
+    result: 'success' | 'failure' = 'success',
+  ) {
+    await this.#deps.audit.record({
+      action,
+      target: record.id,
+      result,
+      detail: { version: record.definition?.version ?? null, ...detail },
+    })
   }
 }

@@ -22,13 +22,22 @@ const UiCardSchema = Type.Object({
   size: Type.Union([Type.Literal('small'), Type.Literal('medium'), Type.Literal('large')]),
   order: Type.Number(),
 })
-export const UiInfoSchema = Type.Object({ pages: Type.Array(UiPageSchema), cards: Type.Array(UiCardSchema), isolate: Type.Boolean() })
+export const UiInfoSchema = Type.Object({
+  pages: Type.Array(UiPageSchema),
+  cards: Type.Array(UiCardSchema),
+  isolate: Type.Boolean(),
+})
 
 export const ExtensionSchema = Type.Object({
   id: Type.String(),
   version: Type.Union([Type.String(), Type.Null()]),
   description: Type.Union([Type.String(), Type.Null()]),
-  state: Type.Union([Type.Literal('active'), Type.Literal('disabled'), Type.Literal('unavailable'), Type.Literal('failed')]),
+  state: Type.Union([
+    Type.Literal('active'),
+    Type.Literal('disabled'),
+    Type.Literal('unavailable'),
+    Type.Literal('failed'),
+  ]),
   reason: Type.Optional(Type.String()),
   error: Type.Optional(Type.String()),
   builtin: Type.Boolean(),
@@ -46,34 +55,54 @@ async function describe(registry: PluginRegistry, id: string) {
 
 /** `GET /api/extensions` and the admin routes that change plugins. Every change is audited. */
 export function extensionRoutes(r: RouteRegistrar, k: KernelServices): void {
-  r.get('/api/extensions', { role: 'viewer', schema: { response: { 200: Type.Array(ExtensionSchema) } } }, (req) => k.registry().list(req.user!.role))
+  r.get('/api/extensions', { role: 'viewer', schema: { response: { 200: Type.Array(ExtensionSchema) } } }, (req) =>
+    k.registry().list(req.user!.role),
+  )
 
   r.post(
     '/api/extensions/install',
     { role: 'admin', bodyLimit: MAX_ARCHIVE_BYTES, schema: { response: { 201: ExtensionSchema } } },
     async (req, reply) => {
       if (!Buffer.isBuffer(req.body) || req.body.length === 0) {
-        throw InstallErrors.badArchive('Send the packed plugin (npm pack output) as the body, with Content-Type application/gzip')
+        throw InstallErrors.badArchive(
+          'Send the packed plugin (npm pack output) as the body, with Content-Type application/gzip',
+        )
       }
       const { dir, replaced } = await unpackPlugin(k.config.pluginsDir, req.body)
       const record = await k.registry().reconcile(dir, false)
       if (!record) throw InstallErrors.badArchive()
-      await k.audit.record({ action: replaced ? 'plugin.upgrade' : 'plugin.install', target: record.id, result: record.state === 'failed' ? 'failure' : 'success', detail: { version: record.definition?.version ?? null } }, req)
+      await k.audit.record(
+        {
+          action: replaced ? 'plugin.upgrade' : 'plugin.install',
+          target: record.id,
+          result: record.state === 'failed' ? 'failure' : 'success',
+          detail: { version: record.definition?.version ?? null },
+        },
+        req,
+      )
       return reply.code(201).send(await describe(k.registry(), record.id))
     },
   )
 
-  r.post('/api/extensions/:id/enable', { role: 'admin', schema: { params: IdParams, response: { 200: ExtensionSchema } } }, async (req) => {
-    await k.registry().enable(req.params.id)
-    await k.audit.record({ action: 'plugin.enable', target: req.params.id }, req)
-    return describe(k.registry(), req.params.id)
-  })
+  r.post(
+    '/api/extensions/:id/enable',
+    { role: 'admin', schema: { params: IdParams, response: { 200: ExtensionSchema } } },
+    async (req) => {
+      await k.registry().enable(req.params.id)
+      await k.audit.record({ action: 'plugin.enable', target: req.params.id }, req)
+      return describe(k.registry(), req.params.id)
+    },
+  )
 
-  r.post('/api/extensions/:id/disable', { role: 'admin', schema: { params: IdParams, response: { 200: ExtensionSchema } } }, async (req) => {
-    await k.registry().disable(req.params.id)
-    await k.audit.record({ action: 'plugin.disable', target: req.params.id }, req)
-    return describe(k.registry(), req.params.id)
-  })
+  r.post(
+    '/api/extensions/:id/disable',
+    { role: 'admin', schema: { params: IdParams, response: { 200: ExtensionSchema } } },
+    async (req) => {
+      await k.registry().disable(req.params.id)
+      await k.audit.record({ action: 'plugin.disable', target: req.params.id }, req)
+      return describe(k.registry(), req.params.id)
+    },
+  )
 
   r.post('/api/extensions/:id/remove', { role: 'admin', schema: { params: IdParams } }, async (req) => {
     const registry = k.registry()

@@ -58,14 +58,19 @@ export const socketHub = fp<{ registry: PluginRegistry; sessions: SessionStore }
         const refused = authorize(req, role, { sessionOnly })
         if (refused) throw refused
         if (!originAllowed(req, extractToken(req.headers)!.via)) {
-          throw KernelErrors.crossOrigin("WebSocket refused: Origin must be this daemon's own origin (and is required with the session cookie)")
+          throw KernelErrors.crossOrigin(
+            "WebSocket refused: Origin must be this daemon's own origin (and is required with the session cookie)",
+          )
         }
         const gateError = await registry.gate(target.record)
         if (gateError) throw gateError
         const query = { ...(req.query as Record<string, unknown>) }
         if (target.def.options.query) {
           const validate = compileQueryValidator(target.def.options.query)
-          if (!validate(query)) throw KernelErrors.validation(`querystring ${validate.errors?.[0]?.instancePath ?? ''} ${validate.errors?.[0]?.message ?? 'is invalid'}`.trim())
+          if (!validate(query))
+            throw KernelErrors.validation(
+              `querystring ${validate.errors?.[0]?.instancePath ?? ''} ${validate.errors?.[0]?.message ?? 'is invalid'}`.trim(),
+            )
         }
         await target.def.options.admit?.({ user: req.user!, query, request: req })
         if (target.def.options.protocols) spoken.set(req.raw, target.def.options.protocols)
@@ -103,7 +108,14 @@ export const socketHub = fp<{ registry: PluginRegistry; sessions: SessionStore }
           closed.abort()
         })
         Promise.resolve()
-          .then(() => target.def.handler(socket, { user: req.user!, query: req.socketQuery, request: req, signal: closed.signal }))
+          .then(() =>
+            target.def.handler(socket, {
+              user: req.user!,
+              query: req.socketQuery,
+              request: req,
+              signal: closed.signal,
+            }),
+          )
           .catch((err: unknown) => {
             req.log.error({ err, plugin: target.record.id }, 'socket handler failed')
             socket.close(1011, 'internal error')

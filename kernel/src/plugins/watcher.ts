@@ -21,14 +21,21 @@ export const QUIET_MS = 50
  * Watches the plugins dir: a folder dropped in is loaded, a changed one upgraded, a deleted one unloaded.
  * Events are grouped per top-level folder; dot-folders (staging) are ignored.
  */
-export async function watchPlugins(root: string, reconcile: (dir: string) => Promise<unknown>, log: Logger): Promise<PluginWatcher> {
+export async function watchPlugins(
+  root: string,
+  reconcile: (dir: string) => Promise<unknown>,
+  log: Logger,
+): Promise<PluginWatcher> {
   const timers = new Map<string, NodeJS.Timeout>()
   /** The digest seen at a look that found the folder still changing: the same digest next time means settled. */
   const seen = new Map<string, string>()
   let closed = false
   const later = (dir: string) => {
     clearTimeout(timers.get(dir))
-    timers.set(dir, setTimeout(() => void look(dir), QUIET_MS))
+    timers.set(
+      dir,
+      setTimeout(() => void look(dir), QUIET_MS),
+    )
   }
   const look = async (dir: string) => {
     timers.delete(dir)

@@ -18,7 +18,12 @@ const toOpenApiPath = (path: string) => path.replace(/:([A-Za-z0-9_]+)/g, '{$1}'
 function parameters(schema: RouteSchema['params'], where: 'path' | 'query') {
   const props = (schema as { properties?: Record<string, unknown>; required?: string[] } | undefined)?.properties ?? {}
   const required = new Set((schema as { required?: string[] } | undefined)?.required ?? [])
-  return Object.entries(props).map(([name, s]) => ({ name, in: where, required: where === 'path' || required.has(name), schema: s }))
+  return Object.entries(props).map(([name, s]) => ({
+    name,
+    in: where,
+    required: where === 'path' || required.has(name),
+    schema: s,
+  }))
 }
 
 /**
@@ -34,7 +39,10 @@ export function openApiDocument(version: string, routes: DocumentedRoute[]) {
       responses[status] = { description: `HTTP ${status}`, content: { 'application/json': { schema } } }
     }
     if (Object.keys(responses).length === 0) responses['2XX'] = { description: 'Success' }
-    responses.default = { description: 'Error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } }
+    responses.default = {
+      description: 'Error',
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+    }
     const path = toOpenApiPath(route.path)
     paths[path] ??= {}
     paths[path][route.method.toLowerCase()] = {
@@ -51,7 +59,12 @@ export function openApiDocument(version: string, routes: DocumentedRoute[]) {
   }
   return {
     openapi: '3.1.0',
-    info: { title: 'hostd', version, description: 'Roles: viewer < operator < admin; x-hostd-role names the least role an operation needs; x-hostd-session-only marks what an API token may not do; x-hostd-recent-sign-in what needs a session whose password was given in the last few minutes (POST /api/auth/reauth).' },
+    info: {
+      title: 'hostd',
+      version,
+      description:
+        'Roles: viewer < operator < admin; x-hostd-role names the least role an operation needs; x-hostd-session-only marks what an API token may not do; x-hostd-recent-sign-in what needs a session whose password was given in the last few minutes (POST /api/auth/reauth).',
+    },
     security: [{ bearer: [] }, { cookie: [] }],
     components: {
       securitySchemes: {
@@ -59,7 +72,11 @@ export function openApiDocument(version: string, routes: DocumentedRoute[]) {
         cookie: { type: 'apiKey', in: 'cookie', name: 'svc_session' },
       },
       schemas: {
-        Error: { type: 'object', required: ['error', 'message'], properties: { error: { type: 'string' }, message: { type: 'string' } } },
+        Error: {
+          type: 'object',
+          required: ['error', 'message'],
+          properties: { error: { type: 'string' }, message: { type: 'string' } },
+        },
       },
     },
     paths,

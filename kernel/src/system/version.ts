@@ -12,7 +12,12 @@ export function readCommit(repoRoot: string, env = process.env): string {
     const loose = join(gitDir, ref)
     if (existsSync(loose)) return readFileSync(loose, 'utf8').trim()
     const packed = readFileSync(join(gitDir, 'packed-refs'), 'utf8')
-    return packed.split('\n').find((line) => line.endsWith(` ${ref}`))?.split(' ')[0] ?? 'unknown'
+    return (
+      packed
+        .split('\n')
+        .find((line) => line.endsWith(` ${ref}`))
+        ?.split(' ')[0] ?? 'unknown'
+    )
   } catch {
     return 'unknown'
   }

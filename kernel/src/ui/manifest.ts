@@ -37,7 +37,9 @@ export function uiProblem(owner: UiOwner): string | null {
   const ui = owner.definition?.ui
   if (!ui || owner.builtin) return null
   const ts = [...(ui.pages ?? []), ...(ui.cards ?? [])].find((e) => TYPESCRIPT.test(e.module))
-  return ts ? `its UI module ${ts.module} is TypeScript; only built-in plugins are compiled, so ship JavaScript (.js or .mjs)` : null
+  return ts
+    ? `its UI module ${ts.module} is TypeScript; only built-in plugins are compiled, so ship JavaScript (.js or .mjs)`
+    : null
 }
 
 /**
@@ -56,7 +58,13 @@ export function uiInfo(owner: UiOwner, state: string, role: Role): UiInfo | null
     .map((p) => ({ ...p, role: p.role ?? 'viewer', module: url(p.module) }))
     .filter((p) => roleSatisfies(role, p.role))
   const cards = (state === 'active' ? (def.ui.cards ?? []) : [])
-    .map((c) => ({ ...c, role: c.role ?? 'viewer', size: c.size ?? 'medium', order: c.order ?? 100, module: url(c.module) }))
+    .map((c) => ({
+      ...c,
+      role: c.role ?? 'viewer',
+      size: c.size ?? 'medium',
+      order: c.order ?? 100,
+      module: url(c.module),
+    }))
     .filter((c) => roleSatisfies(role, c.role))
   return { pages, cards, isolate: def.ui.isolate === true }
 }

@@ -18,7 +18,10 @@ const PLUGIN_UI_LIMITS = { maxFiles: 500, maxBytes: 20 * 1024 * 1024 }
  * what injected CSS could do is read the page and send it away in a url(), and every fetch directive here is
  * 'self' (or 'none'), so it has nowhere to send it. Everything else is this origin only; nothing may frame it.
  */
-function documentPolicy(scriptHashes: string[], extra: { frameAncestors: string; connect: string; sandbox?: string }): string {
+function documentPolicy(
+  scriptHashes: string[],
+  extra: { frameAncestors: string; connect: string; sandbox?: string },
+): string {
   return [
     ...(extra.sandbox ? [`sandbox ${extra.sandbox}`] : []),
     "default-src 'none'",
@@ -76,7 +79,16 @@ export class UiServer {
     this.#shell = shell
     const index = shell?.get('index.html')
     this.#index = index
-      ? { file: index, headers: { 'cache-control': REVALIDATE, 'content-security-policy': documentPolicy(inlineScriptHashes(index.body), { frameAncestors: "'none'", connect: "'self'" }) } }
+      ? {
+          file: index,
+          headers: {
+            'cache-control': REVALIDATE,
+            'content-security-policy': documentPolicy(inlineScriptHashes(index.body), {
+              frameAncestors: "'none'",
+              connect: "'self'",
+            }),
+          },
+        }
       : null
     const frame = shell?.get('frame.html')
     // The sandboxed plugin frame: framed by the shell only, an opaque origin even when opened on its own (the
@@ -87,7 +99,11 @@ export class UiServer {
           headers: {
             'cache-control': REVALIDATE,
             'x-frame-options': 'SAMEORIGIN',
-            'content-security-policy': documentPolicy(inlineScriptHashes(frame.body), { frameAncestors: "'self'", connect: "'none'", sandbox: 'allow-scripts allow-forms' }),
+            'content-security-policy': documentPolicy(inlineScriptHashes(frame.body), {
+              frameAncestors: "'self'",
+              connect: "'none'",
+              sandbox: 'allow-scripts allow-forms',
+            }),
           },
         }
       : null
@@ -95,8 +111,12 @@ export class UiServer {
 
   static async create(opts: UiServerOptions): Promise<UiServer> {
     let shell: StaticFiles | null = null
-    if (opts.dist && existsSync(`${opts.dist}/index.html`)) shell = await StaticFiles.load(opts.dist, { compress: false })
-    else if (opts.dist) opts.log.warn(`the web UI is not built (${opts.dist} has no index.html): run npm run build:ui, or npm start, which builds it`)
+    if (opts.dist && existsSync(`${opts.dist}/index.html`))
+      shell = await StaticFiles.load(opts.dist, { compress: false })
+    else if (opts.dist)
+      opts.log.warn(
+        `the web UI is not built (${opts.dist} has no index.html): run npm run build:ui, or npm start, which builds it`,
+      )
     return new UiServer(opts, shell)
   }
 
@@ -122,7 +142,8 @@ export class UiServer {
     // A path whose last part has a dot is a file: missing is a 404, never the app's HTML in its place.
     if (path.slice(path.lastIndexOf('/')).includes('.')) {
       const file = this.#shell?.get(path.slice(1))
-      if (file && path !== '/index.html' && path !== '/frame.html') sendFile(req, res, file, { 'cache-control': REVALIDATE })
+      if (file && path !== '/index.html' && path !== '/frame.html')
+        sendFile(req, res, file, { 'cache-control': REVALIDATE })
       else notFound(res, path)
       return true
     }
@@ -137,9 +158,10 @@ export class UiServer {
   async #servePlugin(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
     const [, , id, version, ...rest] = path.split('/')
     const record = id ? this.#opts.registry.find(id) : undefined
-    const file = record && showsUi(record.state) && record.definition?.version === version && rest.length > 0
-      ? (await this.#filesOf(record))?.get(rest.join('/'))
-      : undefined
+    const file =
+      record && showsUi(record.state) && record.definition?.version === version && rest.length > 0
+        ? (await this.#filesOf(record))?.get(rest.join('/'))
+        : undefined
     // A version that is not the active one is a 404: after a hot upgrade an old page never gets a mix of files.
     if (file) sendFile(req, res, file, { 'cache-control': REVALIDATE })
     else notFound(res, path)
@@ -149,12 +171,13 @@ export class UiServer {
     let files = this.#pluginFiles.get(record)
     if (!files) {
       const root = uiProblem(record) ? null : uiRoot(record, this.#opts.dist)
-      files = !root || !existsSync(root)
-        ? Promise.resolve(null)
-        : StaticFiles.load(root, { compress: !record.builtin, limits: PLUGIN_UI_LIMITS }).catch((err: Error) => {
-            this.#opts.log.warn({ plugin: record.id }, `plugin UI files not served: ${err.message}`)
-            return null
-          })
+      files =
+        !root || !existsSync(root)
+          ? Promise.resolve(null)
+          : StaticFiles.load(root, { compress: !record.builtin, limits: PLUGIN_UI_LIMITS }).catch((err: Error) => {
+              this.#opts.log.warn({ plugin: record.id }, `plugin UI files not served: ${err.message}`)
+              return null
+            })
       this.#pluginFiles.set(record, files)
     }
     return files
@@ -163,7 +186,11 @@ export class UiServer {
 
 function json(res: ServerResponse, status: number, code: string, message: string): void {
   const body = JSON.stringify({ error: code, message })
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), 'cache-control': 'no-store' })
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(body),
+    'cache-control': 'no-store',
+  })
   res.end(body)
 }
 

@@ -42,8 +42,14 @@ describe('StaticFiles.load', () => {
   })
 
   it('refuses a folder over its limits, in files or in bytes', async () => {
-    await expect(StaticFiles.load(root, { compress: false, limits: { maxFiles: 3, maxBytes: 1 << 20 } })).rejects.toBeInstanceOf(StaticFolderError)
-    await expect(StaticFiles.load(root, { compress: false, limits: { maxFiles: 10, maxBytes: 500 } })).rejects.toThrow(/more than 10 files or 500 bytes/)
-    await expect(StaticFiles.load(root, { compress: false, limits: { maxFiles: 4, maxBytes: 2000 } })).resolves.toBeInstanceOf(StaticFiles)
+    await expect(
+      StaticFiles.load(root, { compress: false, limits: { maxFiles: 3, maxBytes: 1 << 20 } }),
+    ).rejects.toBeInstanceOf(StaticFolderError)
+    await expect(StaticFiles.load(root, { compress: false, limits: { maxFiles: 10, maxBytes: 500 } })).rejects.toThrow(
+      /more than 10 files or 500 bytes/,
+    )
+    await expect(
+      StaticFiles.load(root, { compress: false, limits: { maxFiles: 4, maxBytes: 2000 } }),
+    ).resolves.toBeInstanceOf(StaticFiles)
   })
 })

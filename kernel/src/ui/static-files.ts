@@ -54,8 +54,10 @@ export class StaticFiles {
 
   static async load(root: string, options: { compress: boolean; limits?: LoadLimits }): Promise<StaticFiles> {
     const limits = options.limits
-    const overLimits = (count: number, bytes: number) => limits !== undefined && (count > limits.maxFiles || bytes > limits.maxBytes)
-    const tooLarge = () => new StaticFolderError(`${root} holds more than ${limits!.maxFiles} files or ${limits!.maxBytes} bytes`)
+    const overLimits = (count: number, bytes: number) =>
+      limits !== undefined && (count > limits.maxFiles || bytes > limits.maxBytes)
+    const tooLarge = () =>
+      new StaticFolderError(`${root} holds more than ${limits!.maxFiles} files or ${limits!.maxBytes} bytes`)
     // First every regular file and its size, a directory's entries side by side; the limits are checked on those
     // sizes before anything is read. Then the files are read side by side too: one by one, the shell's ~180 files
     // took 65-90 ms of every start.
@@ -87,7 +89,13 @@ export class StaticFiles {
     await walk(root, '')
     const bodies = await Promise.all(found.map((file) => readFile(file.full)))
     // A file may have grown since it was listed.
-    if (overLimits(found.length, bodies.reduce((sum, body) => sum + body.length, 0))) throw tooLarge()
+    if (
+      overLimits(
+        found.length,
+        bodies.reduce((sum, body) => sum + body.length, 0),
+      )
+    )
+      throw tooLarge()
     const raw = new Map(found.map((file, i) => [file.rel, bodies[i]!]))
     const files = new Map<string, StaticFile>()
     for (const [rel, body] of raw) {
@@ -97,7 +105,11 @@ export class StaticFiles {
       files.set(rel, {
         body,
         gzip: raw.get(`${rel}.gz`) ?? (compressible && options.compress ? gzipSync(body, { level: 9 }) : null),
-        brotli: raw.get(`${rel}.br`) ?? (compressible && options.compress ? brotliCompressSync(body, { params: { [zlib.BROTLI_PARAM_QUALITY]: 9 } }) : null),
+        brotli:
+          raw.get(`${rel}.br`) ??
+          (compressible && options.compress
+            ? brotliCompressSync(body, { params: { [zlib.BROTLI_PARAM_QUALITY]: 9 } })
+            : null),
         type: TYPES[ext] ?? 'application/octet-stream',
         etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`,
       })
@@ -119,12 +131,19 @@ export class StaticFiles {
  * `headers` adds the caller's (cache policy, CSP). Cross-origin reads are allowed: these are public code and
  * styles without data, and the sandboxed plugin frame (an opaque origin) loads its modules in CORS mode.
  */
-export function sendFile(req: IncomingMessage, res: ServerResponse, file: StaticFile, headers: Record<string, string>): void {
+export function sendFile(
+  req: IncomingMessage,
+  res: ServerResponse,
+  file: StaticFile,
+  headers: Record<string, string>,
+): void {
   const accept = req.headers['accept-encoding'] ?? ''
   const [body, encoding] =
-    file.brotli && /\bbr\b/.test(accept) ? [file.brotli, 'br']
-    : file.gzip && /\bgzip\b/.test(accept) ? [file.gzip, 'gzip']
-    : [file.body, null]
+    file.brotli && /\bbr\b/.test(accept)
+      ? [file.brotli, 'br']
+      : file.gzip && /\bgzip\b/.test(accept)
+        ? [file.gzip, 'gzip']
+        : [file.body, null]
   const head: Record<string, string | number> = {
     'content-type': file.type,
     etag: file.etag,

@@ -40,4 +40,7 @@ export const OwnPasswordBody = Type.Object(
  */
 export const MustEnrollSchema = Type.Optional(Type.Literal(true))
 /** A completed sign-in: the User, `mustEnrollTwoFactor` when it applies, and the token for `X-Svc-Client`. */
-export const LoginResponseSchema = Type.Composite([UserSchema, Type.Object({ mustEnrollTwoFactor: MustEnrollSchema, token: Type.Optional(Type.String()) })])
+export const LoginResponseSchema = Type.Composite([
+  UserSchema,
+  Type.Object({ mustEnrollTwoFactor: MustEnrollSchema, token: Type.Optional(Type.String()) }),
+])

@@ -11,15 +11,32 @@ export const UserErrors = {
   notFound: defineError('HOSTD_USERS_NOT_FOUND', 404, 'No such user'),
   taken: defineError('HOSTD_USERS_USERNAME_TAKEN', 409, 'That username is taken'),
   weakPassword: defineError('HOSTD_USERS_WEAK_PASSWORD', 400, 'Password too weak'),
-  lastAdmin: defineError('HOSTD_USERS_LAST_ADMIN', 409, 'This is the last enabled admin: add or enable another admin first'),
+  lastAdmin: defineError(
+    'HOSTD_USERS_LAST_ADMIN',
+    409,
+    'This is the last enabled admin: add or enable another admin first',
+  ),
   wrongPassword: defineError('HOSTD_USERS_WRONG_PASSWORD', 400, 'The current password is wrong'),
   setupDone: defineError('HOSTD_SETUP_ALREADY_DONE', 409, 'Setup is already done: the first admin exists'),
 } as const
 
-type UserRow = { id: string; username: string; role: string; disabled: boolean; twoFactor: boolean; passwordHash: string }
+type UserRow = {
+  id: string
+  username: string
+  role: string
+  disabled: boolean
+  twoFactor: boolean
+  passwordHash: string
+}
 
 export function toUser(row: UserRow): User {
-  return { id: row.id, username: row.username, role: isRole(row.role) ? row.role : 'viewer', disabled: row.disabled, twoFactor: row.twoFactor }
+  return {
+    id: row.id,
+    username: row.username,
+    role: isRole(row.role) ? row.role : 'viewer',
+    disabled: row.disabled,
+    twoFactor: row.twoFactor,
+  }
 }
 
 /**
@@ -158,7 +175,8 @@ export class UserService {
 
   async #insert(username: string, password: string, role: Role): Promise<User> {
     const em = this.#db.em()
-    if (await em.findOne(UserEntity, { usernameKey: username.toLowerCase() })) throw UserErrors.taken(`The username "${username}" is taken`)
+    if (await em.findOne(UserEntity, { usernameKey: username.toLowerCase() }))
+      throw UserErrors.taken(`The username "${username}" is taken`)
     const now = new Date()
     const row = em.create(UserEntity, {
       id: randomUUID(),
@@ -181,7 +199,13 @@ export class UserService {
     return row
   }
 
-  #update(id: string, change: (row: UserRow & { usernameKey: string; updatedAt: Date }, em: ReturnType<KernelDatabase['em']>) => Promise<void>): Promise<User> {
+  #update(
+    id: string,
+    change: (
+      row: UserRow & { usernameKey: string; updatedAt: Date },
+      em: ReturnType<KernelDatabase['em']>,
+    ) => Promise<void>,
+  ): Promise<User> {
     return this.#mutex.run(async () => {
       const em = this.#db.em()
       const row = await em.findOne(UserEntity, { id })

@@ -14,5 +14,16 @@ export default definePlugin({
   description: 'Sign-in page branding: server name, headline, description and background image.',
   deps: { settings: tokens.settings, audit: tokens.audit, kernel: tokens.kernel },
   routes: (r, { settings, audit, kernel }) => brandingRoutes(r, new BrandingStore(settings, kernel.dataDir), audit),
-  ui: { pages: [{ path: '/branding', title: 'Branding', icon: 'sparkles', role: 'admin', module: 'ui/branding.tsx', element: 'branding-page' }] },
+  ui: {
+    pages: [
+      {
+        path: '/branding',
+        title: 'Branding',
+        icon: 'sparkles',
+        role: 'admin',
+        module: 'ui/branding.tsx',
+        element: 'branding-page',
+      },
+    ],
+  },
 })

@@ -33,7 +33,10 @@ const CONTROL_IN_PARAGRAPH = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u2
 export function checkText(update: BrandingUpdate): void {
   for (const [field, value] of Object.entries(update) as [keyof BrandingUpdate, string][]) {
     const bad = field === 'description' ? CONTROL_IN_PARAGRAPH : CONTROL
-    if (bad.test(value)) throw BrandingErrors.textInvalid(`${field} holds a control character: plain text only${field === 'description' ? ' (line breaks and tabs are allowed)' : ''}`)
+    if (bad.test(value))
+      throw BrandingErrors.textInvalid(
+        `${field} holds a control character: plain text only${field === 'description' ? ' (line breaks and tabs are allowed)' : ''}`,
+      )
   }
 }
 
@@ -94,13 +97,18 @@ export class BrandingStore {
       size += (chunk as Buffer).length
       if (size > BACKGROUND_MAX_BYTES) {
         body.destroy()
-        throw BrandingErrors.imageTooLarge(`The background image is larger than ${BACKGROUND_MAX_BYTES / 1024 / 1024} MiB`)
+        throw BrandingErrors.imageTooLarge(
+          `The background image is larger than ${BACKGROUND_MAX_BYTES / 1024 / 1024} MiB`,
+        )
       }
       chunks.push(chunk as Buffer)
     }
     const data = Buffer.concat(chunks)
     const type = sniffImage(data)
-    if (!type) throw BrandingErrors.imageType('The background must be a PNG, JPEG or WebP image (read from its bytes, not its Content-Type)')
+    if (!type)
+      throw BrandingErrors.imageType(
+        'The background must be a PNG, JPEG or WebP image (read from its bytes, not its Content-Type)',
+      )
     const meta: BackgroundMeta = { type, sha256: createHash('sha256').update(data).digest('hex'), bytes: data.length }
     await mkdir(this.#dir, { recursive: true, mode: 0o700 })
     const temp = join(this.#dir, `.background-${randomBytes(6).toString('hex')}`)

@@ -17,9 +17,22 @@ async function rate(label: string, n: number, once: () => Promise<unknown>): Pro
 
 const t = await startTestKernel({ plugins: [branding] })
 try {
-  await t.inject({ method: 'PUT', url: '/api/branding', as: 'admin', payload: { headline: 'Bench', description: 'x'.repeat(1000) } })
+  await t.inject({
+    method: 'PUT',
+    url: '/api/branding',
+    as: 'admin',
+    payload: { headline: 'Bench', description: 'x'.repeat(1000) },
+  })
   const image = Buffer.concat([png(), Buffer.alloc(512 * 1024)])
-  const url = (await t.inject({ method: 'PUT', url: '/api/branding/background', as: 'admin', headers: { 'content-type': 'image/png' }, payload: image })).json().background
+  const url = (
+    await t.inject({
+      method: 'PUT',
+      url: '/api/branding/background',
+      as: 'admin',
+      headers: { 'content-type': 'image/png' },
+      payload: image,
+    })
+  ).json().background
   const get = (path: string) => async () => {
     const res = await t.inject({ url: path })
     if (res.statusCode !== 200) throw new Error(`${path}: ${res.statusCode}`)
@@ -27,7 +40,13 @@ try {
   const health = await rate('reference: GET /health', 3000, get('/health'))
   const text = await rate('GET /api/branding', 3000, get('/api/branding'))
   const background = await rate('GET background (512 KiB, from memory)', 1000, get(url))
-  const result = { healthPerSecond: Math.round(health), brandingPerSecond: Math.round(text), backgroundPerSecond: Math.round(background), brandingRatio: +(text / health).toFixed(3), backgroundRatio: +(background / health).toFixed(3) }
+  const result = {
+    healthPerSecond: Math.round(health),
+    brandingPerSecond: Math.round(text),
+    backgroundPerSecond: Math.round(background),
+    brandingRatio: +(text / health).toFixed(3),
+    backgroundRatio: +(background / health).toFixed(3),
+  }
   console.log(`\nbranding/health ${result.brandingRatio}, background/health ${result.backgroundRatio}`)
   console.log(`BENCH_JSON ${JSON.stringify(result)}`)
 } finally {

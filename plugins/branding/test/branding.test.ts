@@ -18,7 +18,12 @@ describe('branding', () => {
   })
 
   const get = () => t.inject({ url: '/api/branding' })
-  const audit = async () => ((await t.inject({ url: '/api/audit?range=all&limit=200', as: 'admin' })).json().items as { action: string; result: string; detail: any }[])
+  const audit = async () =>
+    (await t.inject({ url: '/api/audit?range=all&limit=200', as: 'admin' })).json().items as {
+      action: string
+      result: string
+      detail: any
+    }[]
 
   it('answers the defaults to anyone, signed in or not: the host name and no background', async () => {
     const res = await get()
@@ -28,7 +33,11 @@ describe('branding', () => {
 
   it('round-trips the text an admin sets, verbatim, HTML included, as JSON', async () => {
     const html = '<img src=x onerror="alert(1)"><b>Welcome</b> &amp; "hi"'
-    const body = { serverName: 'nas <b>one</b>', headline: html, description: 'Line one\nLine two\twith a tab <script>alert(2)</script>' }
+    const body = {
+      serverName: 'nas <b>one</b>',
+      headline: html,
+      description: 'Line one\nLine two\twith a tab <script>alert(2)</script>',
+    }
     const put = await t.inject({ method: 'PUT', url: '/api/branding', as: 'admin', payload: body })
     expect(put.statusCode, put.body).toBe(200)
     expect(put.json()).toEqual({ ...body, background: null })
@@ -38,7 +47,9 @@ describe('branding', () => {
     expect(res.json()).toEqual({ ...body, background: null })
     // The raw body is JSON text: the markup is inside a JSON string, never a document of its own.
     expect(JSON.parse(res.body).headline).toBe(html)
-    expect((await audit()).find((e) => e.action === 'branding.set')?.detail).toEqual({ changed: ['serverName', 'headline', 'description'] })
+    expect((await audit()).find((e) => e.action === 'branding.set')?.detail).toEqual({
+      changed: ['serverName', 'headline', 'description'],
+    })
   })
 
   it('changes only the fields given; an empty server name goes back to the host name', async () => {
@@ -68,7 +79,12 @@ describe('branding', () => {
       expect(res.json().error).toBe(code)
     }
     expect((await get()).json()).toEqual(before)
-    const limits = await t.inject({ method: 'PUT', url: '/api/branding', as: 'admin', payload: { serverName: 'x'.repeat(64), headline: 'y'.repeat(120), description: 'z'.repeat(1000) } })
+    const limits = await t.inject({
+      method: 'PUT',
+      url: '/api/branding',
+      as: 'admin',
+      payload: { serverName: 'x'.repeat(64), headline: 'y'.repeat(120), description: 'z'.repeat(1000) },
+    })
     expect(limits.statusCode).toBe(200)
   })
 
@@ -76,7 +92,13 @@ describe('branding', () => {
     const before = (await get()).json()
     for (const as of [undefined, 'viewer', 'operator'] as const) {
       const text = await t.inject({ method: 'PUT', url: '/api/branding', as, payload: { headline: 'hijacked' } })
-      const image = await t.inject({ method: 'PUT', url: '/api/branding/background', as, headers: { 'content-type': 'image/png' }, payload: png() })
+      const image = await t.inject({
+        method: 'PUT',
+        url: '/api/branding/background',
+        as,
+        headers: { 'content-type': 'image/png' },
+        payload: png(),
+      })
       const remove = await t.inject({ method: 'DELETE', url: '/api/branding/background', as })
       for (const res of [text, image, remove]) expect(res.statusCode, `${as}`).toBe(as ? 403 : 401)
     }
@@ -85,7 +107,13 @@ describe('branding', () => {
 
   it('stores a PNG background and serves it publicly with its sniffed type, nosniff and a content hash', async () => {
     const image = png()
-    const put = await t.inject({ method: 'PUT', url: '/api/branding/background', as: 'admin', headers: { 'content-type': 'application/octet-stream' }, payload: image })
+    const put = await t.inject({
+      method: 'PUT',
+      url: '/api/branding/background',
+      as: 'admin',
+      headers: { 'content-type': 'application/octet-stream' },
+      payload: image,
+    })
     expect(put.statusCode, put.body).toBe(200)
     const url = put.json().background as string
     expect(url).toMatch(/^\/api\/branding\/background\?v=[0-9a-f]{16}$/)
@@ -104,22 +132,48 @@ describe('branding', () => {
     expect((await t.inject({ url: '/api/branding/background?v=old' })).headers['cache-control']).toBe('no-cache')
 
     // A new image gets a new URL.
-    const next = await t.inject({ method: 'PUT', url: '/api/branding/background', as: 'admin', headers: { 'content-type': 'image/png' }, payload: png(1, 2, 3) })
+    const next = await t.inject({
+      method: 'PUT',
+      url: '/api/branding/background',
+      as: 'admin',
+      headers: { 'content-type': 'image/png' },
+      payload: png(1, 2, 3),
+    })
     expect(next.json().background).not.toBe(url)
     const events = (await audit()).filter((e) => e.action === 'branding.background.set' && e.result === 'success')
     expect(events[0]?.detail).toMatchObject({ type: 'image/png', bytes: png(1, 2, 3).length })
   })
 
   it('reads the type from the bytes: JPEG and WebP pass; GIF, SVG and text are 415 whatever the Content-Type says', async () => {
-    for (const [bytes, type] of [[JPEG_HEAD, 'image/jpeg'], [WEBP_HEAD, 'image/webp']] as const) {
-      const put = await t.inject({ method: 'PUT', url: '/api/branding/background', as: 'admin', headers: { 'content-type': 'image/png' }, payload: bytes })
+    for (const [bytes, type] of [
+      [JPEG_HEAD, 'image/jpeg'],
+      [WEBP_HEAD, 'image/webp'],
+    ] as const) {
+      const put = await t.inject({
+        method: 'PUT',
+        url: '/api/branding/background',
+        as: 'admin',
+        headers: { 'content-type': 'image/png' },
+        payload: bytes,
+      })
       expect(put.statusCode).toBe(200)
       const res = await t.inject({ url: put.json().background })
       expect(res.headers['content-type']).toBe(type)
     }
     const current = (await get()).json().background
-    for (const [bytes, claimed] of [[GIF, 'image/png'], [SVG, 'image/svg+xml'], [Buffer.from('<html>hi</html>'), 'image/jpeg'], [Buffer.alloc(0), 'image/png']] as const) {
-      const res = await t.inject({ method: 'PUT', url: '/api/branding/background', as: 'admin', headers: { 'content-type': claimed }, payload: bytes })
+    for (const [bytes, claimed] of [
+      [GIF, 'image/png'],
+      [SVG, 'image/svg+xml'],
+      [Buffer.from('<html>hi</html>'), 'image/jpeg'],
+      [Buffer.alloc(0), 'image/png'],
+    ] as const) {
+      const res = await t.inject({
+        method: 'PUT',
+        url: '/api/branding/background',
+        as: 'admin',
+        headers: { 'content-type': claimed },
+        payload: bytes,
+      })
       expect(res.statusCode, claimed).toBe(415)
       expect(res.json().error).toBe('HOSTD_BRANDING_IMAGE_TYPE')
     }
@@ -131,7 +185,13 @@ describe('branding', () => {
   it('caps the background at 4 MiB, by the declared length and by the bytes actually sent', async () => {
     const current = (await get()).json().background
     const big = Buffer.concat([png(), Buffer.alloc(4 * 1024 * 1024)])
-    const res = await t.inject({ method: 'PUT', url: '/api/branding/background', as: 'admin', headers: { 'content-type': 'image/png' }, payload: big })
+    const res = await t.inject({
+      method: 'PUT',
+      url: '/api/branding/background',
+      as: 'admin',
+      headers: { 'content-type': 'image/png' },
+      payload: big,
+    })
     expect(res.statusCode).toBe(413)
     expect(res.json().error).toBe('HOSTD_BRANDING_IMAGE_TOO_LARGE')
     expect((await get()).json().background).toBe(current)

@@ -45,7 +45,8 @@ export function gradientPng(width: number, height: number, from = [30, 64, 175],
   for (let y = 0; y < height; y++) {
     for (let x = 0; x < width; x++) {
       const t = (x / width + y / height) / 2
-      for (let c = 0; c < 3; c++) rows[y * (1 + width * 3) + 1 + x * 3 + c] = Math.round(from[c]! + (to[c]! - from[c]!) * t)
+      for (let c = 0; c < 3; c++)
+        rows[y * (1 + width * 3) + 1 + x * 3 + c] = Math.round(from[c]! + (to[c]! - from[c]!) * t)
     }
   }
   return encodePng(width, height, rows)

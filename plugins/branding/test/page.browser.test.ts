@@ -5,7 +5,13 @@
  * shows all four. Other roles have no branding page.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { expectAccessible, screenshot, signInThroughForm, startUi, type UiHarness } from '../../../test/support/browser.ts'
+import {
+  expectAccessible,
+  screenshot,
+  signInThroughForm,
+  startUi,
+  type UiHarness,
+} from '../../../test/support/browser.ts'
 import { GIF, gradientPng } from './images.ts'
 
 const NAME = 'Family NAS'
@@ -84,13 +90,18 @@ describe('branding page', { timeout: 240_000 }, () => {
     await signInThroughForm(page, ui.admin)
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Branding' }).click()
     await page.getByRole('button', { name: 'Remove background' }).click()
-    await page.getByRole('dialog', { name: 'Remove the background?' }).getByRole('button', { name: 'Remove background' }).click()
+    await page
+      .getByRole('dialog', { name: 'Remove the background?' })
+      .getByRole('button', { name: 'Remove background' })
+      .click()
     await page.getByText('No background: the sign-in page uses its plain one.').waitFor()
     const plain = await ui.newPage()
     await plain.goto(ui.url)
     await plain.getByRole('heading', { name: 'Sign in' }).waitFor()
     await plain.getByText(NAME, { exact: true }).waitFor()
-    expect(await plain.getByRole('main').evaluate((el) => getComputedStyle(el.parentElement!).backgroundImage)).not.toContain('/api/branding/background')
+    expect(
+      await plain.getByRole('main').evaluate((el) => getComputedStyle(el.parentElement!).backgroundImage),
+    ).not.toContain('/api/branding/background')
     ui.assertNoCspViolations()
   })
 })

@@ -6,9 +6,19 @@ export const samples: RouteSamples = {
   'GET /api/branding': async () => ({ url: '/api/branding' }),
   'PUT /api/branding': async () => ({ url: '/api/branding', body: { headline: 'Route table' } }),
   'GET /api/branding/background': async (c) => {
-    await c.t.inject({ method: 'PUT', url: '/api/branding/background', as: 'admin', headers: { 'content-type': 'image/png' }, payload: png() })
+    await c.t.inject({
+      method: 'PUT',
+      url: '/api/branding/background',
+      as: 'admin',
+      headers: { 'content-type': 'image/png' },
+      payload: png(),
+    })
     return { url: '/api/branding/background' }
   },
-  'PUT /api/branding/background': async () => ({ url: '/api/branding/background', raw: png(), contentType: 'image/png' }),
+  'PUT /api/branding/background': async () => ({
+    url: '/api/branding/background',
+    raw: png(),
+    contentType: 'image/png',
+  }),
   'DELETE /api/branding/background': async () => ({ url: '/api/branding/background' }),
 }

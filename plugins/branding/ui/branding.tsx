@@ -5,8 +5,24 @@
  */
 import { useState } from 'preact/hooks'
 import {
-  ApiError, Async, Button, Card, FieldErrors, FileDrop, Form, Icon, PageHeader, ProgressBar, TextArea, TextField,
-  adoptStyles, defineElement, errorMessage, formatBytes, useResource, type PageContext,
+  ApiError,
+  Async,
+  Button,
+  Card,
+  FieldErrors,
+  FileDrop,
+  Form,
+  Icon,
+  PageHeader,
+  ProgressBar,
+  TextArea,
+  TextField,
+  adoptStyles,
+  defineElement,
+  errorMessage,
+  formatBytes,
+  useResource,
+  type PageContext,
 } from '@hostd/ui'
 import type { Branding } from '../src/schemas.ts'
 import { BACKGROUND_MAX_BYTES, LIMITS } from '../src/limits.ts'
@@ -24,7 +40,10 @@ const counter = (value: string, max: number) => `${[...value].length} / ${max} c
 /** The server's refusal at its field: TEXT_INVALID starts with the field's name, a schema 400 names "body/<field>". */
 function atField(err: unknown): unknown {
   if (!(err instanceof ApiError)) return err
-  const field = err.code === 'HOSTD_BRANDING_TEXT_INVALID' ? /^(serverName|headline|description)\b/.exec(err.message)?.[1] : /body\/(serverName|headline|description)\b/.exec(err.message)?.[1]
+  const field =
+    err.code === 'HOSTD_BRANDING_TEXT_INVALID'
+      ? /^(serverName|headline|description)\b/.exec(err.message)?.[1]
+      : /body\/(serverName|headline|description)\b/.exec(err.message)?.[1]
   return field ? new FieldErrors({ [field]: err.message }) : err
 }
 
@@ -32,18 +51,31 @@ function atField(err: unknown): unknown {
 function Preview({ text, background }: { text: Text; background: string | null }) {
   return (
     <figure class="brand-preview">
-      <div class="brand-preview-stage" style={background ? { backgroundImage: `url("${encodeURI(background)}")` } : undefined}>
+      <div
+        class="brand-preview-stage"
+        style={background ? { backgroundImage: `url("${encodeURI(background)}")` } : undefined}
+      >
         <div class="brand-preview-panel">
           <p class="brand-preview-name">
-            <span class="brand-mark" aria-hidden="true"><Icon name="server" size={14} /></span>
+            <span class="brand-mark" aria-hidden="true">
+              <Icon name="server" size={14} />
+            </span>
             <span>{text.serverName.trim() || 'the host name'}</span>
           </p>
           {text.headline.trim() && <p class="brand-preview-headline">{text.headline}</p>}
           {text.description.trim() && <p class="brand-preview-description">{text.description}</p>}
           <p class="brand-preview-title">Sign in</p>
-          <div class="brand-preview-field" aria-hidden="true"><span>User name</span><i /></div>
-          <div class="brand-preview-field" aria-hidden="true"><span>Password</span><i /></div>
-          <div class="brand-preview-button" aria-hidden="true">Sign in</div>
+          <div class="brand-preview-field" aria-hidden="true">
+            <span>User name</span>
+            <i />
+          </div>
+          <div class="brand-preview-field" aria-hidden="true">
+            <span>Password</span>
+            <i />
+          </div>
+          <div class="brand-preview-button" aria-hidden="true">
+            Sign in
+          </div>
         </div>
       </div>
       <figcaption>What the sign-in page shows before anyone signs in.</figcaption>
@@ -51,7 +83,17 @@ function Preview({ text, background }: { text: Text; background: string | null }
   )
 }
 
-function BackgroundSettings({ ctx, background, onChange, onPreview }: { ctx: PageContext; background: string | null; onChange: (b: Branding) => void; onPreview: (url: string | null) => void }) {
+function BackgroundSettings({
+  ctx,
+  background,
+  onChange,
+  onPreview,
+}: {
+  ctx: PageContext
+  background: string | null
+  onChange: (b: Branding) => void
+  onPreview: (url: string | null) => void
+}) {
   const [upload, setUpload] = useState<{ name: string; loaded: number; total: number } | null>(null)
   const [error, setError] = useState<string | null>(null)
   const [removing, setRemoving] = useState(false)
@@ -59,12 +101,18 @@ function BackgroundSettings({ ctx, background, onChange, onPreview }: { ctx: Pag
   const send = async (file: File) => {
     setError(null)
     if (!IMAGE_TYPES.includes(file.type)) return setError(`${file.name} is not a PNG, JPEG or WebP image.`)
-    if (file.size > BACKGROUND_MAX_BYTES) return setError(`${file.name} is ${formatBytes(file.size)}: the background may be at most ${formatBytes(BACKGROUND_MAX_BYTES, 0)}.`)
+    if (file.size > BACKGROUND_MAX_BYTES)
+      return setError(
+        `${file.name} is ${formatBytes(file.size)}: the background may be at most ${formatBytes(BACKGROUND_MAX_BYTES, 0)}.`,
+      )
     const local = URL.createObjectURL(file)
     onPreview(local)
     setUpload({ name: file.name, loaded: 0, total: file.size })
     try {
-      const b = await ctx.upload<Branding>('/api/branding/background', file, { method: 'PUT', onProgress: (loaded, total) => setUpload({ name: file.name, loaded, total }) })
+      const b = await ctx.upload<Branding>('/api/branding/background', file, {
+        method: 'PUT',
+        onProgress: (loaded, total) => setUpload({ name: file.name, loaded, total }),
+      })
       onChange(b)
       ctx.toast.success('The new background is on the sign-in page')
       announce()
@@ -79,7 +127,12 @@ function BackgroundSettings({ ctx, background, onChange, onPreview }: { ctx: Pag
   }
 
   const remove = async () => {
-    const ok = await ctx.confirm({ title: 'Remove the background?', message: 'The sign-in page goes back to its plain background.', confirmLabel: 'Remove background', danger: true })
+    const ok = await ctx.confirm({
+      title: 'Remove the background?',
+      message: 'The sign-in page goes back to its plain background.',
+      confirmLabel: 'Remove background',
+      danger: true,
+    })
     if (!ok) return
     setRemoving(true)
     try {
@@ -100,15 +153,30 @@ function BackgroundSettings({ ctx, background, onChange, onPreview }: { ctx: Pag
         {background ? (
           <div class="brand-current">
             <img src={background} alt="The current background" />
-            <Button variant="ghost" icon="trash" busy={removing} onClick={() => void remove()}>Remove background</Button>
+            <Button variant="ghost" icon="trash" busy={removing} onClick={() => void remove()}>
+              Remove background
+            </Button>
           </div>
         ) : (
           <p class="muted">No background: the sign-in page uses its plain one.</p>
         )}
-        <FileDrop label="Background image" accept={IMAGE_TYPES.join(',')} multiple={false} disabled={upload !== null} onFiles={(files) => void send(files[0]!)}>
+        <FileDrop
+          label="Background image"
+          accept={IMAGE_TYPES.join(',')}
+          multiple={false}
+          disabled={upload !== null}
+          onFiles={(files) => void send(files[0]!)}
+        >
           PNG, JPEG or WebP, at most {formatBytes(BACKGROUND_MAX_BYTES, 0)}. Drop it here, or
         </FileDrop>
-        {upload && <ProgressBar label={`Uploading ${upload.name}`} value={upload.loaded} max={upload.total || 1} detail={`${formatBytes(upload.loaded)} of ${formatBytes(upload.total)}`} />}
+        {upload && (
+          <ProgressBar
+            label={`Uploading ${upload.name}`}
+            value={upload.loaded}
+            max={upload.total || 1}
+            detail={`${formatBytes(upload.loaded)} of ${formatBytes(upload.total)}`}
+          />
+        )}
         {error && (
           <p class="form-error" role="alert">
             <Icon name="circle-alert" /> <span>{error}</span>
@@ -121,13 +189,18 @@ function BackgroundSettings({ ctx, background, onChange, onPreview }: { ctx: Pag
 
 function Settings({ ctx, initial }: { ctx: PageContext; initial: Branding }) {
   const [saved, setSaved] = useState(initial)
-  const [text, setText] = useState<Text>({ serverName: initial.serverName, headline: initial.headline, description: initial.description })
+  const [text, setText] = useState<Text>({
+    serverName: initial.serverName,
+    headline: initial.headline,
+    description: initial.description,
+  })
   const [previewBackground, setPreviewBackground] = useState<string | null>(null)
   const field = (name: keyof Text) => ({
     value: text[name],
     onInput: (e: Event) => setText((t) => ({ ...t, [name]: (e.currentTarget as HTMLInputElement).value })),
   })
-  const changed = text.serverName !== saved.serverName || text.headline !== saved.headline || text.description !== saved.description
+  const changed =
+    text.serverName !== saved.serverName || text.headline !== saved.headline || text.description !== saved.description
   return (
     <div class="brand-layout">
       <div class="stack">
@@ -146,14 +219,50 @@ function Settings({ ctx, initial }: { ctx: PageContext; initial: Branding }) {
                 throw atField(err)
               }
             }}
-            actions={changed && <Button onClick={() => setText({ serverName: saved.serverName, headline: saved.headline, description: saved.description })}>Undo changes</Button>}
+            actions={
+              changed && (
+                <Button
+                  onClick={() =>
+                    setText({ serverName: saved.serverName, headline: saved.headline, description: saved.description })
+                  }
+                >
+                  Undo changes
+                </Button>
+              )
+            }
           >
-            <TextField name="serverName" label="Server name" maxLength={LIMITS.serverName} autoComplete="off" hint={`${counter(text.serverName, LIMITS.serverName)}. Also in the header and the tab's title; empty goes back to the host name.`} {...field('serverName')} />
-            <TextField name="headline" label="Headline" maxLength={LIMITS.headline} autoComplete="off" hint={counter(text.headline, LIMITS.headline)} {...field('headline')} />
-            <TextArea name="description" label="Description" maxLength={LIMITS.description} rows={5} hint={`${counter(text.description, LIMITS.description)}. Plain text: line breaks are kept, HTML shows as typed.`} {...field('description')} />
+            <TextField
+              name="serverName"
+              label="Server name"
+              maxLength={LIMITS.serverName}
+              autoComplete="off"
+              hint={`${counter(text.serverName, LIMITS.serverName)}. Also in the header and the tab's title; empty goes back to the host name.`}
+              {...field('serverName')}
+            />
+            <TextField
+              name="headline"
+              label="Headline"
+              maxLength={LIMITS.headline}
+              autoComplete="off"
+              hint={counter(text.headline, LIMITS.headline)}
+              {...field('headline')}
+            />
+            <TextArea
+              name="description"
+              label="Description"
+              maxLength={LIMITS.description}
+              rows={5}
+              hint={`${counter(text.description, LIMITS.description)}. Plain text: line breaks are kept, HTML shows as typed.`}
+              {...field('description')}
+            />
           </Form>
         </Card>
-        <BackgroundSettings ctx={ctx} background={saved.background} onChange={setSaved} onPreview={setPreviewBackground} />
+        <BackgroundSettings
+          ctx={ctx}
+          background={saved.background}
+          onChange={setSaved}
+          onPreview={setPreviewBackground}
+        />
       </div>
       <Card title="Preview" class="brand-preview-card">
         <Preview text={text} background={previewBackground ?? saved.background} />
@@ -166,13 +275,18 @@ function BrandingPage({ ctx }: { ctx: PageContext }) {
   const branding = useResource((signal) => ctx.api.get<Branding>('/api/branding', { signal }), [])
   return (
     <>
-      <PageHeader title="Branding" description="What everyone sees on the sign-in page before signing in: this server's name, a headline, a few words and a background." />
+      <PageHeader
+        title="Branding"
+        description="What everyone sees on the sign-in page before signing in: this server's name, a headline, a few words and a background."
+      />
       {ctx.can('admin') ? (
         <Async resource={branding} label="Loading the branding…">
           {(b) => <Settings ctx={ctx} initial={b} />}
         </Async>
       ) : (
-        <p class="notice"><Icon name="lock" /> Only admins change the branding.</p>
+        <p class="notice">
+          <Icon name="lock" /> Only admins change the branding.
+        </p>
       )}
     </>
   )

@@ -46,10 +46,20 @@ export interface LabelledContainer {
 }
 
 export interface ContainersService {
-  run(spec: RunSpec, role: Role, actor: AuditActor, hooks?: CreateHooks, options?: { labels?: Record<string, string> }): Promise<{ id: string; name: string }>
+  run(
+    spec: RunSpec,
+    role: Role,
+    actor: AuditActor,
+    hooks?: CreateHooks,
+    options?: { labels?: Record<string, string> },
+  ): Promise<{ id: string; name: string }>
   engineStatus(): Promise<{ available: boolean; message: string }>
   listLabelled(key: string): Promise<LabelledContainer[]>
-  remove(idOrName: string, actor: AuditActor, options?: { volumes?: boolean }): Promise<{ id: string; name: string; removedVolumes: string[]; keptVolumes: { name: string; reason: string }[] }>
+  remove(
+    idOrName: string,
+    actor: AuditActor,
+    options?: { volumes?: boolean },
+  ): Promise<{ id: string; name: string; removedVolumes: string[]; keptVolumes: { name: string; reason: string }[] }>
 }
 
 export const containersService = createServiceToken<ContainersService>('hostd.containers')

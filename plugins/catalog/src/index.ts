@@ -57,7 +57,18 @@ export function createCatalogPlugin(options: CatalogPluginOptions = {}) {
     routes: (r, deps) => catalogRoutes(r, () => service(deps)),
     sockets: (s, deps) => catalogSockets(s, () => service(deps)),
     start: (deps) => service(deps).start(),
-    ui: { pages: [{ path: '/catalog', title: 'App catalog', icon: 'store', role: 'viewer', module: 'ui/catalog.tsx', element: 'catalog-page' }] },
+    ui: {
+      pages: [
+        {
+          path: '/catalog',
+          title: 'App catalog',
+          icon: 'store',
+          role: 'viewer',
+          module: 'ui/catalog.tsx',
+          element: 'catalog-page',
+        },
+      ],
+    },
   })
 }
 

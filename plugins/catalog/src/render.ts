@@ -34,7 +34,8 @@ export function isPinned(image: string): boolean {
 /** Checks an entry beyond its schema. Returns the reason it is unusable, or null. */
 export function entryProblem(entry: CatalogEntry): string | null {
   if (!valid(entry.version)) return `version "${entry.version}" is not semver (e.g. 1.2.0)`
-  if (!isPinned(entry.runSpec.image)) return `image "${entry.runSpec.image}" is not pinned: give a tag other than latest, or a digest`
+  if (!isPinned(entry.runSpec.image))
+    return `image "${entry.runSpec.image}" is not pinned: give a tag other than latest, or a digest`
   for (const url of [entry.icon, entry.website, ...(entry.gallery ?? [])]) {
     if (url !== undefined && !/^https:\/\//.test(url)) return `"${url.slice(0, 80)}" is not an https: URL`
   }
@@ -44,7 +45,8 @@ export function entryProblem(entry: CatalogEntry): string | null {
     fields.set(f.key, f)
     if (f.type === 'select' && !f.options?.length) return `select field "${f.key}" has no options`
     if (f.pattern !== undefined) {
-      if (f.type !== 'text' && f.type !== 'password') return `field "${f.key}": pattern applies to text and password fields only`
+      if (f.type !== 'text' && f.type !== 'password')
+        return `field "${f.key}": pattern applies to text and password fields only`
       try {
         new RegExp(f.pattern)
       } catch {
@@ -65,18 +67,29 @@ export function entryProblem(entry: CatalogEntry): string | null {
     ...Object.entries(spec.env ?? {}).map(([k, v]) => [`env.${k}`, v] as [string, string]),
     ...(spec.ports ?? []).map((v, i) => [`ports[${i}]`, v] as [string, string]),
     ...(spec.volumes ?? []).map((v, i) => [`volumes[${i}]`, v] as [string, string]),
-    ...(['command', 'entrypoint'] as const).flatMap((k) => (Array.isArray(spec[k]) ? (spec[k] as string[]).map((v, i) => [`${k}[${i}]`, v] as [string, string]) : [])),
+    ...(['command', 'entrypoint'] as const).flatMap((k) =>
+      Array.isArray(spec[k]) ? (spec[k] as string[]).map((v, i) => [`${k}[${i}]`, v] as [string, string]) : [],
+    ),
   ]
   for (const [where, text] of allowed) {
     if (hasBraces(text)) return `${where}: "{{" that is not a {{fields.<key>}} template`
     for (const key of templatesIn(text)) {
       const field = fields.get(key)
       if (!field) return `${where} uses {{fields.${key}}}, which is not a declared field`
-      if (field.type === 'path' && !where.startsWith('volumes[')) return `${where}: path field "${key}" may only be a volume source`
+      if (field.type === 'path' && !where.startsWith('volumes['))
+        return `${where}: path field "${key}" may only be a volume source`
     }
   }
-  const elsewhere = JSON.stringify({ ...spec, env: undefined, ports: undefined, volumes: undefined, command: Array.isArray(spec.command) ? undefined : spec.command, entrypoint: Array.isArray(spec.entrypoint) ? undefined : spec.entrypoint })
-  if (elsewhere.includes('{{')) return 'templates are allowed only in env values, ports, volumes and command/entrypoint given as arrays'
+  const elsewhere = JSON.stringify({
+    ...spec,
+    env: undefined,
+    ports: undefined,
+    volumes: undefined,
+    command: Array.isArray(spec.command) ? undefined : spec.command,
+    entrypoint: Array.isArray(spec.entrypoint) ? undefined : spec.entrypoint,
+  })
+  if (elsewhere.includes('{{'))
+    return 'templates are allowed only in env values, ports, volumes and command/entrypoint given as arrays'
   return null
 }
 
@@ -88,7 +101,8 @@ export function checkValue(field: Field, value: unknown): string {
       if (typeof value !== 'string') throw new Error('must be a string')
       if (value.length > 1024) throw new Error('is longer than 1024 characters')
       if (CONTROL.test(value)) throw new Error('holds a control character')
-      if (field.pattern !== undefined && value !== '' && !new RegExp(`^(?:${field.pattern})$`).test(value)) throw new Error(`does not match ${field.pattern}`)
+      if (field.pattern !== undefined && value !== '' && !new RegExp(`^(?:${field.pattern})$`).test(value))
+        throw new Error(`does not match ${field.pattern}`)
       return value
     }
     case 'number': {
@@ -98,11 +112,13 @@ export function checkValue(field: Field, value: unknown): string {
       return String(value)
     }
     case 'port': {
-      if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > 65535) throw new Error('must be a port number 1..65535')
+      if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > 65535)
+        throw new Error('must be a port number 1..65535')
       return String(value)
     }
     case 'select': {
-      if (typeof value !== 'string' || !field.options!.some((o) => o.value === value)) throw new Error(`must be one of ${field.options!.map((o) => o.value).join(', ')}`)
+      if (typeof value !== 'string' || !field.options!.some((o) => o.value === value))
+        throw new Error(`must be one of ${field.options!.map((o) => o.value).join(', ')}`)
       return value
     }
     case 'boolean': {
@@ -111,7 +127,8 @@ export function checkValue(field: Field, value: unknown): string {
     }
     case 'path': {
       if (typeof value !== 'string' || !value.startsWith('/')) throw new Error('must be an absolute path')
-      if (value.length > 4096 || CONTROL.test(value) || /[:,]/.test(value)) throw new Error('holds a character a path here may not (control, : or ,)')
+      if (value.length > 4096 || CONTROL.test(value) || /[:,]/.test(value))
+        throw new Error('holds a character a path here may not (control, : or ,)')
       if (value.split('/').includes('..')) throw new Error('may not contain ..')
       return posix.normalize(value).replace(/(.)\/+$/, '$1')
     }
@@ -123,7 +140,8 @@ export function checkValue(field: Field, value: unknown): string {
 export function resolveValues(entry: CatalogEntry, given: Record<string, unknown>): Map<string, string> {
   const fields = entry.fields ?? []
   const unknown = Object.keys(given).filter((k) => !fields.some((f) => f.key === k))
-  if (unknown.length) throw CatalogErrors.valuesInvalid(`Unknown field${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}`)
+  if (unknown.length)
+    throw CatalogErrors.valuesInvalid(`Unknown field${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}`)
   const out = new Map<string, string>()
   for (const field of fields) {
     const value = given[field.key] ?? field.default
@@ -144,7 +162,10 @@ export function resolveValues(entry: CatalogEntry, given: Record<string, unknown
 function substitute(text: string, values: Map<string, string>, where: string, specSafe: boolean): string {
   return text.replace(TEMPLATE, (_m, key: string) => {
     const value = values.get(key) ?? ''
-    if (specSafe && !SPEC_SAFE.test(value)) throw CatalogErrors.valuesInvalid(`The value of ${key} cannot go into ${where}: use letters, digits, . _ / - only`)
+    if (specSafe && !SPEC_SAFE.test(value))
+      throw CatalogErrors.valuesInvalid(
+        `The value of ${key} cannot go into ${where}: use letters, digits, . _ / - only`,
+      )
     return value
   })
 }
@@ -165,7 +186,10 @@ export function renderRunSpec(entry: CatalogEntry, given: Record<string, unknown
   const values = resolveValues(entry, given)
   const spec = structuredClone(entry.runSpec) as RunSpec
   spec.name = name ?? entry.runSpec.name ?? entry.id
-  if (spec.env) spec.env = Object.fromEntries(Object.entries(spec.env).map(([k, v]) => [k, substitute(v, values, `env.${k}`, false)]))
+  if (spec.env)
+    spec.env = Object.fromEntries(
+      Object.entries(spec.env).map(([k, v]) => [k, substitute(v, values, `env.${k}`, false)]),
+    )
   spec.ports = renderList(spec.ports, values, 'ports')
   spec.volumes = renderList(spec.volumes, values, 'volumes')
   for (const key of ['command', 'entrypoint'] as const) {

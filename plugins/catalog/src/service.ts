@@ -34,7 +34,17 @@ export interface CatalogConfig {
 }
 
 function emptyStatus(config: Source['config']): SourceStatus {
-  return { id: config.id, kind: config.kind, location: config.location, name: '', ok: false, error: 'not loaded yet', loadedAt: null, apps: 0, skipped: [] }
+  return {
+    id: config.id,
+    kind: config.kind,
+    location: config.location,
+    name: '',
+    ok: false,
+    error: 'not loaded yet',
+    loadedAt: null,
+    apps: 0,
+    skipped: [],
+  }
 }
 
 export class CatalogService {
@@ -47,7 +57,10 @@ export class CatalogService {
   #sources: Source[] = []
   #changes: Promise<unknown> = Promise.resolve()
 
-  constructor(deps: { settings: Settings; audit: AuditService; log: Logger; containers: ContainersService }, config: CatalogConfig) {
+  constructor(
+    deps: { settings: Settings; audit: AuditService; log: Logger; containers: ContainersService },
+    config: CatalogConfig,
+  ) {
     this.#settings = deps.settings
     this.#audit = deps.audit
     this.#log = deps.log
@@ -56,7 +69,10 @@ export class CatalogService {
   }
 
   async start(): Promise<void> {
-    const configs: Source['config'][] = [{ id: BUILTIN_ID, kind: 'builtin', location: this.#config.builtinFile }, ...((await this.#settings.get<SourceConfig[]>('sources')) ?? [])]
+    const configs: Source['config'][] = [
+      { id: BUILTIN_ID, kind: 'builtin', location: this.#config.builtinFile },
+      ...((await this.#settings.get<SourceConfig[]>('sources')) ?? []),
+    ]
     this.#sources = configs.map((config) => ({ config, status: emptyStatus(config), apps: [] }))
     // Local sources are read before the plugin answers; URL sources in the background, so a slow server never
     // holds the daemon's start (their status says "not loaded yet" until then).
@@ -68,16 +84,34 @@ export class CatalogService {
     const { kind, location } = source.config
     let loaded: Loaded
     try {
-      loaded = kind === 'url' ? await loadUrl(location, this.#config.fetch) : kind === 'directory' ? await loadDirectory(location) : await loadFile(location)
+      loaded =
+        kind === 'url'
+          ? await loadUrl(location, this.#config.fetch)
+          : kind === 'directory'
+            ? await loadDirectory(location)
+            : await loadFile(location)
     } catch (err) {
       source.apps = []
-      source.status = { ...emptyStatus(source.config), error: (err as Error).message, loadedAt: new Date().toISOString() }
+      source.status = {
+        ...emptyStatus(source.config),
+        error: (err as Error).message,
+        loadedAt: new Date().toISOString(),
+      }
       this.#log.warn({ source: source.config.id, err: (err as Error).message }, 'catalog: source not read')
       return
     }
     source.apps = loaded.apps
-    source.status = { ...emptyStatus(source.config), name: loaded.name, ok: true, error: null, loadedAt: new Date().toISOString(), apps: loaded.apps.length, skipped: loaded.skipped }
-    if (loaded.skipped.length) this.#log.info({ source: source.config.id, skipped: loaded.skipped.length }, 'catalog: entries skipped')
+    source.status = {
+      ...emptyStatus(source.config),
+      name: loaded.name,
+      ok: true,
+      error: null,
+      loadedAt: new Date().toISOString(),
+      apps: loaded.apps.length,
+      skipped: loaded.skipped,
+    }
+    if (loaded.skipped.length)
+      this.#log.info({ source: source.config.id, skipped: loaded.skipped.length }, 'catalog: entries skipped')
   }
 
   #change<T>(fn: () => Promise<T>): Promise<T> {
@@ -96,7 +130,10 @@ export class CatalogService {
     return found
   }
 
-  async addSource(body: { kind: 'directory' | 'url'; location: string; id?: string }, actor: AuditActor): Promise<SourceStatus> {
+  async addSource(
+    body: { kind: 'directory' | 'url'; location: string; id?: string },
+    actor: AuditActor,
+  ): Promise<SourceStatus> {
     if (body.kind === 'url') {
       const problem = checkUrl(body.location)
       if (problem) throw CatalogErrors.sourceInvalid(`${body.location.slice(0, 200)}: ${problem}`)
@@ -104,17 +141,37 @@ export class CatalogService {
       throw CatalogErrors.sourceInvalid('A directory source is an absolute path on the host')
     }
     const source = await this.#change(async () => {
-      const id = body.id ?? `${body.kind === 'url' ? 'url' : 'dir'}-${createHash('sha256').update(body.location).digest('hex').slice(0, 8)}`
-      if (this.#sources.some((s) => s.config.id === id)) throw CatalogErrors.sourceExists(`A catalog source named ${id} exists`)
-      if (this.#sources.some((s) => s.config.location === body.location)) throw CatalogErrors.sourceExists(`${body.location} is already a catalog source`)
+      const id =
+        body.id ??
+        `${body.kind === 'url' ? 'url' : 'dir'}-${createHash('sha256').update(body.location).digest('hex').slice(0, 8)}`
+      if (this.#sources.some((s) => s.config.id === id))
+        throw CatalogErrors.sourceExists(`A catalog source named ${id} exists`)
+      if (this.#sources.some((s) => s.config.location === body.location))
+        throw CatalogErrors.sourceExists(`${body.location} is already a catalog source`)
       const config: SourceConfig = { id, kind: body.kind, location: body.location }
       const added: Source = { config, status: emptyStatus(config), apps: [] }
       this.#sources.push(added)
-      await this.#settings.set('sources', this.#sources.map((s) => s.config).filter((c) => c.kind !== 'builtin'))
+      await this.#settings.set(
+        'sources',
+        this.#sources.map((s) => s.config).filter((c) => c.kind !== 'builtin'),
+      )
       return added
     })
     await this.#load(source)
-    await this.#audit.record({ action: 'catalog.source.add', target: source.config.id, detail: { kind: body.kind, location: body.location, ok: source.status.ok, apps: source.status.apps, skipped: source.status.skipped.length } }, actor)
+    await this.#audit.record(
+      {
+        action: 'catalog.source.add',
+        target: source.config.id,
+        detail: {
+          kind: body.kind,
+          location: body.location,
+          ok: source.status.ok,
+          apps: source.status.apps,
+          skipped: source.status.skipped.length,
+        },
+      },
+      actor,
+    )
     return source.status
   }
 
@@ -123,16 +180,34 @@ export class CatalogService {
     const removed = await this.#change(async () => {
       const found = this.#source(id)
       this.#sources = this.#sources.filter((s) => s !== found)
-      await this.#settings.set('sources', this.#sources.map((s) => s.config).filter((c) => c.kind !== 'builtin'))
+      await this.#settings.set(
+        'sources',
+        this.#sources.map((s) => s.config).filter((c) => c.kind !== 'builtin'),
+      )
       return found
     })
-    await this.#audit.record({ action: 'catalog.source.remove', target: id, detail: { kind: removed.config.kind, location: removed.config.location } }, actor)
+    await this.#audit.record(
+      {
+        action: 'catalog.source.remove',
+        target: id,
+        detail: { kind: removed.config.kind, location: removed.config.location },
+      },
+      actor,
+    )
   }
 
   async refreshSource(id: string, actor: AuditActor): Promise<SourceStatus> {
     const source = this.#source(id)
     await this.#load(source)
-    await this.#audit.record({ action: 'catalog.source.refresh', target: id, result: source.status.ok ? 'success' : 'failure', detail: { ok: source.status.ok, apps: source.status.apps, skipped: source.status.skipped.length } }, actor)
+    await this.#audit.record(
+      {
+        action: 'catalog.source.refresh',
+        target: id,
+        result: source.status.ok ? 'success' : 'failure',
+        detail: { ok: source.status.ok, apps: source.status.apps, skipped: source.status.skipped.length },
+      },
+      actor,
+    )
     return source.status
   }
 
@@ -146,11 +221,19 @@ export class CatalogService {
     throw CatalogErrors.appNotFound(`No app ${appId} in ${sourceId ? `source ${sourceId}` : 'the catalog'}`)
   }
 
-  async list(): Promise<{ apps: CatalogApp[]; categories: string[]; sources: SourceStatus[]; engine: { available: boolean; message: string } }> {
+  async list(): Promise<{
+    apps: CatalogApp[]
+    categories: string[]
+    sources: SourceStatus[]
+    engine: { available: boolean; message: string }
+  }> {
     // The list works whatever the engine does: a failed look-up of installed apps shows none and says why.
     const [engine, installed] = await Promise.all([
       this.#containers.engineStatus().then((e) => ({ available: e.available, message: e.message })),
-      this.#containers.listLabelled(LABELS.app).then((list) => ({ list, error: null }), (err: Error) => ({ list: [] as LabelledContainer[], error: err.message })),
+      this.#containers.listLabelled(LABELS.app).then(
+        (list) => ({ list, error: null }),
+        (err: Error) => ({ list: [] as LabelledContainer[], error: err.message }),
+      ),
     ])
     if (installed.error) engine.message = `Installed apps could not be read: ${installed.error}`
     const bySourceApp = new Map<string, LabelledContainer[]>()
@@ -166,7 +249,15 @@ export class CatalogService {
         const installs = (bySourceApp.get(`${source.config.id}\u0000${e.id}`) ?? []).map((c) => {
           const version = c.labels[LABELS.version] ?? ''
           const versionUpdate = Boolean(valid(version)) && gt(e.version, version)
-          return { containerId: c.id, name: c.name, state: c.state, version, versionUpdate, imageUpdate: c.updateAvailable, updateAvailable: versionUpdate || c.updateAvailable }
+          return {
+            containerId: c.id,
+            name: c.name,
+            state: c.state,
+            version,
+            versionUpdate,
+            imageUpdate: c.updateAvailable,
+            updateAvailable: versionUpdate || c.updateAvailable,
+          }
         })
         apps.push({
           id: e.id,
@@ -198,7 +289,12 @@ export class CatalogService {
   }
 
   /** Renders the fields into the RunSpec and creates through the containers plugin, whose role rules decide. */
-  async install(req: InstallRequest, role: Role, actor: AuditActor, hooks: CreateHooks = {}): Promise<{ containerId: string; name: string; appId: string; source: string; version: string }> {
+  async install(
+    req: InstallRequest,
+    role: Role,
+    actor: AuditActor,
+    hooks: CreateHooks = {},
+  ): Promise<{ containerId: string; name: string; appId: string; source: string; version: string }> {
     const { entry, source } = this.#entry(req.appId, req.source)
     const target = `${source}/${entry.id}`
     try {
@@ -208,21 +304,57 @@ export class CatalogService {
       })
       const result = { containerId: out.id, name: out.name, appId: entry.id, source, version: entry.version }
       // The values are not recorded: a password field's value is a secret. Their keys are.
-      await this.#audit.record({ action: 'catalog.install', target, detail: { ...result, image: spec.image, fields: Object.keys(req.values ?? {}) } }, actor)
+      await this.#audit.record(
+        {
+          action: 'catalog.install',
+          target,
+          detail: { ...result, image: spec.image, fields: Object.keys(req.values ?? {}) },
+        },
+        actor,
+      )
       return result
     } catch (err) {
-      await this.#audit.record({ action: 'catalog.install', target, result: 'failure', detail: { error: (err as { code?: string }).code ?? 'error', message: (err as Error).message } }, actor)
+      await this.#audit.record(
+        {
+          action: 'catalog.install',
+          target,
+          result: 'failure',
+          detail: { error: (err as { code?: string }).code ?? 'error', message: (err as Error).message },
+        },
+        actor,
+      )
       throw err
     }
   }
 
   /** Removes a container the catalog installed (found by its labels) and, if asked, its named volumes. */
   async uninstall(container: string, removeVolumes: boolean, actor: AuditActor) {
-    const ours = (await this.#containers.listLabelled(LABELS.app)).find((c) => c.id === container || (container.length >= 12 && c.id.startsWith(container)) || c.name === container)
+    const ours = (await this.#containers.listLabelled(LABELS.app)).find(
+      (c) => c.id === container || (container.length >= 12 && c.id.startsWith(container)) || c.name === container,
+    )
     if (!ours) throw CatalogErrors.notCatalogContainer(`No container installed from the catalog is called ${container}`)
     const appId = ours.labels[LABELS.app] ?? ''
     const out = await this.#containers.remove(ours.id, actor, { volumes: removeVolumes })
-    await this.#audit.record({ action: 'catalog.uninstall', target: `${ours.labels[LABELS.source] ?? ''}/${appId}`, detail: { containerId: out.id, name: out.name, removeVolumes, removedVolumes: out.removedVolumes, keptVolumes: out.keptVolumes.map((v) => v.name) } }, actor)
-    return { containerId: out.id, name: out.name, appId, removedVolumes: out.removedVolumes, keptVolumes: out.keptVolumes }
+    await this.#audit.record(
+      {
+        action: 'catalog.uninstall',
+        target: `${ours.labels[LABELS.source] ?? ''}/${appId}`,
+        detail: {
+          containerId: out.id,
+          name: out.name,
+          removeVolumes,
+          removedVolumes: out.removedVolumes,
+          keptVolumes: out.keptVolumes.map((v) => v.name),
+        },
+      },
+      actor,
+    )
+    return {
+      containerId: out.id,
+      name: out.name,
+      appId,
+      removedVolumes: out.removedVolumes,
+      keptVolumes: out.keptVolumes,
+    }
   }
 }

@@ -38,7 +38,8 @@ export function parseCatalog(text: string, file?: string): Loaded {
   }
   const dup = findDuplicateKey(text)
   if (dup !== null) throw new Error(`the key "${dup}" appears twice in one object`)
-  if (typeof data !== 'object' || data === null || Array.isArray(data)) throw new Error('not a catalog: the file must hold an object')
+  if (typeof data !== 'object' || data === null || Array.isArray(data))
+    throw new Error('not a catalog: the file must hold an object')
   const catalog = data as { format?: unknown; name?: unknown; apps?: unknown }
   if (catalog.format !== CATALOG_FORMAT) throw new Error(`not a catalog: "format" must be "${CATALOG_FORMAT}"`)
   if (!Array.isArray(catalog.apps)) throw new Error('not a catalog: "apps" must be an array')
@@ -47,7 +48,7 @@ export function parseCatalog(text: string, file?: string): Loaded {
   const skipped: Skipped[] = []
   const seen = new Set<string>()
   catalog.apps.forEach((raw, index) => {
-    const id = typeof (raw as { id?: unknown })?.id === 'string' ? ((raw as { id: string }).id).slice(0, 64) : undefined
+    const id = typeof (raw as { id?: unknown })?.id === 'string' ? (raw as { id: string }).id.slice(0, 64) : undefined
     const skip = (reason: string) => skipped.push({ ...(file ? { file } : {}), index, ...(id ? { id } : {}), reason })
     if (!Value.Check(CatalogEntrySchema, raw)) {
       const first = [...Value.Errors(CatalogEntrySchema, raw)][0]
@@ -70,9 +71,13 @@ export async function loadFile(path: string): Promise<Loaded> {
 
 /** Every `*.json` in the folder (not below it), in name order; a file that is not a catalog is reported and skipped. */
 export async function loadDirectory(dir: string): Promise<Loaded> {
-  const names = (await readdir(dir, { withFileTypes: true })).filter((d) => d.isFile() && d.name.endsWith('.json')).map((d) => d.name).sort()
+  const names = (await readdir(dir, { withFileTypes: true }))
+    .filter((d) => d.isFile() && d.name.endsWith('.json'))
+    .map((d) => d.name)
+    .sort()
   const out: Loaded = { name: '', apps: [], skipped: [] }
-  if (names.length > MAX_FILES_PER_DIRECTORY) out.skipped.push({ reason: `only the first ${MAX_FILES_PER_DIRECTORY} of ${names.length} files are read` })
+  if (names.length > MAX_FILES_PER_DIRECTORY)
+    out.skipped.push({ reason: `only the first ${MAX_FILES_PER_DIRECTORY} of ${names.length} files are read` })
   const ids = new Set<string>()
   for (const file of names.slice(0, MAX_FILES_PER_DIRECTORY)) {
     try {
@@ -82,7 +87,8 @@ export async function loadDirectory(dir: string): Promise<Loaded> {
       out.name ||= loaded.name
       out.skipped.push(...loaded.skipped)
       for (const app of loaded.apps) {
-        if (ids.has(app.id)) out.skipped.push({ file, id: app.id, reason: `app id "${app.id}" appears twice in this source` })
+        if (ids.has(app.id))
+          out.skipped.push({ file, id: app.id, reason: `app id "${app.id}" appears twice in this source` })
         else {
           ids.add(app.id)
           out.apps.push(app)
@@ -107,28 +113,33 @@ export function fetchText(url: string, options: FetchOptions): Promise<string> {
       reject(new Error(message))
     }
     const timer = setTimeout(() => fail(`no complete answer within ${options.timeoutMs} ms`), options.timeoutMs)
-    const req = request(url, { method: 'GET', headers: { accept: 'application/json' }, ...(options.ca ? { ca: options.ca } : {}) }, (res) => {
-      if (res.statusCode !== 200) {
-        res.resume()
-        return fail(`answered HTTP ${res.statusCode}${res.headers.location ? ' (redirects are not followed)' : ''}`)
-      }
-      const declared = Number(res.headers['content-length'])
-      if (Number.isFinite(declared) && declared > options.maxBytes) return fail(`the answer is larger than ${options.maxBytes} bytes`)
-      const chunks: Buffer[] = []
-      let size = 0
-      res.on('data', (chunk: Buffer) => {
-        size += chunk.length
-        if (size > options.maxBytes) return fail(`the answer is larger than ${options.maxBytes} bytes`)
-        chunks.push(chunk)
-      })
-      res.on('end', () => {
-        if (settled) return
-        settled = true
-        clearTimeout(timer)
-        resolve(Buffer.concat(chunks).toString('utf8'))
-      })
-      res.on('error', (err) => fail(err.message))
-    })
+    const req = request(
+      url,
+      { method: 'GET', headers: { accept: 'application/json' }, ...(options.ca ? { ca: options.ca } : {}) },
+      (res) => {
+        if (res.statusCode !== 200) {
+          res.resume()
+          return fail(`answered HTTP ${res.statusCode}${res.headers.location ? ' (redirects are not followed)' : ''}`)
+        }
+        const declared = Number(res.headers['content-length'])
+        if (Number.isFinite(declared) && declared > options.maxBytes)
+          return fail(`the answer is larger than ${options.maxBytes} bytes`)
+        const chunks: Buffer[] = []
+        let size = 0
+        res.on('data', (chunk: Buffer) => {
+          size += chunk.length
+          if (size > options.maxBytes) return fail(`the answer is larger than ${options.maxBytes} bytes`)
+          chunks.push(chunk)
+        })
+        res.on('end', () => {
+          if (settled) return
+          settled = true
+          clearTimeout(timer)
+          resolve(Buffer.concat(chunks).toString('utf8'))
+        })
+        res.on('error', (err) => fail(err.message))
+      },
+    )
     req.on('error', (err) => fail(err.message))
     req.end()
   })

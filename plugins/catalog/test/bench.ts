@@ -18,18 +18,36 @@ async function rate(label: string, n: number, once: () => Promise<unknown>): Pro
   return n / seconds
 }
 
-const apps = Array.from({ length: 200 }, (_, i) => app(`app-${i}`, { description: 'd'.repeat(500), fields: [{ key: 'port', label: 'Port', type: 'port', default: 8000 + i }], runSpec: { image: 'example/app:1.0', ports: ['{{fields.port}}:80'] } }))
+const apps = Array.from({ length: 200 }, (_, i) =>
+  app(`app-${i}`, {
+    description: 'd'.repeat(500),
+    fields: [{ key: 'port', label: 'Port', type: 'port', default: 8000 + i }],
+    runSpec: { image: 'example/app:1.0', ports: ['{{fields.port}}:80'] },
+  }),
+)
 const dir = await sourceDir({ 'apps.json': catalogFile(apps) })
-const t = await startTestKernel({ plugins: [containers, createCatalogPlugin()], env: { DOCKER_HOST: 'unix:///nonexistent/hostd-bench.sock' } })
+const t = await startTestKernel({
+  plugins: [containers, createCatalogPlugin()],
+  env: { DOCKER_HOST: 'unix:///nonexistent/hostd-bench.sock' },
+})
 try {
-  await t.inject({ method: 'POST', url: '/api/catalog/sources', as: 'admin', payload: { kind: 'directory', location: dir } })
+  await t.inject({
+    method: 'POST',
+    url: '/api/catalog/sources',
+    as: 'admin',
+    payload: { kind: 'directory', location: dir },
+  })
   const get = (path: string) => async () => {
     const res = await t.inject({ url: path, as: 'viewer' })
     if (res.statusCode !== 200) throw new Error(`${path}: ${res.statusCode}`)
   }
   const version = await rate('reference: GET /api/version', 2000, get('/api/version'))
   const catalog = await rate('GET /api/catalog (209 apps)', 300, get('/api/catalog'))
-  const result = { versionPerSecond: Math.round(version), catalogPerSecond: Math.round(catalog), catalogRatio: +(catalog / version).toFixed(3) }
+  const result = {
+    versionPerSecond: Math.round(version),
+    catalogPerSecond: Math.round(catalog),
+    catalogRatio: +(catalog / version).toFixed(3),
+  }
   console.log(`\ncatalog/version ${result.catalogRatio}`)
   console.log(`BENCH_JSON ${JSON.stringify(result)}`)
 } finally {

@@ -15,7 +15,15 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { expectAccessible, screenshot, startUi, type UiHarness } from '../../../test/support/browser.ts'
-import { freePort, importTestImage, pushToRegistry, startEngine, startRegistry, type TestEngine, type TestRegistry } from '../../containers/test/support/engine.ts'
+import {
+  freePort,
+  importTestImage,
+  pushToRegistry,
+  startEngine,
+  startRegistry,
+  type TestEngine,
+  type TestRegistry,
+} from '../../containers/test/support/engine.ts'
 import { catalogFile } from './support.ts'
 
 const MARKER = `catalog-page-${process.pid}-${Date.now()}`
@@ -32,10 +40,14 @@ async function startGate(registry: string): Promise<Gate> {
   const opened = new Promise<void>((resolve) => (release = resolve))
   const server: Server = createServer((req, res) => {
     const forward = () => {
-      const upstream = request(`http://${registry}${req.url}`, { method: req.method, headers: { ...req.headers, host: registry } }, (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers)
-        answer.pipe(res)
-      })
+      const upstream = request(
+        `http://${registry}${req.url}`,
+        { method: req.method, headers: { ...req.headers, host: registry } },
+        (answer) => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers)
+          answer.pipe(res)
+        },
+      )
       upstream.on('error', () => res.destroy())
       req.pipe(upstream)
     }
@@ -47,11 +59,12 @@ async function startGate(registry: string): Promise<Gate> {
   return {
     address: `127.0.0.1:${port}`,
     open: release,
-    close: () => new Promise<void>((resolve) => {
-      release()
-      server.closeAllConnections()
-      server.close(() => resolve())
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        release()
+        server.closeAllConnections()
+        server.close(() => resolve())
+      }),
   }
 }
 
@@ -63,7 +76,11 @@ describe('catalog page', { timeout: 300_000 }, () => {
   let dir: string
   let extraDir: string
   const api = (path: string, init: { method?: string; body?: unknown } = {}) =>
-    ui.daemon.fetch(path, { method: init.method ?? 'GET', headers: { authorization: `Bearer ${ui.adminToken}`, 'content-type': 'application/json' }, body: init.body === undefined ? undefined : JSON.stringify(init.body) })
+    ui.daemon.fetch(path, {
+      method: init.method ?? 'GET',
+      headers: { authorization: `Bearer ${ui.adminToken}`, 'content-type': 'application/json' },
+      body: init.body === undefined ? undefined : JSON.stringify(init.body),
+    })
 
   beforeAll(async () => {
     engine = await startEngine()
@@ -77,36 +94,91 @@ describe('catalog page', { timeout: 300_000 }, () => {
     dir = await mkdtemp(join(tmpdir(), 'hostd-catalog-page-'))
     extraDir = await mkdtemp(join(tmpdir(), 'hostd-catalog-extra-'))
     await writeFile(join(extraDir, 'more.json'), catalogFile([], 'More apps'))
-    await writeFile(join(dir, 'apps.json'), catalogFile([
-      {
-        id: 'test-web', version: '1.0.0', title: 'Test web server', tagline: 'A tiny web server for trying the catalog',
-        description: 'Serves one page from its image with busybox httpd.\nIt keeps nothing but a small volume.',
-        categories: ['Testing', 'Web'], developer: 'hostd tests', website: 'https://example.com/test-web', port: 8080,
-        note: 'The page it serves is baked into the image.', defaultCredentials: { username: 'admin', password: 'changeme' },
-        fields: [
-          { key: 'webPort', label: 'Web port', type: 'port', required: true, description: 'The port of this server the page answers on.' },
-          { key: 'greeting', label: 'Greeting', type: 'text', default: 'hello', pattern: '[a-z]+' },
-          { key: 'secret', label: 'Secret', type: 'password' },
-          { key: 'mode', label: 'Mode', type: 'select', options: [{ value: 'fast', label: 'Fast' }, { value: 'careful', label: 'Careful' }], default: 'fast', required: true },
-          { key: 'verbose', label: 'Verbose logging', type: 'boolean', default: false },
+    await writeFile(
+      join(dir, 'apps.json'),
+      catalogFile(
+        [
+          {
+            id: 'test-web',
+            version: '1.0.0',
+            title: 'Test web server',
+            tagline: 'A tiny web server for trying the catalog',
+            description: 'Serves one page from its image with busybox httpd.\nIt keeps nothing but a small volume.',
+            categories: ['Testing', 'Web'],
+            developer: 'hostd tests',
+            website: 'https://example.com/test-web',
+            port: 8080,
+            note: 'The page it serves is baked into the image.',
+            defaultCredentials: { username: 'admin', password: 'changeme' },
+            fields: [
+              {
+                key: 'webPort',
+                label: 'Web port',
+                type: 'port',
+                required: true,
+                description: 'The port of this server the page answers on.',
+              },
+              { key: 'greeting', label: 'Greeting', type: 'text', default: 'hello', pattern: '[a-z]+' },
+              { key: 'secret', label: 'Secret', type: 'password' },
+              {
+                key: 'mode',
+                label: 'Mode',
+                type: 'select',
+                options: [
+                  { value: 'fast', label: 'Fast' },
+                  { value: 'careful', label: 'Careful' },
+                ],
+                default: 'fast',
+                required: true,
+              },
+              { key: 'verbose', label: 'Verbose logging', type: 'boolean', default: false },
+            ],
+            runSpec: {
+              image,
+              command: ['httpd', '-f', '-p', '8080', '-h', '/www'],
+              ports: ['127.0.0.1:{{fields.webPort}}:8080'],
+              volumes: ['test-web-data:/data'],
+              env: {
+                GREETING: '{{fields.greeting}}',
+                SECRET: '{{fields.secret}}',
+                MODE: '{{fields.mode}}',
+                VERBOSE: '{{fields.verbose}}',
+              },
+            },
+          },
+          {
+            id: 'host-site',
+            version: '1.0.0',
+            title: 'Host folder site',
+            tagline: 'Serves a folder of this server',
+            categories: ['Web'],
+            fields: [
+              { key: 'webPort', label: 'Web port', type: 'port', required: true },
+              { key: 'site', label: 'Site folder', type: 'path', required: true },
+            ],
+            runSpec: {
+              image,
+              command: ['httpd', '-f', '-p', '8080', '-h', '/www'],
+              ports: ['127.0.0.1:{{fields.webPort}}:8080'],
+              volumes: ['{{fields.site}}:/www:ro'],
+            },
+          },
+          { id: 'broken', title: 'An entry without a version', categories: ['Testing'], runSpec: { image } },
         ],
-        runSpec: {
-          image, command: ['httpd', '-f', '-p', '8080', '-h', '/www'],
-          ports: ['127.0.0.1:{{fields.webPort}}:8080'], volumes: ['test-web-data:/data'],
-          env: { GREETING: '{{fields.greeting}}', SECRET: '{{fields.secret}}', MODE: '{{fields.mode}}', VERBOSE: '{{fields.verbose}}' },
-        },
-      },
-      {
-        id: 'host-site', version: '1.0.0', title: 'Host folder site', tagline: 'Serves a folder of this server', categories: ['Web'],
-        fields: [{ key: 'webPort', label: 'Web port', type: 'port', required: true }, { key: 'site', label: 'Site folder', type: 'path', required: true }],
-        runSpec: { image, command: ['httpd', '-f', '-p', '8080', '-h', '/www'], ports: ['127.0.0.1:{{fields.webPort}}:8080'], volumes: ['{{fields.site}}:/www:ro'] },
-      },
-      { id: 'broken', title: 'An entry without a version', categories: ['Testing'], runSpec: { image } },
-    ], 'Test apps'))
+        'Test apps',
+      ),
+    )
     ui = await startUi({ builtinPlugins: true, env: { DOCKER_HOST: engine.host } })
-    const added = await api('/api/catalog/sources', { method: 'POST', body: { kind: 'directory', location: dir, id: 'test' } })
+    const added = await api('/api/catalog/sources', {
+      method: 'POST',
+      body: { kind: 'directory', location: dir, id: 'test' },
+    })
     expect(added.status, await added.clone().text()).toBe(201)
-    expect(await added.json()).toMatchObject({ ok: true, apps: 2, skipped: [expect.objectContaining({ id: 'broken' })] })
+    expect(await added.json()).toMatchObject({
+      ok: true,
+      apps: 2,
+      skipped: [expect.objectContaining({ id: 'broken' })],
+    })
   }, 240_000)
 
   afterAll(async () => {
@@ -164,7 +236,10 @@ describe('catalog page', { timeout: 300_000 }, () => {
     const page = await ui.open(operator, '/catalog/apps/test/host-site')
     await page.getByRole('heading', { name: 'Host folder site', level: 1 }).waitFor()
     expect(await page.getByRole('button', { name: 'Install' }).isDisabled()).toBe(true)
-    await page.getByText('Needs an admin: it mounts a folder of this server (Site folder).', { exact: false }).first().waitFor()
+    await page
+      .getByText('Needs an admin: it mounts a folder of this server (Site folder).', { exact: false })
+      .first()
+      .waitFor()
     await screenshot(page, 'catalog-app-needs-admin')
 
     await page.goto(new URL('/catalog/apps/test/test-web', ui.url).href)
@@ -173,7 +248,9 @@ describe('catalog page', { timeout: 300_000 }, () => {
     const form = page.getByRole('form', { name: 'Install Test web server' })
     // The browser's own checks first: the required port.
     await form.getByRole('button', { name: 'Install' }).click()
-    await expect.poll(() => form.getByRole('spinbutton', { name: 'Web port' }).getAttribute('aria-invalid')).toBe('true')
+    await expect
+      .poll(() => form.getByRole('spinbutton', { name: 'Web port' }).getAttribute('aria-invalid'))
+      .toBe('true')
     await expectAccessible(page, 'install form')
     await screenshot(page, 'catalog-install-form')
 
@@ -204,10 +281,24 @@ describe('catalog page', { timeout: 300_000 }, () => {
 
     // It serves its page on the port chosen in the form, with the values from the form.
     let body = ''
-    await expect.poll(async () => (body = await fetch(`http://127.0.0.1:${port}/`).then((r) => r.text(), () => '')), { timeout: 60_000 }).toContain(MARKER)
+    await expect
+      .poll(
+        async () =>
+          (body = await fetch(`http://127.0.0.1:${port}/`).then(
+            (r) => r.text(),
+            () => '',
+          )),
+        { timeout: 60_000 },
+      )
+      .toContain(MARKER)
     const inspect = (await engine.api('GET', `/containers/${containerId}/json`)).json()
-    expect(inspect.Config.Labels).toMatchObject({ 'dev.hostd.catalog.app': 'test-web', 'dev.hostd.catalog.source': 'test' })
-    expect(inspect.Config.Env).toEqual(expect.arrayContaining(['SECRET=s3cret', 'MODE=careful', 'VERBOSE=true', 'GREETING=hello']))
+    expect(inspect.Config.Labels).toMatchObject({
+      'dev.hostd.catalog.app': 'test-web',
+      'dev.hostd.catalog.source': 'test',
+    })
+    expect(inspect.Config.Env).toEqual(
+      expect.arrayContaining(['SECRET=s3cret', 'MODE=careful', 'VERBOSE=true', 'GREETING=hello']),
+    )
 
     // Listed as from the catalog: the installed view reads the labels.
     await page.getByRole('link', { name: 'All installed apps' }).click()
@@ -245,7 +336,10 @@ describe('catalog page', { timeout: 300_000 }, () => {
 
   it('lets an admin add, refresh and remove sources, with skipped entries and errors shown', async () => {
     const page = await ui.open('admin', '/catalog/sources')
-    const test = page.getByRole('list', { name: 'Catalog sources' }).getByRole('listitem').filter({ has: page.getByRole('heading', { name: 'Test apps' }) })
+    const test = page
+      .getByRole('list', { name: 'Catalog sources' })
+      .getByRole('listitem')
+      .filter({ has: page.getByRole('heading', { name: 'Test apps' }) })
     await test.getByText('1 entry skipped').click()
     await test.getByText(/“broken”: .*version/).waitFor()
     await expectAccessible(page, 'sources')

@@ -14,7 +14,14 @@ export function catalogFile(apps: unknown[], name = 'test catalog'): string {
 }
 
 export function app(id: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return { id, version: '1.0.0', title: `App ${id}`, categories: ['Testing'], runSpec: { image: 'example/app:1.0' }, ...extra }
+  return {
+    id,
+    version: '1.0.0',
+    title: `App ${id}`,
+    categories: ['Testing'],
+    runSpec: { image: 'example/app:1.0' },
+    ...extra,
+  }
 }
 
 export interface LocalHttps {
@@ -28,9 +35,29 @@ export interface LocalHttps {
 /** An HTTPS server on loopback with a fresh self-signed certificate for 127.0.0.1 (its PEM is the CA to trust). */
 export async function startHttps(): Promise<LocalHttps> {
   const dir = await mkdtemp(join(tmpdir(), 'hostd-catalog-tls-'))
-  await run('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'),
-    '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'])
-  const [key, cert] = await Promise.all([readFile(join(dir, 'key.pem'), 'utf8'), readFile(join(dir, 'cert.pem'), 'utf8')])
+  await run('openssl', [
+    'req',
+    '-x509',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:P-256',
+    '-nodes',
+    '-keyout',
+    join(dir, 'key.pem'),
+    '-out',
+    join(dir, 'cert.pem'),
+    '-days',
+    '1',
+    '-subj',
+    '/CN=127.0.0.1',
+    '-addext',
+    'subjectAltName=IP:127.0.0.1',
+  ])
+  const [key, cert] = await Promise.all([
+    readFile(join(dir, 'key.pem'), 'utf8'),
+    readFile(join(dir, 'cert.pem'), 'utf8'),
+  ])
   await rm(dir, { recursive: true, force: true })
   const state: LocalHttps = {
     url: '',

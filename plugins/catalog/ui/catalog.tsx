@@ -7,7 +7,17 @@
  *   /catalog/apps/<source>/<id>/install   its install form, then live progress
  * One GET /api/catalog feeds every view; it is read again after each change.
  */
-import { Async, Empty, Icon, PageHeader, Tabs, adoptStyles, defineElement, useResource, type PageContext } from '@hostd/ui'
+import {
+  Async,
+  Empty,
+  Icon,
+  PageHeader,
+  Tabs,
+  adoptStyles,
+  defineElement,
+  useResource,
+  type PageContext,
+} from '@hostd/ui'
 import css from './catalog.css' with { type: 'text' }
 import { Browse } from './parts/browse.tsx'
 import { AppDetail, InstallsTable } from './parts/detail.tsx'
@@ -27,22 +37,51 @@ function EngineNotice({ catalog }: { catalog: Catalog }) {
   if (catalog.engine.available && !unlisted) return null
   return (
     <p class="notice">
-      <Icon name="triangle-alert" /> <span>
-        {unlisted ? catalog.engine.message : `The container engine is not reachable, so nothing can be installed: ${catalog.engine.message}`}
+      <Icon name="triangle-alert" />{' '}
+      <span>
+        {unlisted
+          ? catalog.engine.message
+          : `The container engine is not reachable, so nothing can be installed: ${catalog.engine.message}`}
       </span>
     </p>
   )
 }
 
-function Overview({ ctx, catalog, tab, reload }: { ctx: PageContext; catalog: Catalog; tab: string; reload: () => void }) {
+function Overview({
+  ctx,
+  catalog,
+  tab,
+  reload,
+}: {
+  ctx: PageContext
+  catalog: Catalog
+  tab: string
+  reload: () => void
+}) {
   const installs = installsOf(catalog.apps)
-  const labels = TABS.map((t) => ({ ...t, label: t.id === 'installed' ? `${t.label} (${installs.length})` : t.id === '' ? `${t.label} (${catalog.apps.length})` : t.label }))
+  const labels = TABS.map((t) => ({
+    ...t,
+    label:
+      t.id === 'installed'
+        ? `${t.label} (${installs.length})`
+        : t.id === ''
+          ? `${t.label} (${catalog.apps.length})`
+          : t.label,
+  }))
   return (
     <>
-      <PageHeader title="App catalog" description="Apps that run in one container. Install one with a few settings; apps that reach the host need an admin." />
+      <PageHeader
+        title="App catalog"
+        description="Apps that run in one container. Install one with a few settings; apps that reach the host need an admin."
+      />
       <div class="stack">
         <EngineNotice catalog={catalog} />
-        <Tabs label="Catalog views" tabs={labels} selected={tab} onSelect={(id) => ctx.navigate(id ? `${ctx.base}/${id}` : ctx.base)}>
+        <Tabs
+          label="Catalog views"
+          tabs={labels}
+          selected={tab}
+          onSelect={(id) => ctx.navigate(id ? `${ctx.base}/${id}` : ctx.base)}
+        >
           {tab === 'installed' ? (
             installs.length ? (
               <InstallsTable ctx={ctx} rows={installs} onChanged={reload} showApp />
@@ -74,15 +113,25 @@ function CatalogPage({ ctx }: { ctx: PageContext }) {
             return (
               <>
                 <PageHeader title="App not found" />
-                <Empty icon="search" title="No such app in the catalog" action={<a class="btn btn-secondary btn-md" href={ctx.base}>All apps</a>}>
+                <Empty
+                  icon="search"
+                  title="No such app in the catalog"
+                  action={
+                    <a class="btn btn-secondary btn-md" href={ctx.base}>
+                      All apps
+                    </a>
+                  }
+                >
                   It may have left its source, or the source was removed.
                 </Empty>
               </>
             )
           }
-          return parts[3] === 'install'
-            ? <InstallView ctx={ctx} catalog={data} app={app} onInstalled={catalog.reload} />
-            : <AppDetail ctx={ctx} catalog={data} app={app} onChanged={catalog.reload} />
+          return parts[3] === 'install' ? (
+            <InstallView ctx={ctx} catalog={data} app={app} onInstalled={catalog.reload} />
+          ) : (
+            <AppDetail ctx={ctx} catalog={data} app={app} onChanged={catalog.reload} />
+          )
         }
         const tab = TABS.some((t) => t.id === (parts[0] ?? '')) ? (parts[0] ?? '') : ''
         return <Overview ctx={ctx} catalog={data} tab={tab} reload={catalog.reload} />

@@ -77,7 +77,8 @@ export class ContainerService {
       raw = await docker!.docker.listContainers({ all: true })
     } catch (err) {
       const mapped = engineError(err, ContainerErrors.notFound, () => this.engine.lost())
-      if (mapped.statusCode === 503) return { engine: { ...engine, available: false, message: mapped.message }, items: [] }
+      if (mapped.statusCode === 503)
+        return { engine: { ...engine, available: false, message: mapped.message }, items: [] }
       throw mapped
     }
     this.#refreshImageFacts(docker!.docker)
@@ -122,7 +123,10 @@ export class ContainerService {
   #toContainer(c: ContainerInfo, details: Details | undefined): Container {
     const labels = c.Labels ?? {}
     const networks = c.NetworkSettings?.Networks ?? {}
-    const ipv4 = Object.values(networks).map((n) => n.IPAddress).find((ip) => ip) ?? ''
+    const ipv4 =
+      Object.values(networks)
+        .map((n) => n.IPAddress)
+        .find((ip) => ip) ?? ''
     const name = (c.Names?.[0] ?? '').replace(/^\//, '')
     const facts = this.#imageFacts.get(c.ImageID)
     const published = (c.Ports ?? []).filter((p) => p.PublicPort)
@@ -138,7 +142,12 @@ export class ContainerService {
       os: facts?.os ?? '',
       architecture: facts?.architecture ?? '',
       createdAt: new Date(c.Created * 1000).toISOString(),
-      ports: published.map((p) => ({ hostAddress: p.IP ?? '', hostPort: p.PublicPort!, containerPort: p.PrivatePort, proto: p.Type })),
+      ports: published.map((p) => ({
+        hostAddress: p.IP ?? '',
+        hostPort: p.PublicPort!,
+        containerPort: p.PrivatePort,
+        proto: p.Type,
+      })),
       mountedVolumes: (c.Mounts ?? []).map((m) => (m.Type === 'volume' && m.Name ? m.Name : m.Source)),
       imageDigest: facts?.digest ?? '',
       updateAvailable: this.updates.available(c.Image, facts?.repoDigests ?? []),
@@ -153,11 +162,23 @@ export class ContainerService {
   }
 
   /** Records the facts of an inspect answer (also called by inspect and create, so the list has them at once). */
-  remember(inspect: { Id: string; HostConfig?: { NanoCpus?: number; CpuQuota?: number; CpuPeriod?: number; Memory?: number; RestartPolicy?: { Name?: string; MaximumRetryCount?: number } } }): void {
+  remember(inspect: {
+    Id: string
+    HostConfig?: {
+      NanoCpus?: number
+      CpuQuota?: number
+      CpuPeriod?: number
+      Memory?: number
+      RestartPolicy?: { Name?: string; MaximumRetryCount?: number }
+    }
+  }): void {
     const h = inspect.HostConfig ?? {}
     const cpus = h.NanoCpus ? h.NanoCpus / 1e9 : h.CpuQuota && h.CpuPeriod ? h.CpuQuota / h.CpuPeriod : 0
     const policy = h.RestartPolicy?.Name || 'no'
-    const restartPolicy = policy === 'on-failure' && h.RestartPolicy?.MaximumRetryCount ? `on-failure:${h.RestartPolicy.MaximumRetryCount}` : policy
+    const restartPolicy =
+      policy === 'on-failure' && h.RestartPolicy?.MaximumRetryCount
+        ? `on-failure:${h.RestartPolicy.MaximumRetryCount}`
+        : policy
     this.#details.set(inspect.Id, { at: Date.now(), cpus, memoryInBytes: h.Memory ?? 0, restartPolicy })
   }
 
@@ -191,7 +212,8 @@ export class ContainerService {
 
   /** Image os/arch/digests from one /images/json call, refreshed in the background at most once a minute. */
   #refreshImageFacts(docker: Docker, force = false): Promise<void> {
-    if (!force && (this.#imageFactsLoading || Date.now() - this.#imageFactsAt < IMAGE_FACTS_TTL_MS)) return this.#imageFactsLoading ?? Promise.resolve()
+    if (!force && (this.#imageFactsLoading || Date.now() - this.#imageFactsAt < IMAGE_FACTS_TTL_MS))
+      return this.#imageFactsLoading ?? Promise.resolve()
     this.#imageFactsAt = Date.now()
     this.#imageFactsLoading = (async () => {
       try {
@@ -202,7 +224,10 @@ export class ContainerService {
           let os = old?.os ?? ''
           let architecture = old?.architecture ?? ''
           if (!old) {
-            const info = await docker.getImage(img.Id).inspect().catch(() => null)
+            const info = await docker
+              .getImage(img.Id)
+              .inspect()
+              .catch(() => null)
             os = info?.Os ?? ''
             architecture = info?.Architecture ?? ''
           }
@@ -261,7 +286,11 @@ export class ContainerService {
     }
   }
 
-  async action(id: string, action: 'start' | 'stop' | 'restart' | 'kill', opts: { timeout?: number; signal?: string } = {}): Promise<{ id: string; name: string; before: string; after: string }> {
+  async action(
+    id: string,
+    action: 'start' | 'stop' | 'restart' | 'kill',
+    opts: { timeout?: number; signal?: string } = {},
+  ): Promise<{ id: string; name: string; before: string; after: string }> {
     const before = await this.inspect(id)
     await this.call(async (d) => {
       const c = d.getContainer(before.Id)
@@ -273,20 +302,30 @@ export class ContainerService {
       } catch (err) {
         // 304: already started / already stopped. That is the state asked for.
         if ((err as { statusCode?: number }).statusCode !== 304) {
-          if (action === 'kill' && (err as { statusCode?: number }).statusCode === 409) throw ContainerErrors.conflict(`Container ${before.Name.replace(/^\//, '')} is not running`)
+          if (action === 'kill' && (err as { statusCode?: number }).statusCode === 409)
+            throw ContainerErrors.conflict(`Container ${before.Name.replace(/^\//, '')} is not running`)
           throw err
         }
       }
     })
     const after = await this.inspect(before.Id)
-    return { id: before.Id, name: String(before.Name).replace(/^\//, ''), before: before.State?.Status ?? '', after: after.State?.Status ?? '' }
+    return {
+      id: before.Id,
+      name: String(before.Name).replace(/^\//, ''),
+      before: before.State?.Status ?? '',
+      after: after.State?.Status ?? '',
+    }
   }
 
   /** Remove; refuses a running container unless forced (409). `converged` is true once the engine no longer has it. */
-  async remove(id: string, force: boolean): Promise<{ id: string; name: string; before: string; state: string; converged: boolean }> {
+  async remove(
+    id: string,
+    force: boolean,
+  ): Promise<{ id: string; name: string; before: string; state: string; converged: boolean }> {
     const before = await this.inspect(id)
     const name = String(before.Name).replace(/^\//, '')
-    if (before.State?.Running && !force) throw ContainerErrors.conflict(`Container ${name} is running: stop it first or remove with force`)
+    if (before.State?.Running && !force)
+      throw ContainerErrors.conflict(`Container ${name} is running: stop it first or remove with force`)
     await this.call((d) => d.getContainer(before.Id).remove({ force, v: false }))
     this.forget(before.Id)
     let state = 'removed'

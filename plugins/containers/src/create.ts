@@ -40,10 +40,21 @@ export function createOptions(spec: NormalizedSpec): ContainerCreateOptions {
     HostConfig: {
       ...(spec.cgroupnsMode ? { CgroupnsMode: spec.cgroupnsMode } : {}),
       PortBindings: bindings,
-      Binds: spec.volumes.map((v) => [v.source, v.target, ...(v.options.length ? [v.options.join(',')] : [])].join(':')),
-      Mounts: spec.mounts.map((m) => ({ Type: m.type, Source: m.source || undefined, Target: m.target, ReadOnly: m.readOnly })),
+      Binds: spec.volumes.map((v) =>
+        [v.source, v.target, ...(v.options.length ? [v.options.join(',')] : [])].join(':'),
+      ),
+      Mounts: spec.mounts.map((m) => ({
+        Type: m.type,
+        Source: m.source || undefined,
+        Target: m.target,
+        ReadOnly: m.readOnly,
+      })),
       Tmpfs: spec.tmpfs,
-      Devices: spec.devices.map((d) => ({ PathOnHost: d.host, PathInContainer: d.container, CgroupPermissions: d.permissions })),
+      Devices: spec.devices.map((d) => ({
+        PathOnHost: d.host,
+        PathInContainer: d.container,
+        CgroupPermissions: d.permissions,
+      })),
       NanoCpus: spec.cpus ? Math.round(spec.cpus * 1e9) : undefined,
       Memory: spec.memory,
       NetworkMode: spec.network,
@@ -51,7 +62,9 @@ export function createOptions(spec: NormalizedSpec): ContainerCreateOptions {
       CapDrop: spec.capDrop.map(capabilityName),
       Dns: spec.dns,
       ExtraHosts: spec.extraHosts,
-      RestartPolicy: restart ? { Name: restart[0]!, MaximumRetryCount: restart[1] ? Number(restart[1]) : 0 } : undefined,
+      RestartPolicy: restart
+        ? { Name: restart[0]!, MaximumRetryCount: restart[1] ? Number(restart[1]) : 0 }
+        : undefined,
       Privileged: spec.privileged,
       PidMode: spec.pidMode,
       IpcMode: spec.ipcMode,
@@ -75,7 +88,8 @@ export async function pullImage(docker: Docker, ref: string, onProgress?: (p: Pu
     stream = await docker.pull(ref)
   } catch (err) {
     const status = (err as { statusCode?: number }).statusCode
-    if (status === 404 || status === 500 || status === 400) throw ContainerErrors.pullFailed(`Pulling ${ref} failed: ${engineMessage(err)}`)
+    if (status === 404 || status === 500 || status === 400)
+      throw ContainerErrors.pullFailed(`Pulling ${ref} failed: ${engineMessage(err)}`)
     throw engineError(err)
   }
   let buffer = ''
@@ -83,16 +97,31 @@ export async function pullImage(docker: Docker, ref: string, onProgress?: (p: Pu
   await new Promise<void>((resolve, reject) => {
     stream.on('data', (chunk: Buffer) => {
       buffer += chunk.toString('utf8')
-      if (buffer.length > 65536 && !buffer.includes('\n')) return reject(ContainerErrors.pullFailed('The engine sent an oversized progress line'))
+      if (buffer.length > 65536 && !buffer.includes('\n'))
+        return reject(ContainerErrors.pullFailed('The engine sent an oversized progress line'))
       let nl: number
       while ((nl = buffer.indexOf('\n')) >= 0) {
         const line = buffer.slice(0, nl).trim()
         buffer = buffer.slice(nl + 1)
         if (!line) continue
         try {
-          const event = JSON.parse(line) as { status?: string; id?: string; progress?: string; progressDetail?: { current?: number; total?: number }; error?: string; errorDetail?: { message?: string } }
+          const event = JSON.parse(line) as {
+            status?: string
+            id?: string
+            progress?: string
+            progressDetail?: { current?: number; total?: number }
+            error?: string
+            errorDetail?: { message?: string }
+          }
           if (event.error) failure = event.errorDetail?.message ?? event.error
-          else onProgress?.({ status: event.status ?? '', id: event.id, progress: event.progress, current: event.progressDetail?.current, total: event.progressDetail?.total })
+          else
+            onProgress?.({
+              status: event.status ?? '',
+              id: event.id,
+              progress: event.progress,
+              current: event.progressDetail?.current,
+              total: event.progressDetail?.total,
+            })
         } catch {
           // A line that is not JSON is not progress; skip it.
         }
@@ -125,7 +154,12 @@ export interface CreateHooks {
  * Pull if missing, create, `verify` (if given), start. Returns the new container's id. A container that fails the
  * check or fails to start is removed.
  */
-export async function createAndStart(docker: Docker, spec: NormalizedSpec, hooks: CreateHooks = {}, verify?: (created: Docker.Container) => Promise<unknown>): Promise<{ id: string; pulled: boolean }> {
+export async function createAndStart(
+  docker: Docker,
+  spec: NormalizedSpec,
+  hooks: CreateHooks = {},
+  verify?: (created: Docker.Container) => Promise<unknown>,
+): Promise<{ id: string; pulled: boolean }> {
   let pulled = false
   if (!(await imageExists(docker, spec.image))) {
     hooks.onPullStart?.(spec.image)

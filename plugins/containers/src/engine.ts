@@ -76,7 +76,14 @@ export function defaultSockets(env: NodeJS.ProcessEnv = process.env, uid = proce
 function getJson(endpoint: EngineEndpoint, path: string): Promise<any> {
   return new Promise((resolve, reject) => {
     const req = httpRequest(
-      { socketPath: endpoint.socketPath, host: endpoint.host, port: endpoint.port, path, method: 'GET', timeout: PROBE_TIMEOUT_MS },
+      {
+        socketPath: endpoint.socketPath,
+        host: endpoint.host,
+        port: endpoint.port,
+        path,
+        method: 'GET',
+        timeout: PROBE_TIMEOUT_MS,
+      },
       (res) => {
         const chunks: Buffer[] = []
         let size = 0
@@ -102,9 +109,17 @@ function getJson(endpoint: EngineEndpoint, path: string): Promise<any> {
 }
 
 async function binaryInstalled(): Promise<boolean> {
-  for (const dir of (process.env.PATH ?? '/usr/bin:/usr/sbin:/usr/local/bin').split(':').concat(['/usr/sbin', '/usr/bin'])) {
+  for (const dir of (process.env.PATH ?? '/usr/bin:/usr/sbin:/usr/local/bin')
+    .split(':')
+    .concat(['/usr/sbin', '/usr/bin'])) {
     for (const name of ['dockerd', 'docker', 'podman']) {
-      if (await access(`${dir}/${name}`, constants.X_OK).then(() => true, () => false)) return true
+      if (
+        await access(`${dir}/${name}`, constants.X_OK).then(
+          () => true,
+          () => false,
+        )
+      )
+        return true
     }
   }
   return false
@@ -157,7 +172,9 @@ export class Engine {
       version: found?.version ?? '',
       // No release feed is consulted: the latest engine version is not known here.
       latestVersion: '',
-      message: found ? `${found.podman ? 'Podman' : 'Docker'} ${found.version} (API ${found.apiVersion}) at ${found.endpoint.label}` : this.#message,
+      message: found
+        ? `${found.podman ? 'Podman' : 'Docker'} ${found.version} (API ${found.apiVersion}) at ${found.endpoint.label}`
+        : this.#message,
     }
   }
 
@@ -168,7 +185,13 @@ export class Engine {
     const tried: string[] = []
     let found: Found | null = null
     for (const endpoint of endpoints) {
-      if (endpoint.socketPath && !(await access(endpoint.socketPath).then(() => true, () => false))) {
+      if (
+        endpoint.socketPath &&
+        !(await access(endpoint.socketPath).then(
+          () => true,
+          () => false,
+        ))
+      ) {
         tried.push(`${endpoint.label} (no such socket)`)
         continue
       }
@@ -177,11 +200,23 @@ export class Engine {
         const apiVersion = lowerVersion(String(version.ApiVersion ?? '1.24'), SUPPORTED_API_VERSION)
         // dockerode (and its ssh and tar libraries: about 0.3 s of CPU to load) only once an engine answers.
         const { default: Dockerode } = await import('dockerode')
-        const docker = new Dockerode({ ...(endpoint.socketPath ? { socketPath: endpoint.socketPath } : { host: endpoint.host, port: endpoint.port, protocol: 'http' as const }), version: `v${apiVersion}` })
+        const docker = new Dockerode({
+          ...(endpoint.socketPath
+            ? { socketPath: endpoint.socketPath }
+            : { host: endpoint.host, port: endpoint.port, protocol: 'http' as const }),
+          version: `v${apiVersion}`,
+        })
         const components: { Name?: string }[] = version.Components ?? []
         const podman = components.some((c) => /podman/i.test(c.Name ?? ''))
         const info = await getJson(endpoint, `/v${apiVersion}/info`).catch(() => ({}))
-        found = { docker, endpoint, version: String(version.Version ?? ''), apiVersion, operatingSystem: String(info.OperatingSystem ?? ''), podman }
+        found = {
+          docker,
+          endpoint,
+          version: String(version.Version ?? ''),
+          apiVersion,
+          operatingSystem: String(info.OperatingSystem ?? ''),
+          podman,
+        }
         break
       } catch (err) {
         tried.push(`${endpoint.label} (${(err as Error).message})`)

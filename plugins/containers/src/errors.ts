@@ -12,14 +12,26 @@ export const ContainerErrors = {
   invalidImageReference: defineError('HOSTD_CONTAINERS_IMAGE_REFERENCE_INVALID', 400, 'Not an image reference'),
   invalidIcon: defineError('HOSTD_CONTAINERS_ICON_INVALID', 400, 'Send a PNG, JPEG or SVG icon'),
   iconTooLarge: defineError('HOSTD_CONTAINERS_ICON_TOO_LARGE', 413, 'The icon is too large'),
-  needsAdmin: defineError('HOSTD_CONTAINERS_SPEC_NEEDS_ADMIN', 403, 'This run spec reaches the host: it needs the admin role'),
+  needsAdmin: defineError(
+    'HOSTD_CONTAINERS_SPEC_NEEDS_ADMIN',
+    403,
+    'This run spec reaches the host: it needs the admin role',
+  ),
   hostRoot: defineError('HOSTD_CONTAINERS_HOST_ROOT_REFUSED', 403, 'Mounting the host root is refused for every role'),
-  hostNamespace: defineError('HOSTD_CONTAINERS_HOST_NAMESPACE_REFUSED', 403, 'Sharing a host namespace is refused on this engine'),
+  hostNamespace: defineError(
+    'HOSTD_CONTAINERS_HOST_NAMESPACE_REFUSED',
+    403,
+    'Sharing a host namespace is refused on this engine',
+  ),
   conflict: defineError('HOSTD_CONTAINERS_CONFLICT', 409, 'Conflict'),
   inUse: defineError('HOSTD_CONTAINERS_IN_USE', 409, 'In use'),
   pullFailed: defineError('HOSTD_CONTAINERS_PULL_FAILED', 502, 'The image could not be pulled'),
   engineError: defineError('HOSTD_CONTAINERS_ENGINE_ERROR', 502, 'The container engine refused the request'),
-  searchUnavailable: defineError('HOSTD_REGISTRY_SEARCH_UNAVAILABLE', 503, 'The registry search index cannot be reached'),
+  searchUnavailable: defineError(
+    'HOSTD_REGISTRY_SEARCH_UNAVAILABLE',
+    503,
+    'The registry search index cannot be reached',
+  ),
 } as const
 
 /**
@@ -49,7 +61,9 @@ export function engineMessage(err: unknown): string {
 /** True when an error means the engine itself is gone (not that it refused a request). */
 export function isConnectionError(err: unknown): boolean {
   const code = (err as { code?: string })?.code
-  return code === 'ECONNREFUSED' || code === 'ENOENT' || code === 'ECONNRESET' || code === 'EPIPE' || code === 'ETIMEDOUT'
+  return (
+    code === 'ECONNREFUSED' || code === 'ENOENT' || code === 'ECONNRESET' || code === 'EPIPE' || code === 'ETIMEDOUT'
+  )
 }
 
 /** `value` checked against `schema` where no route schema did it (socket messages, service calls): 400 otherwise. */

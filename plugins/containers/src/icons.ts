@@ -13,9 +13,14 @@ const TYPES = { png: 'image/png', jpg: 'image/jpeg', svg: 'image/svg+xml' } as c
 type Ext = keyof typeof TYPES
 
 export function detectIconType(data: Buffer): Ext | null {
-  if (data.length >= 8 && data.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))) return 'png'
+  if (data.length >= 8 && data.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])))
+    return 'png'
   if (data.length >= 3 && data[0] === 0xff && data[1] === 0xd8 && data[2] === 0xff) return 'jpg'
-  const head = data.subarray(0, 1024).toString('utf8').replace(/^\uFEFF/, '').trimStart()
+  const head = data
+    .subarray(0, 1024)
+    .toString('utf8')
+    .replace(/^\uFEFF/, '')
+    .trimStart()
   if (/^(<\?xml[^>]*>\s*)?(<!--[\s\S]*?-->\s*)*<svg[\s>]/i.test(head)) return 'svg'
   return null
 }
@@ -60,7 +65,8 @@ export class IconStore {
   async put(name: string, base64: string): Promise<{ type: string; bytes: number; replaced: boolean }> {
     if (!/^[A-Za-z0-9+/=\s]+$/.test(base64)) throw ContainerErrors.invalidIcon('data must be base64')
     const data = Buffer.from(base64, 'base64')
-    if (data.length > MAX_ICON_BYTES) throw ContainerErrors.iconTooLarge(`The icon is ${data.length} bytes; the limit is ${MAX_ICON_BYTES}`)
+    if (data.length > MAX_ICON_BYTES)
+      throw ContainerErrors.iconTooLarge(`The icon is ${data.length} bytes; the limit is ${MAX_ICON_BYTES}`)
     const ext = detectIconType(data)
     if (!ext) throw ContainerErrors.invalidIcon('Send a PNG, JPEG or SVG icon')
     if (ext === 'svg') checkSvg(data.toString('utf8'))

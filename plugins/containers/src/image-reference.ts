@@ -31,12 +31,17 @@ const REFERENCE = new RegExp(`^(${name})(?::(${tag}))?(?:@(${digest}))?$`)
 export const NAME_MAX = 255
 /** Name, tag and the longest digest with their separators: 255 + 1 + 128 + 1 + 135. */
 export const REFERENCE_MAX = 520
-const DIGEST_HEX = new Map([['sha256', 64], ['sha384', 96], ['sha512', 128]])
+const DIGEST_HEX = new Map([
+  ['sha256', 64],
+  ['sha384', 96],
+  ['sha512', 128],
+])
 
 export const ImageReferenceSchema = Type.String({
   minLength: 1,
   maxLength: REFERENCE_MAX,
-  description: 'An image reference, [registry[:port]/]name[:tag][@digest] (e.g. nginx:1.27, ghcr.io/org/app@sha256:…), or an image id',
+  description:
+    'An image reference, [registry[:port]/]name[:tag][@digest] (e.g. nginx:1.27, ghcr.io/org/app@sha256:…), or an image id',
 })
 
 export interface ImageReference {
@@ -70,7 +75,8 @@ export function parseImageReference(value: string, field = 'image'): ImageRefere
     const [algorithm, hex] = digestPart.split(':') as [string, string]
     const want = DIGEST_HEX.get(algorithm)
     if (!want) refuse(field, value, `the digest algorithm "${algorithm}" is not supported (sha256, sha384, sha512)`)
-    if (hex.length !== want || !/^[a-f0-9]+$/.test(hex)) refuse(field, value, `a ${algorithm} digest is ${want} lowercase hex digits`)
+    if (hex.length !== want || !/^[a-f0-9]+$/.test(hex))
+      refuse(field, value, `a ${algorithm} digest is ${want} lowercase hex digits`)
   }
   return { name: repo!, tag: tagPart ?? null, digest: digestPart ?? null }
 }

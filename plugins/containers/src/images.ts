@@ -13,7 +13,10 @@ export async function listImages(engine: Engine) {
   const found = await engine.find()
   if (!found) return { engine: status, items: [] }
   try {
-    const [images, containers] = await Promise.all([found.docker.listImages(), found.docker.listContainers({ all: true })])
+    const [images, containers] = await Promise.all([
+      found.docker.listImages(),
+      found.docker.listContainers({ all: true }),
+    ])
     const uses = new Map<string, number>()
     for (const c of containers) uses.set(c.ImageID, (uses.get(c.ImageID) ?? 0) + 1)
     return {
@@ -50,7 +53,10 @@ export async function pull(engine: Engine, reference: string, onProgress?: (p: P
  * image_delete.go): that reference, and with the last tag of a repository that repository's digest references.
  * null when `reference` is not one of the image's references (it named the image by id).
  */
-export function referencesLeft(reference: string, image: { RepoTags?: string[]; RepoDigests?: string[] }): string[] | null {
+export function referencesLeft(
+  reference: string,
+  image: { RepoTags?: string[]; RepoDigests?: string[] },
+): string[] | null {
   // The engine's own references are kept as they are if they do not parse (they always should).
   const canonical = (r: string) => {
     try {
@@ -85,8 +91,13 @@ export async function removeImage(engine: Engine, reference: string, force: bool
       const users = (await docker.listContainers({ all: true })).filter((c) => c.ImageID === info.Id)
       if (users.length > 0) {
         const names = users.map((c) => (c.Names?.[0] ?? c.Id).replace(/^\//, '')).join(', ')
-        const what = left === null ? `deleting image ${reference} by id` : `${reference} is the last reference of its image, so deleting it`
-        throw ContainerErrors.inUse(`The image is used by ${names}: ${what} would remove it; remove the containers first or delete with force`)
+        const what =
+          left === null
+            ? `deleting image ${reference} by id`
+            : `${reference} is the last reference of its image, so deleting it`
+        throw ContainerErrors.inUse(
+          `The image is used by ${names}: ${what} would remove it; remove the containers first or delete with force`,
+        )
       }
     }
   }

@@ -25,15 +25,34 @@ export default definePlugin({
   kernel: '^1.0.0',
   description: 'Containers, images, networks, registry search and container icons (Docker Engine API).',
   ui: {
-    pages: [{ path: '/containers', title: 'Containers', icon: 'container', role: 'viewer', module: 'ui/containers.tsx', element: 'containers-page' }],
-    cards: [{ title: 'Containers', module: 'ui/cards.tsx', element: 'containers-summary', role: 'viewer', size: 'small', order: 30 }],
+    pages: [
+      {
+        path: '/containers',
+        title: 'Containers',
+        icon: 'container',
+        role: 'viewer',
+        module: 'ui/containers.tsx',
+        element: 'containers-page',
+      },
+    ],
+    cards: [
+      {
+        title: 'Containers',
+        module: 'ui/cards.tsx',
+        element: 'containers-summary',
+        role: 'viewer',
+        size: 'small',
+        order: 30,
+      },
+    ],
   },
   deps: { audit: tokens.audit, log: tokens.logger, settings: tokens.settings, kernel: tokens.kernel },
   // The catalog (and any plugin that depends on this one) creates containers through the same validated path.
   provides: (deps) => [
     bind(containersService, {
       // A calling plugin's spec has passed no route schema: checked here, as the REST route checks its body.
-      run: async (spec, role, actor, hooks, options) => runtime(deps).runSpec(checkedBySchema<RunSpec>(RunSpecSchema, spec), role, actor, hooks, options),
+      run: async (spec, role, actor, hooks, options) =>
+        runtime(deps).runSpec(checkedBySchema<RunSpec>(RunSpecSchema, spec), role, actor, hooks, options),
       engineStatus: () => runtime(deps).engine.status(),
       listLabelled: (key) => runtime(deps).containers.listLabelled(key),
       remove: (idOrName, actor, options) => runtime(deps).removeWithVolumes(idOrName, actor, options?.volumes ?? false),

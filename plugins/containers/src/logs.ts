@@ -29,7 +29,8 @@ export class LogDemuxer {
 
   push(data: Buffer): void {
     if (this.#tty) {
-      for (let i = 0; i < data.length; i += MAX_CHUNK) this.#emit({ stream: 'stdout', data: data.subarray(i, i + MAX_CHUNK) })
+      for (let i = 0; i < data.length; i += MAX_CHUNK)
+        this.#emit({ stream: 'stdout', data: data.subarray(i, i + MAX_CHUNK) })
       return
     }
     let offset = 0
@@ -62,13 +63,22 @@ export interface LogOptions {
 /** The engine's raw log stream (follow or not), as a stream: dockerode would buffer a non-follow answer whole. */
 export function openLogStream(docker: Docker, id: string, opts: LogOptions): Promise<Readable> {
   return new Promise((resolve, reject) => {
-    docker.modem.dial({
-      path: `/containers/${encodeURIComponent(id)}/logs?`,
-      method: 'GET',
-      options: { stdout: true, stderr: true, tail: String(opts.tail), timestamps: Boolean(opts.timestamps), follow: Boolean(opts.follow) },
-      isStream: true,
-      statusCodes: { 200: true, 404: 'no such container', 500: 'server error' },
-    }, (err: unknown, stream: unknown) => (err ? reject(err) : resolve(stream as Readable)))
+    docker.modem.dial(
+      {
+        path: `/containers/${encodeURIComponent(id)}/logs?`,
+        method: 'GET',
+        options: {
+          stdout: true,
+          stderr: true,
+          tail: String(opts.tail),
+          timestamps: Boolean(opts.timestamps),
+          follow: Boolean(opts.follow),
+        },
+        isStream: true,
+        statusCodes: { 200: true, 404: 'no such container', 500: 'server error' },
+      },
+      (err: unknown, stream: unknown) => (err ? reject(err) : resolve(stream as Readable)),
+    )
   })
 }
 

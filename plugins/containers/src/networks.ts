@@ -14,7 +14,9 @@ export async function listNetworks(engine: Engine) {
     // The list endpoint leaves Containers empty; count attachments from the container list instead.
     const containers = await found.docker.listContainers({ all: true })
     const count = new Map<string, number>()
-    for (const c of containers) for (const n of Object.values(c.NetworkSettings?.Networks ?? {})) count.set(n.NetworkID, (count.get(n.NetworkID) ?? 0) + 1)
+    for (const c of containers)
+      for (const n of Object.values(c.NetworkSettings?.Networks ?? {}))
+        count.set(n.NetworkID, (count.get(n.NetworkID) ?? 0) + 1)
     return {
       engine: status,
       items: nets.map((n) => ({
@@ -58,7 +60,8 @@ export async function removeNetwork(engine: Engine, name: string) {
   } catch (err) {
     throw engineError(err, ContainerErrors.networkNotFound, () => engine.lost())
   }
-  if (PREDEFINED.has(info.Name)) throw ContainerErrors.conflict(`${info.Name} is one of the engine's own networks and cannot be deleted`)
+  if (PREDEFINED.has(info.Name))
+    throw ContainerErrors.conflict(`${info.Name} is one of the engine's own networks and cannot be deleted`)
   const users = Object.values(info.Containers ?? {}).map((c) => c.Name ?? '?')
   if (users.length > 0) throw ContainerErrors.inUse(`Network ${info.Name} is in use by ${users.join(', ')}`)
   try {

@@ -51,7 +51,12 @@ export async function networkPeerUsesHost(docker: Docker, mode: string | undefin
  * The engine's side of the role rules for `spec`. With `created` (the created container's inspect), the network
  * peer is the one the engine resolved for that container (`container:<id>`), not whatever has the name now.
  */
-export async function engineTraits(docker: Docker, operatingSystem: string, spec: NormalizedSpec, created?: Docker.ContainerInspectInfo): Promise<EngineTraits> {
+export async function engineTraits(
+  docker: Docker,
+  operatingSystem: string,
+  spec: NormalizedSpec,
+  created?: Docker.ContainerInspectInfo,
+): Promise<EngineTraits> {
   return {
     desktop: /docker desktop/i.test(operatingSystem),
     volumes: await inspectVolumes(docker, namedVolumeSources(spec)),

@@ -17,8 +17,20 @@ import type { NormalizedSpec } from './runspec.ts'
 
 /** Docker's default capability set: adding one of these changes nothing. */
 const DEFAULT_CAPS = new Set([
-  'CHOWN', 'DAC_OVERRIDE', 'FSETID', 'FOWNER', 'MKNOD', 'NET_RAW', 'SETGID', 'SETUID', 'SETFCAP', 'SETPCAP',
-  'NET_BIND_SERVICE', 'SYS_CHROOT', 'KILL', 'AUDIT_WRITE',
+  'CHOWN',
+  'DAC_OVERRIDE',
+  'FSETID',
+  'FOWNER',
+  'MKNOD',
+  'NET_RAW',
+  'SETGID',
+  'SETUID',
+  'SETFCAP',
+  'SETPCAP',
+  'NET_BIND_SERVICE',
+  'SYS_CHROOT',
+  'KILL',
+  'AUDIT_WRITE',
 ])
 
 export function capabilityName(cap: string): string {
@@ -84,8 +96,12 @@ export function volumeReachesHost(volume: EngineVolume): string | null {
   if (volume.driver !== 'local') return `volume ${volume.name} uses the ${volume.driver} driver`
   const options = Object.entries(volume.options ?? {})
   const tmpfs = volume.options?.type === 'tmpfs'
-  const plain = options.every(([key, value]) =>
-    key === 'size' || (tmpfs && (key === 'type' || key === 'device' || (key === 'o' && value.split(',').every((o) => TMPFS_OPTION.test(o))))))
+  const plain = options.every(
+    ([key, value]) =>
+      key === 'size' ||
+      (tmpfs &&
+        (key === 'type' || key === 'device' || (key === 'o' && value.split(',').every((o) => TMPFS_OPTION.test(o))))),
+  )
   if (plain) return null
   return `volume ${volume.name} reaches the host (local driver with ${options.map(([k, v]) => `${k}=${v}`).join(', ')})`
 }
@@ -103,7 +119,10 @@ const HOST_NS = (mode: string | undefined) => mode === 'host'
  * Checks the spec: throws 403 HOSTD_CONTAINERS_HOST_ROOT_REFUSED for a host-root mount (every role), 403
  * HOSTD_CONTAINERS_HOST_NAMESPACE_REFUSED on a desktop engine, and returns the role the spec needs.
  */
-export async function requiredRole(spec: NormalizedSpec, engine: EngineTraits = { desktop: false }): Promise<PolicyVerdict> {
+export async function requiredRole(
+  spec: NormalizedSpec,
+  engine: EngineTraits = { desktop: false },
+): Promise<PolicyVerdict> {
   const reasons: string[] = []
   const hostSources: string[] = []
   for (const v of spec.volumes) {
@@ -127,7 +146,12 @@ export async function requiredRole(spec: NormalizedSpec, engine: EngineTraits = 
     if (!DEFAULT_CAPS.has(name)) reasons.push(`capability ${name}`)
   }
   const namespaces: [string, string | undefined][] = [
-    ['network', spec.network], ['pid', spec.pidMode], ['ipc', spec.ipcMode], ['uts', spec.utsMode], ['userns', spec.usernsMode], ['cgroupns', spec.cgroupnsMode],
+    ['network', spec.network],
+    ['pid', spec.pidMode],
+    ['ipc', spec.ipcMode],
+    ['uts', spec.utsMode],
+    ['userns', spec.usernsMode],
+    ['cgroupns', spec.cgroupnsMode],
   ]
   const shared = namespaces.filter(([, mode]) => HOST_NS(mode)).map(([ns]) => ns)
   for (const ns of shared) reasons.push(`host ${ns} namespace`)
@@ -139,10 +163,13 @@ export async function requiredRole(spec: NormalizedSpec, engine: EngineTraits = 
   if (spec.securityOpt.length > 0) reasons.push('security options')
 
   for (const source of hostSources) {
-    if ((await resolveHostPath(source)) === '/') throw ContainerErrors.hostRoot(`Mounting the host root (${source}) is refused for every role`)
+    if ((await resolveHostPath(source)) === '/')
+      throw ContainerErrors.hostRoot(`Mounting the host root (${source}) is refused for every role`)
   }
   if (engine.desktop && shared.length > 0) {
-    throw ContainerErrors.hostNamespace(`Sharing the host ${shared.join(', ')} namespace is refused on Docker Desktop for every role`)
+    throw ContainerErrors.hostNamespace(
+      `Sharing the host ${shared.join(', ')} namespace is refused on Docker Desktop for every role`,
+    )
   }
   return { role: reasons.length > 0 ? 'admin' : 'operator', reasons }
 }
@@ -151,7 +178,9 @@ export async function requiredRole(spec: NormalizedSpec, engine: EngineTraits = 
 export async function authorizeSpec(spec: NormalizedSpec, role: Role, engine?: EngineTraits): Promise<PolicyVerdict> {
   const verdict = await requiredRole(spec, engine)
   if (!roleSatisfies(role, verdict.role)) {
-    throw ContainerErrors.needsAdmin(`This run spec reaches the host (${verdict.reasons.join('; ')}): it needs the admin role; you are ${role}`)
+    throw ContainerErrors.needsAdmin(
+      `This run spec reaches the host (${verdict.reasons.join('; ')}): it needs the admin role; you are ${role}`,
+    )
   }
   return verdict
 }

@@ -20,13 +20,20 @@ export async function searchRegistry(q: string, limit: number) {
   const url = `${base}/v1/search?${new URLSearchParams({ q, n: String(limit) })}`
   let body: any
   try {
-    const res = await fetch(url, { signal: AbortSignal.timeout(timeout), headers: { accept: 'application/json' }, redirect: 'follow' })
+    const res = await fetch(url, {
+      signal: AbortSignal.timeout(timeout),
+      headers: { accept: 'application/json' },
+      redirect: 'follow',
+    })
     if (!res.ok) throw new Error(`it answered HTTP ${res.status}`)
     const text = await res.text()
     if (text.length > MAX_ANSWER_BYTES) throw new Error('its answer is too large')
     body = JSON.parse(text)
   } catch (err) {
-    const why = (err as Error).name === 'TimeoutError' ? `no answer within ${timeout} ms` : ((err as { cause?: Error }).cause?.message ?? (err as Error).message)
+    const why =
+      (err as Error).name === 'TimeoutError'
+        ? `no answer within ${timeout} ms`
+        : ((err as { cause?: Error }).cause?.message ?? (err as Error).message)
     throw ContainerErrors.searchUnavailable(`The registry search index ${base} cannot be reached: ${why}`)
   }
   const results: any[] = Array.isArray(body?.results) ? body.results : []

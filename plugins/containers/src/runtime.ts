@@ -43,13 +43,27 @@ export class Runtime {
   }
 
   /** Records the outcome of `fn` (success with `detail`, or failure with the error) and passes it on. */
-  async audited<T>(action: string, target: string, actor: AuditActor, fn: () => Promise<T>, detail: (out: T) => Record<string, unknown> = () => ({})): Promise<T> {
+  async audited<T>(
+    action: string,
+    target: string,
+    actor: AuditActor,
+    fn: () => Promise<T>,
+    detail: (out: T) => Record<string, unknown> = () => ({}),
+  ): Promise<T> {
     try {
       const out = await fn()
       await this.audit.record({ action, target, result: 'success', detail: detail(out) }, actor)
       return out
     } catch (err) {
-      await this.audit.record({ action, target, result: 'failure', detail: { error: (err as { code?: string }).code ?? 'error', message: (err as Error).message } }, actor)
+      await this.audit.record(
+        {
+          action,
+          target,
+          result: 'failure',
+          detail: { error: (err as { code?: string }).code ?? 'error', message: (err as Error).message },
+        },
+        actor,
+      )
       throw err
     }
   }
@@ -58,12 +72,22 @@ export class Runtime {
    * The one creating path (REST, install socket, catalog): schema-valid RunSpec -> normalized -> role rules ->
    * pull if missing -> create -> start. Audited as container.create.
    */
-  async runSpec(input: RunSpec, role: Role, actor: AuditActor, hooks: CreateHooks = {}, options: RunOptions = {}): Promise<{ id: string; name: string }> {
+  async runSpec(
+    input: RunSpec,
+    role: Role,
+    actor: AuditActor,
+    hooks: CreateHooks = {},
+    options: RunOptions = {},
+  ): Promise<{ id: string; name: string }> {
     const spec = normalizeSpec(input)
     const forged = Object.keys(spec.labels).filter((key) => key.startsWith(RESERVED_LABEL_PREFIX))
-    if (forged.length > 0) throw ContainerErrors.invalidSpec(`Labels under "${RESERVED_LABEL_PREFIX}" are set by hostd only: ${forged.join(', ')}`)
+    if (forged.length > 0)
+      throw ContainerErrors.invalidSpec(
+        `Labels under "${RESERVED_LABEL_PREFIX}" are set by hostd only: ${forged.join(', ')}`,
+      )
     for (const [key, value] of Object.entries(options.labels ?? {})) {
-      if (!key.startsWith(RESERVED_LABEL_PREFIX)) throw new TypeError(`provenance label ${key} must start with ${RESERVED_LABEL_PREFIX}`)
+      if (!key.startsWith(RESERVED_LABEL_PREFIX))
+        throw new TypeError(`provenance label ${key} must start with ${RESERVED_LABEL_PREFIX}`)
       spec.labels[key] = value
     }
     // Role rules first, so a refused spec is refused whether or not an engine answers; the rules that need the
@@ -72,41 +96,72 @@ export class Runtime {
     await authorizeSpec(spec, role)
     const found = await this.engine.info()
     await authorizeSpec(spec, role, await engineTraits(found.docker, found.operatingSystem, spec))
-    return this.audited('container.create', spec.name ?? spec.image, actor, async () => {
-      // Checked once more on the created container, before it starts: it now holds its volumes (the engine
-      // refuses to remove a volume in use) and names the container it joins by id, so a volume or container
-      // replaced between the first check and the create is seen here.
-      const { id, pulled } = await createAndStart(found.docker, spec, hooks, async (created) =>
-        authorizeSpec(spec, role, await engineTraits(found.docker, found.operatingSystem, spec, await created.inspect())))
-      if (pulled) await this.audit.record({ action: 'image.pull', target: spec.image, result: 'success', detail: { for: 'container.create' } }, actor)
-      const info = await this.containers.inspect(id)
-      await this.containers.imagesChanged()
-      return { id, name: String(info.Name).replace(/^\//, ''), image: spec.image }
-    }, (out) => ({ id: out.id, image: out.image, name: out.name }))
+    return this.audited(
+      'container.create',
+      spec.name ?? spec.image,
+      actor,
+      async () => {
+        // Checked once more on the created container, before it starts: it now holds its volumes (the engine
+        // refuses to remove a volume in use) and names the container it joins by id, so a volume or container
+        // replaced between the first check and the create is seen here.
+        const { id, pulled } = await createAndStart(found.docker, spec, hooks, async (created) =>
+          authorizeSpec(
+            spec,
+            role,
+            await engineTraits(found.docker, found.operatingSystem, spec, await created.inspect()),
+          ),
+        )
+        if (pulled)
+          await this.audit.record(
+            { action: 'image.pull', target: spec.image, result: 'success', detail: { for: 'container.create' } },
+            actor,
+          )
+        const info = await this.containers.inspect(id)
+        await this.containers.imagesChanged()
+        return { id, name: String(info.Name).replace(/^\//, ''), image: spec.image }
+      },
+      (out) => ({ id: out.id, image: out.image, name: out.name }),
+    )
   }
 
   /** Forced removal, then (when asked) the named volumes the container mounted; audited as container.remove. */
   async removeWithVolumes(idOrName: string, actor: AuditActor, volumes: boolean): Promise<RemovedContainer> {
     const info = await this.containers.inspect(idOrName)
-    const named: string[] = (info.Mounts ?? []).filter((m: { Type?: string; Name?: string }) => m.Type === 'volume' && m.Name).map((m: { Name: string }) => m.Name)
-    const out = await this.audited('container.remove', String(info.Name).replace(/^\//, ''), actor, async () => {
-      const out = await this.containers.remove(info.Id, true)
-      const removedVolumes: string[] = []
-      const keptVolumes: { name: string; reason: string }[] = []
-      for (const name of named) {
-        if (!volumes) {
-          keptVolumes.push({ name, reason: 'not asked to remove volumes' })
-          continue
+    const named: string[] = (info.Mounts ?? [])
+      .filter((m: { Type?: string; Name?: string }) => m.Type === 'volume' && m.Name)
+      .map((m: { Name: string }) => m.Name)
+    const out = await this.audited(
+      'container.remove',
+      String(info.Name).replace(/^\//, ''),
+      actor,
+      async () => {
+        const out = await this.containers.remove(info.Id, true)
+        const removedVolumes: string[] = []
+        const keptVolumes: { name: string; reason: string }[] = []
+        for (const name of named) {
+          if (!volumes) {
+            keptVolumes.push({ name, reason: 'not asked to remove volumes' })
+            continue
+          }
+          try {
+            await this.containers.call((d) => d.getVolume(name).remove())
+            removedVolumes.push(name)
+          } catch (err) {
+            keptVolumes.push({ name, reason: (err as Error).message })
+          }
         }
-        try {
-          await this.containers.call((d) => d.getVolume(name).remove())
-          removedVolumes.push(name)
-        } catch (err) {
-          keptVolumes.push({ name, reason: (err as Error).message })
-        }
-      }
-      return { id: out.id, name: out.name, before: out.before, after: out.state, removedVolumes, keptVolumes }
-    }, (o) => ({ id: o.id, name: o.name, force: true, before: o.before, after: o.after, removedVolumes: o.removedVolumes, keptVolumes: o.keptVolumes.map((v) => v.name) }))
+        return { id: out.id, name: out.name, before: out.before, after: out.state, removedVolumes, keptVolumes }
+      },
+      (o) => ({
+        id: o.id,
+        name: o.name,
+        force: true,
+        before: o.before,
+        after: o.after,
+        removedVolumes: o.removedVolumes,
+        keptVolumes: o.keptVolumes.map((v) => v.name),
+      }),
+    )
     return { id: out.id, name: out.name, removedVolumes: out.removedVolumes, keptVolumes: out.keptVolumes }
   }
 
@@ -128,11 +183,21 @@ export class Runtime {
         if (info.State.Running) continue
         await found.docker.getContainer(info.Id).start()
         started.push(name)
-        await this.audit.record({ action: 'container.start', target: name, result: 'success', detail: { reason: 'autostart', before: info.State.Status, after: 'running' } })
+        await this.audit.record({
+          action: 'container.start',
+          target: name,
+          result: 'success',
+          detail: { reason: 'autostart', before: info.State.Status, after: 'running' },
+        })
       } catch (err) {
         failed.push(name)
         this.log.warn({ err, name }, 'auto-start failed')
-        await this.audit.record({ action: 'container.start', target: name, result: 'failure', detail: { reason: 'autostart', message: (err as Error).message } })
+        await this.audit.record({
+          action: 'container.start',
+          target: name,
+          result: 'failure',
+          detail: { reason: 'autostart', message: (err as Error).message },
+        })
       }
     }
     return { started, failed }

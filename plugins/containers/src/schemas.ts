@@ -61,8 +61,12 @@ export type StatsEntry = Static<typeof StatsEntrySchema>
 export const RemoveBodySchema = Type.Object({ force: Type.Optional(Type.Boolean()) }, { additionalProperties: false })
 export const RemoveResultSchema = Type.Object({ id: Type.String(), state: Type.String(), converged: Type.Boolean() })
 
-export const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 256, pattern: '^[a-zA-Z0-9][a-zA-Z0-9_.-]*$' }) })
-export const NameParams = Type.Object({ name: Type.String({ minLength: 1, maxLength: 256, pattern: '^[a-zA-Z0-9][a-zA-Z0-9_.-]*$' }) })
+export const IdParams = Type.Object({
+  id: Type.String({ minLength: 1, maxLength: 256, pattern: '^[a-zA-Z0-9][a-zA-Z0-9_.-]*$' }),
+})
+export const NameParams = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: 256, pattern: '^[a-zA-Z0-9][a-zA-Z0-9_.-]*$' }),
+})
 export const StopQuery = Type.Object({ timeout: Type.Optional(Type.Integer({ minimum: 0, maximum: 600 })) })
 export const KillQuery = Type.Object({ signal: Type.Optional(Type.String({ pattern: '^(SIG)?[A-Z0-9]{2,10}$' })) })
 export const LogsQuery = Type.Object({
@@ -82,12 +86,18 @@ export const ImageSchema = Type.Object({
 })
 export const ImageListSchema = Type.Object({ engine: EngineStatusSchema, items: Type.Array(ImageSchema) })
 export const ImageRefBody = Type.Object({ reference: ImageReferenceSchema }, { additionalProperties: false })
-export const ImageDeleteBody = Type.Object({
-  reference: ImageReferenceSchema,
-  force: Type.Optional(Type.Boolean()),
-}, { additionalProperties: false })
+export const ImageDeleteBody = Type.Object(
+  {
+    reference: ImageReferenceSchema,
+    force: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+)
 export const PullResultSchema = Type.Object({ reference: Type.String(), id: Type.String(), digest: Type.String() })
-export const ImageDeleteResultSchema = Type.Object({ deleted: Type.Array(Type.String()), untagged: Type.Array(Type.String()) })
+export const ImageDeleteResultSchema = Type.Object({
+  deleted: Type.Array(Type.String()),
+  untagged: Type.Array(Type.String()),
+})
 
 export const NetworkSchema = Type.Object({
   id: Type.String(),
@@ -100,11 +110,14 @@ export const NetworkSchema = Type.Object({
   containers: Type.Integer(),
 })
 export const NetworkListSchema = Type.Object({ engine: EngineStatusSchema, items: Type.Array(NetworkSchema) })
-export const NetworkCreateBody = Type.Object({
-  name: Type.String({ pattern: '^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,63}$' }),
-  driver: Type.Optional(Type.String({ pattern: '^[a-z0-9_.-]{1,32}$' })),
-  subnet: Type.Optional(Type.String({ pattern: '^[0-9a-fA-F:.]+/[0-9]{1,3}$' })),
-}, { additionalProperties: false })
+export const NetworkCreateBody = Type.Object(
+  {
+    name: Type.String({ pattern: '^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,63}$' }),
+    driver: Type.Optional(Type.String({ pattern: '^[a-z0-9_.-]{1,32}$' })),
+    subnet: Type.Optional(Type.String({ pattern: '^[0-9a-fA-F:.]+/[0-9]{1,3}$' })),
+  },
+  { additionalProperties: false },
+)
 export const NetworkCreatedSchema = Type.Object({ id: Type.String(), name: Type.String() })
 
 export const SearchQuery = Type.Object({
@@ -113,16 +126,21 @@ export const SearchQuery = Type.Object({
 })
 export const SearchResultSchema = Type.Object({
   query: Type.String(),
-  results: Type.Array(Type.Object({
-    name: Type.String(),
-    description: Type.String(),
-    stars: Type.Integer(),
-    official: Type.Boolean(),
-    automated: Type.Boolean(),
-  })),
+  results: Type.Array(
+    Type.Object({
+      name: Type.String(),
+      description: Type.String(),
+      stars: Type.Integer(),
+      official: Type.Boolean(),
+      automated: Type.Boolean(),
+    }),
+  ),
 })
 
-export const IconBody = Type.Object({
-  /** The image, base64-encoded (PNG, JPEG or SVG; the type is read from the bytes). */
-  data: Type.String({ minLength: 1, maxLength: 700_000 }),
-}, { additionalProperties: false })
+export const IconBody = Type.Object(
+  {
+    /** The image, base64-encoded (PNG, JPEG or SVG; the type is read from the bytes). */
+    data: Type.String({ minLength: 1, maxLength: 700_000 }),
+  },
+  { additionalProperties: false },
+)

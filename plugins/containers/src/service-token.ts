@@ -43,7 +43,13 @@ export interface RemovedContainer {
 
 export interface ContainersService {
   /** Validates `spec` for `role` (403/400 as the REST route), pulls if missing, creates, starts; audited. */
-  run(spec: RunSpec, role: Role, actor: AuditActor, hooks?: CreateHooks, options?: RunOptions): Promise<{ id: string; name: string }>
+  run(
+    spec: RunSpec,
+    role: Role,
+    actor: AuditActor,
+    hooks?: CreateHooks,
+    options?: RunOptions,
+  ): Promise<{ id: string; name: string }>
   engineStatus(): Promise<EngineStatus>
   /** Containers (running or not) carrying the label `key`; `[]` when no engine answers. */
   listLabelled(key: string): Promise<LabelledContainer[]>

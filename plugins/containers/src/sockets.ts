@@ -14,11 +14,17 @@ import { updateContainer, type UpdateOutcome } from './update.ts'
 
 const FIRST_MESSAGE_TIMEOUT_MS = 30_000
 
-export const UpdateRequestSchema = Type.Object({
-  containers: Type.Array(Type.String({ minLength: 1, maxLength: 256, pattern: '^[a-zA-Z0-9][a-zA-Z0-9_.-]*$' }), { minItems: 1, maxItems: 100 }),
-  /** Seconds the old container gets to stop before it is killed (default 10, like docker stop). */
-  stopTimeout: Type.Optional(Type.Integer({ minimum: 0, maximum: 600 })),
-}, { additionalProperties: false })
+export const UpdateRequestSchema = Type.Object(
+  {
+    containers: Type.Array(Type.String({ minLength: 1, maxLength: 256, pattern: '^[a-zA-Z0-9][a-zA-Z0-9_.-]*$' }), {
+      minItems: 1,
+      maxItems: 100,
+    }),
+    /** Seconds the old container gets to stop before it is killed (default 10, like docker stop). */
+    stopTimeout: Type.Optional(Type.Integer({ minimum: 0, maximum: 600 })),
+  },
+  { additionalProperties: false },
+)
 
 export const LogsSocketQuery = Type.Object({
   id: Type.String({ minLength: 1, maxLength: 256, pattern: '^[a-zA-Z0-9][a-zA-Z0-9_.-]*$' }),
@@ -26,7 +32,8 @@ export const LogsSocketQuery = Type.Object({
 })
 
 const send = sendJson
-const closeWithError = (socket: WebSocket, err: unknown) => closeSocketWithError(socket, err, 'HOSTD_CONTAINERS_INTERNAL')
+const closeWithError = (socket: WebSocket, err: unknown) =>
+  closeSocketWithError(socket, err, 'HOSTD_CONTAINERS_INTERNAL')
 const firstMessage = <S extends TSchema>(socket: WebSocket, schema: S, signal: AbortSignal) =>
   receiveFirstMessage(socket, schema, signal, ContainerErrors.invalidSpec, FIRST_MESSAGE_TIMEOUT_MS)
 
@@ -76,12 +83,15 @@ export function containerSockets(s: SocketRegistrar, rt: Runtime): void {
           rt.containers.forget(outcome.previousId)
           await rt.containers.inspect(outcome.id).catch(() => undefined)
         }
-        await rt.audit.record({
-          action: 'container.update',
-          target: outcome.name,
-          result: outcome.status === 'updated' || outcome.status === 'up-to-date' ? 'success' : 'failure',
-          detail: { ...outcome },
-        }, actor)
+        await rt.audit.record(
+          {
+            action: 'container.update',
+            target: outcome.name,
+            result: outcome.status === 'updated' || outcome.status === 'up-to-date' ? 'success' : 'failure',
+            detail: { ...outcome },
+          },
+          actor,
+        )
         results.push(outcome)
         send(socket, { type: 'container', container: target, ...outcome })
       }
@@ -97,14 +107,22 @@ export function containerSockets(s: SocketRegistrar, rt: Runtime): void {
     try {
       const docker = await rt.engine.require()
       const info = await rt.containers.inspect(ctx.query.id)
-      const stream = await openLogStream(docker, info.Id, { tail: ctx.query.tail ?? 100, tty: Boolean(info.Config?.Tty), follow: true })
-      new LogPump(stream, {
-        get bufferedAmount() {
-          return socket.bufferedAmount
+      const stream = await openLogStream(docker, info.Id, {
+        tail: ctx.query.tail ?? 100,
+        tty: Boolean(info.Config?.Tty),
+        follow: true,
+      })
+      new LogPump(
+        stream,
+        {
+          get bufferedAmount() {
+            return socket.bufferedAmount
+          },
+          send: (data, cb) => socket.send(data, cb),
+          isOpen: () => socket.readyState === socket.OPEN,
         },
-        send: (data, cb) => socket.send(data, cb),
-        isOpen: () => socket.readyState === socket.OPEN,
-      }, Boolean(info.Config?.Tty))
+        Boolean(info.Config?.Tty),
+      )
       const stop = () => stream.destroy()
       ctx.signal.addEventListener('abort', stop, { once: true })
       stream.on('end', () => {

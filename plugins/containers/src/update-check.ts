@@ -56,8 +56,15 @@ export class UpdateChecker {
     let digest: string | null = null
     try {
       const info = await new Promise<{ Descriptor?: { digest?: string } }>((resolve, reject) =>
-        found.docker.modem.dial({ path: `/distribution/${ref}/json`, method: 'GET', statusCodes: { 200: true, 401: 'unauthorized', 403: 'forbidden', 404: 'not found', 500: 'server error' } },
-          (err: unknown, data: unknown) => (err ? reject(err) : resolve(data as { Descriptor?: { digest?: string } }))))
+        found.docker.modem.dial(
+          {
+            path: `/distribution/${ref}/json`,
+            method: 'GET',
+            statusCodes: { 200: true, 401: 'unauthorized', 403: 'forbidden', 404: 'not found', 500: 'server error' },
+          },
+          (err: unknown, data: unknown) => (err ? reject(err) : resolve(data as { Descriptor?: { digest?: string } })),
+        ),
+      )
       digest = info.Descriptor?.digest ?? null
     } catch {
       digest = null

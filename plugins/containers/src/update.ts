@@ -10,7 +10,15 @@ import { pullImage, type PullProgress } from './create.ts'
 
 export type UpdateOutcome =
   | { status: 'up-to-date'; name: string; id: string; image: string }
-  | { status: 'updated'; name: string; id: string; previousId: string; image: string; previousImageId: string; imageId: string }
+  | {
+      status: 'updated'
+      name: string
+      id: string
+      previousId: string
+      image: string
+      previousImageId: string
+      imageId: string
+    }
   | { status: 'rolled-back'; name: string; id: string; image: string; message: string }
   | { status: 'failed'; name: string; id: string; image: string; message: string }
 
@@ -21,7 +29,11 @@ export interface UpdateHooks {
   onStep?: (step: string) => void
 }
 
-export async function updateContainer(docker: Docker, idOrName: string, hooks: UpdateHooks = {}): Promise<UpdateOutcome> {
+export async function updateContainer(
+  docker: Docker,
+  idOrName: string,
+  hooks: UpdateHooks = {},
+): Promise<UpdateOutcome> {
   let old: Docker.ContainerInspectInfo
   try {
     old = await docker.getContainer(idOrName).inspect()
@@ -31,7 +43,12 @@ export async function updateContainer(docker: Docker, idOrName: string, hooks: U
   const name = old.Name.replace(/^\//, '')
   const ref = old.Config.Image
   const base = { name, id: old.Id, image: ref }
-  if (/^sha256:/.test(ref)) return { status: 'failed', ...base, message: 'The container was created from an image id, not a reference: nothing to pull' }
+  if (/^sha256:/.test(ref))
+    return {
+      status: 'failed',
+      ...base,
+      message: 'The container was created from an image id, not a reference: nothing to pull',
+    }
   hooks.onStep?.('pull')
   try {
     await pullImage(docker, ref, hooks.onPull)
@@ -45,28 +62,57 @@ export async function updateContainer(docker: Docker, idOrName: string, hooks: U
   const parked = `${name}-hostd-old-${old.Id.slice(0, 8)}`
   hooks.onStep?.('recreate')
   await docker.getContainer(old.Id).rename({ name: parked })
-  if (wasRunning) await docker.getContainer(old.Id).stop(hooks.stopTimeout === undefined ? {} : { t: hooks.stopTimeout }).catch((err) => ((err as { statusCode?: number }).statusCode === 304 ? undefined : Promise.reject(err)))
+  if (wasRunning)
+    await docker
+      .getContainer(old.Id)
+      .stop(hooks.stopTimeout === undefined ? {} : { t: hooks.stopTimeout })
+      .catch((err) => ((err as { statusCode?: number }).statusCode === 304 ? undefined : Promise.reject(err)))
 
   let fresh: Docker.Container | null = null
   try {
     fresh = await docker.createContainer(recreateOptions(old, name, ref))
-    for (const [net, endpoint] of extraNetworks(old)) await docker.getNetwork(net).connect({ Container: fresh.id, EndpointConfig: endpoint })
+    for (const [net, endpoint] of extraNetworks(old))
+      await docker.getNetwork(net).connect({ Container: fresh.id, EndpointConfig: endpoint })
     await fresh.start()
     const after = await fresh.inspect()
-    if (!after.State.Running && after.State.ExitCode !== 0) throw new Error(`it exited at once with code ${after.State.ExitCode}`)
+    if (!after.State.Running && after.State.ExitCode !== 0)
+      throw new Error(`it exited at once with code ${after.State.ExitCode}`)
   } catch (err) {
     hooks.onStep?.('rollback')
     if (fresh) await fresh.remove({ force: true }).catch(() => undefined)
     await docker.getContainer(old.Id).rename({ name })
-    if (wasRunning) await docker.getContainer(old.Id).start().catch(() => undefined)
-    return { status: 'rolled-back', ...base, message: `The new container failed to start (${engineMessage(err)}); the previous one is back` }
+    if (wasRunning)
+      await docker
+        .getContainer(old.Id)
+        .start()
+        .catch(() => undefined)
+    return {
+      status: 'rolled-back',
+      ...base,
+      message: `The new container failed to start (${engineMessage(err)}); the previous one is back`,
+    }
   }
-  await docker.getContainer(old.Id).remove({ force: true }).catch(() => undefined)
-  return { status: 'updated', name, id: fresh.id, previousId: old.Id, image: ref, previousImageId: old.Image, imageId: image.Id }
+  await docker
+    .getContainer(old.Id)
+    .remove({ force: true })
+    .catch(() => undefined)
+  return {
+    status: 'updated',
+    name,
+    id: fresh.id,
+    previousId: old.Id,
+    image: ref,
+    previousImageId: old.Image,
+    imageId: image.Id,
+  }
 }
 
 /** The old container's settings for a new container from `ref`. */
-export function recreateOptions(old: Docker.ContainerInspectInfo, name: string, ref: string): Docker.ContainerCreateOptions {
+export function recreateOptions(
+  old: Docker.ContainerInspectInfo,
+  name: string,
+  ref: string,
+): Docker.ContainerCreateOptions {
   const config = { ...old.Config } as Record<string, unknown>
   // The engine's default hostname is the container id; a new container gets its own.
   if (config.Hostname === old.Id.slice(0, 12)) delete config.Hostname

@@ -23,7 +23,10 @@ export const containerVolumesService = createServiceToken<ContainerVolumesServic
 export async function listVolumes(engine: Engine): Promise<ContainerVolume[]> {
   const found = await engine.find()
   if (!found) return []
-  const [volumes, containers] = await Promise.all([found.docker.listVolumes(), found.docker.listContainers({ all: true })])
+  const [volumes, containers] = await Promise.all([
+    found.docker.listVolumes(),
+    found.docker.listContainers({ all: true }),
+  ])
   const usedBy = new Map<string, string[]>()
   for (const c of containers) {
     for (const m of c.Mounts ?? []) {
@@ -33,5 +36,10 @@ export async function listVolumes(engine: Engine): Promise<ContainerVolume[]> {
       usedBy.set(m.Name, names)
     }
   }
-  return (volumes.Volumes ?? []).map((v) => ({ name: v.Name, driver: v.Driver, mountpoint: v.Mountpoint, usedBy: usedBy.get(v.Name) ?? [] }))
+  return (volumes.Volumes ?? []).map((v) => ({
+    name: v.Name,
+    driver: v.Driver,
+    mountpoint: v.Mountpoint,
+    usedBy: usedBy.get(v.Name) ?? [],
+  }))
 }

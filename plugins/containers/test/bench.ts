@@ -44,7 +44,13 @@ function pct(xs: number[], p: number): number {
 async function startHostd(dataDir: string, dockerHost: string): Promise<{ child: ChildProcess; origin: string }> {
   const env: NodeJS.ProcessEnv = {}
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('HOSTD_') && k !== 'DOCKER_HOST') env[k] = v
-  Object.assign(env, { HOSTD_DATA_DIR: dataDir, HOSTD_HOST: '127.0.0.1', HOSTD_PORT: '0', HOSTD_HELPER_SOCKET: join(dataDir, 'helper.sock'), DOCKER_HOST: dockerHost })
+  Object.assign(env, {
+    HOSTD_DATA_DIR: dataDir,
+    HOSTD_HOST: '127.0.0.1',
+    HOSTD_PORT: '0',
+    HOSTD_HELPER_SOCKET: join(dataDir, 'helper.sock'),
+    DOCKER_HOST: dockerHost,
+  })
   const child = spawn(process.execPath, ['kernel/dist/main.mjs'], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] })
   const log: string[] = []
   createInterface({ input: child.stderr! }).on('line', (l) => log.push(l))
@@ -68,46 +74,79 @@ async function main(): Promise<void> {
   let hostd: ChildProcess | null = null
   const pool: { p: Pool | null } = { p: null }
   try {
-    console.log(`containers bench: node ${process.version}, ${cpus().length} CPUs, ${CONTAINERS} containers, ${ROUNDS}x${PER_ROUND} sequential requests per target, ${CLI_RUNS} docker ps runs\n`)
+    console.log(
+      `containers bench: node ${process.version}, ${cpus().length} CPUs, ${CONTAINERS} containers, ${ROUNDS}x${PER_ROUND} sequential requests per target, ${CLI_RUNS} docker ps runs\n`,
+    )
     engine = await startEngine()
     const image = await importTestImage(engine, 'hostd-bench/busybox:1')
     for (let i = 0; i < CONTAINERS; i += 10) {
-      await Promise.all(Array.from({ length: Math.min(10, CONTAINERS - i) }, async (_, k) => {
-        const n = i + k
-        const res = await engine!.api('POST', `/containers/create?name=bench-${n}`, { Image: image, Cmd: ['sleep', '3600'], Labels: { 'com.docker.compose.project': 'bench' } })
-        if (res.status !== 201) throw new Error(`create bench-${n}: ${res.status} ${res.body}`)
-        if (n % 2 === 0) {
-          const started = await engine!.api('POST', `/containers/bench-${n}/start`)
-          if (started.status !== 204) throw new Error(`start bench-${n}: ${started.status} ${started.body}`)
-        }
-      }))
+      await Promise.all(
+        Array.from({ length: Math.min(10, CONTAINERS - i) }, async (_, k) => {
+          const n = i + k
+          const res = await engine!.api('POST', `/containers/create?name=bench-${n}`, {
+            Image: image,
+            Cmd: ['sleep', '3600'],
+            Labels: { 'com.docker.compose.project': 'bench' },
+          })
+          if (res.status !== 201) throw new Error(`create bench-${n}: ${res.status} ${res.body}`)
+          if (n % 2 === 0) {
+            const started = await engine!.api('POST', `/containers/bench-${n}/start`)
+            if (started.status !== 204) throw new Error(`start bench-${n}: ${started.status} ${started.body}`)
+          }
+        }),
+      )
     }
     const started = await startHostd(dataDir, engine.host)
     hostd = started.child
-    pool.p = new Pool(started.origin, { connections: 1, connect: { rejectUnauthorized: false }, keepAliveTimeout: 60_000 })
-    const call = async (method: string, path: string, body?: unknown, token?: string, headers: Record<string, string> = {}) => {
-      const res = await pool.p!.request({ method: method as 'GET', path, body: body ? JSON.stringify(body) : undefined, headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers } })
+    pool.p = new Pool(started.origin, {
+      connections: 1,
+      connect: { rejectUnauthorized: false },
+      keepAliveTimeout: 60_000,
+    })
+    const call = async (
+      method: string,
+      path: string,
+      body?: unknown,
+      token?: string,
+      headers: Record<string, string> = {},
+    ) => {
+      const res = await pool.p!.request({
+        method: method as 'GET',
+        path,
+        body: body ? JSON.stringify(body) : undefined,
+        headers: {
+          'content-type': 'application/json',
+          ...(token ? { authorization: `Bearer ${token}` } : {}),
+          ...headers,
+        },
+      })
       const text = await res.body.text()
       return { status: res.statusCode, body: text ? JSON.parse(text) : null }
     }
     const creds = { username: 'bench', password: 'correct horse battery' }
     if ((await call('POST', '/api/setup', creds)).status !== 201) throw new Error('setup failed')
-    const token = (await call('POST', '/api/auth/login', creds, undefined, { 'x-svc-client': '1' })).body.token as string
+    const token = (await call('POST', '/api/auth/login', creds, undefined, { 'x-svc-client': '1' })).body
+      .token as string
 
     const version = (await engine.api('GET', '/version')).json().ApiVersion as string
     const agent = new Agent({ keepAlive: true, maxSockets: 1 })
-    const rawList = () => new Promise<number>((resolve, reject) => {
-      const req = httpRequest({ socketPath: engine!.socket, path: `/v${version}/containers/json?all=1`, agent }, (res) => {
-        let n = 0
-        res.on('data', (c: Buffer) => (n += c.length))
-        res.on('end', () => (res.statusCode === 200 ? resolve(n) : reject(new Error(`raw ${res.statusCode}`))))
+    const rawList = () =>
+      new Promise<number>((resolve, reject) => {
+        const req = httpRequest(
+          { socketPath: engine!.socket, path: `/v${version}/containers/json?all=1`, agent },
+          (res) => {
+            let n = 0
+            res.on('data', (c: Buffer) => (n += c.length))
+            res.on('end', () => (res.statusCode === 200 ? resolve(n) : reject(new Error(`raw ${res.statusCode}`))))
+          },
+        )
+        req.on('error', reject)
+        req.end()
       })
-      req.on('error', reject)
-      req.end()
-    })
     const hostdList = async () => {
       const res = await call('GET', '/api/containers', undefined, token)
-      if (res.status !== 200 || res.body.items.length !== CONTAINERS) throw new Error(`hostd list: ${res.status}, ${res.body?.items?.length} items`)
+      if (res.status !== 200 || res.body.items.length !== CONTAINERS)
+        throw new Error(`hostd list: ${res.status}, ${res.body?.items?.length} items`)
       return res.body
     }
     const time = async (fn: () => Promise<unknown>) => {
@@ -140,7 +179,10 @@ async function main(): Promise<void> {
       roundRatios.push(median(h) / median(w))
     }
     const cliMs: number[] = []
-    for (let i = 0; i < CLI_RUNS; i++) cliMs.push(await time(() => run('docker', ['-H', engine!.host, 'ps', '-a', '--no-trunc'], { maxBuffer: 8 << 20 })))
+    for (let i = 0; i < CLI_RUNS; i++)
+      cliMs.push(
+        await time(() => run('docker', ['-H', engine!.host, 'ps', '-a', '--no-trunc'], { maxBuffer: 8 << 20 })),
+      )
 
     const rawBytes = await rawList()
     const out = {
@@ -158,19 +200,36 @@ async function main(): Promise<void> {
       ratioHostdToCli: +(median(hostdMs) / median(cliMs)).toFixed(3),
       goalHostdToRaw: GOAL,
     }
-    const row = (name: string, med: number, p90: number | string) => console.log(`${name.padEnd(44)} ${med.toFixed(2).padStart(9)} ms  ${typeof p90 === 'number' ? p90.toFixed(2).padStart(9) : p90.padStart(9)} ms`)
+    const row = (name: string, med: number, p90: number | string) =>
+      console.log(
+        `${name.padEnd(44)} ${med.toFixed(2).padStart(9)} ms  ${typeof p90 === 'number' ? p90.toFixed(2).padStart(9) : p90.padStart(9)} ms`,
+      )
     console.log(`${'target'.padEnd(44)} ${'median'.padStart(12)}  ${'p90'.padStart(12)}`)
     row('hostd GET /api/containers (HTTPS, bearer)', out.hostdMedianMs, out.hostdP90Ms)
     row('raw Engine API /containers/json (unix)', out.rawMedianMs, out.rawP90Ms)
     row('docker ps -a (CLI process)', out.cliMedianMs, pct(cliMs, 0.9))
     console.log('')
-    console.log(`ratio hostd/raw (of medians):      ${out.ratioHostdToRaw}  (goal <= ${GOAL}: ${out.ratioHostdToRaw <= GOAL ? 'MET' : 'NOT MET'})`)
+    console.log(
+      `ratio hostd/raw (of medians):      ${out.ratioHostdToRaw}  (goal <= ${GOAL}: ${out.ratioHostdToRaw <= GOAL ? 'MET' : 'NOT MET'})`,
+    )
     console.log(`median of per-round ratios:        ${out.medianRoundRatioHostdToRaw}`)
     console.log(`ratio hostd/docker ps:             ${out.ratioHostdToCli}`)
     console.log(`list items with cached details:    ${complete}/${CONTAINERS}`)
     const figures = [
-      figure(`GET /api/containers at ${CONTAINERS} containers / raw Engine API`, out.ratioHostdToRaw, 'x', { op: '<=', target: GOAL }, `${out.hostdMedianMs} vs ${out.rawMedianMs} ms (medians)`),
-      figure('GET /api/containers / docker ps -a', out.ratioHostdToCli, 'x', undefined, `${out.hostdMedianMs} vs ${out.cliMedianMs} ms`),
+      figure(
+        `GET /api/containers at ${CONTAINERS} containers / raw Engine API`,
+        out.ratioHostdToRaw,
+        'x',
+        { op: '<=', target: GOAL },
+        `${out.hostdMedianMs} vs ${out.rawMedianMs} ms (medians)`,
+      ),
+      figure(
+        'GET /api/containers / docker ps -a',
+        out.ratioHostdToCli,
+        'x',
+        undefined,
+        `${out.hostdMedianMs} vs ${out.cliMedianMs} ms`,
+      ),
     ]
     console.log(`BENCH_JSON ${JSON.stringify({ bench: 'containers', figures, ...out })}`)
   } finally {

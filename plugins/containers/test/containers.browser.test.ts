@@ -27,12 +27,18 @@ describe('containers pages', { timeout: 240_000 }, () => {
     index = createServer((req, res) => {
       const q = new URL(req.url!, 'http://x').searchParams.get('q') ?? ''
       if (q === 'offline') return res.writeHead(503).end()
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({
-        num_results: 1, query: q, results: [{ name: q, description: `The ${q} image`, star_count: 42, is_official: true, is_automated: false }],
-      }))
+      res.writeHead(200, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          num_results: 1,
+          query: q,
+          results: [{ name: q, description: `The ${q} image`, star_count: 42, is_official: true, is_automated: false }],
+        }),
+      )
     })
     await new Promise<void>((resolve) => index.listen(0, '127.0.0.1', resolve))
-    env = await startContainersUi({ env: { HOSTD_REGISTRY_INDEX_URL: `http://127.0.0.1:${(index.address() as AddressInfo).port}` } })
+    env = await startContainersUi({
+      env: { HOSTD_REGISTRY_INDEX_URL: `http://127.0.0.1:${(index.address() as AddressInfo).port}` },
+    })
     ref = `${env.registry.address}/ui/web:1`
     await importTestImage(env.engine, 'hostd-test/web:1', 'hello from the browser test')
     await pushToRegistry(env.engine, 'hostd-test/web:1', ref)
@@ -47,7 +53,9 @@ describe('containers pages', { timeout: 240_000 }, () => {
   })
 
   const containerNames = async () =>
-    ((await env.engine.api('GET', '/containers/json?all=1')).json() as { Names: string[] }[]).map((c) => c.Names[0]!.replace(/^\//, ''))
+    ((await env.engine.api('GET', '/containers/json?all=1')).json() as { Names: string[] }[]).map((c) =>
+      c.Names[0]!.replace(/^\//, ''),
+    )
 
   it('as operator: runs httpd from the form with pull progress, sees it running, follows its log, stops and removes it', async () => {
     const { ui } = env
@@ -68,7 +76,9 @@ describe('containers pages', { timeout: 240_000 }, () => {
     const port = await freePort()
     await page.getByRole('textbox', { name: 'Image' }).fill(ref)
     await page.getByRole('textbox', { name: 'Name' }).fill('web')
-    await page.getByRole('textbox', { name: 'Command' }).fill(`sh -c 'echo hello from the log; httpd -f -v -p 8080 -h /www'`)
+    await page
+      .getByRole('textbox', { name: 'Command' })
+      .fill(`sh -c 'echo hello from the log; httpd -f -v -p 8080 -h /www'`)
     await page.getByRole('textbox', { name: 'Published ports' }).fill(`127.0.0.1:${port}:8080`)
     // Hold the "created" message: the page stays on the finished pull while the screenshot is taken.
     const hold = await holdSocketMessage(page, /\/api\/containers\/install$/, (m) => m.includes('"type":"created"'))
@@ -125,7 +135,8 @@ describe('containers pages', { timeout: 240_000 }, () => {
     const row = page.getByRole('row').filter({ has: page.getByRole('link', { name: 'idle', exact: true }) })
     await row.getByText('running').waitFor()
     expect(await page.getByRole('button', { name: 'Run', exact: true }).count()).toBe(0)
-    for (const name of ['Stop idle', 'Restart idle', 'Kill idle', 'Remove idle']) expect(await page.getByRole('button', { name }).count()).toBe(0)
+    for (const name of ['Stop idle', 'Restart idle', 'Kill idle', 'Remove idle'])
+      expect(await page.getByRole('button', { name }).count()).toBe(0)
     expect(await page.getByRole('switch', { name: 'Start idle automatically' }).count()).toBe(0)
     await expectAccessible(page, 'containers list (viewer)')
     await screenshot(page, 'containers-list-viewer')
@@ -133,15 +144,24 @@ describe('containers pages', { timeout: 240_000 }, () => {
     await row.getByRole('link', { name: 'idle', exact: true }).click()
     await page.getByRole('heading', { name: 'idle', level: 1 }).waitFor()
     await page.getByRole('log', { name: 'Log of idle' }).waitFor()
-    for (const name of ['Stop', 'Restart', 'Kill', 'Remove', 'Upload icon']) expect(await page.getByRole('button', { name, exact: true }).count()).toBe(0)
+    for (const name of ['Stop', 'Restart', 'Kill', 'Remove', 'Upload icon'])
+      expect(await page.getByRole('button', { name, exact: true }).count()).toBe(0)
     await expectAccessible(page, 'container detail (viewer)')
 
     const forged = await page.evaluate(async () => {
       const post = async (path: string, body?: unknown) => {
-        const res = await fetch(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) })
+        const res = await fetch(path, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        })
         return { status: res.status, error: ((await res.json()) as { error: string }).error }
       }
-      return [await post('/api/containers/idle/stop'), await post('/api/containers', { image: 'busybox', name: 'forged' }), await post('/api/containers/idle/remove', { force: true })]
+      return [
+        await post('/api/containers/idle/stop'),
+        await post('/api/containers', { image: 'busybox', name: 'forged' }),
+        await post('/api/containers/idle/remove', { force: true }),
+      ]
     })
     expect(forged).toEqual(Array(3).fill({ status: 403, error: 'HOSTD_AUTH_FORBIDDEN' }))
     // The install socket refuses a viewer too (the browser sends the cookie and the page's origin).
@@ -186,7 +206,16 @@ describe('containers pages', { timeout: 240_000 }, () => {
 
       const admin = await env.ui.open('admin', '/containers/run')
       await admin.getByRole('heading', { name: 'Run a container' }).waitFor()
-      for (const name of ['Entrypoint', 'User', 'Added capabilities', 'DNS servers', 'Mounts', 'tmpfs', 'Devices', 'Extra docker run flags']) {
+      for (const name of [
+        'Entrypoint',
+        'User',
+        'Added capabilities',
+        'DNS servers',
+        'Mounts',
+        'tmpfs',
+        'Devices',
+        'Extra docker run flags',
+      ]) {
         await admin.getByRole('textbox', { name, exact: true }).waitFor()
       }
       expect(await admin.getByText('can be set by an admin').count()).toBe(0)
@@ -212,7 +241,10 @@ describe('containers pages', { timeout: 240_000 }, () => {
       await admin.getByRole('button', { name: 'Run', exact: true }).click()
       await admin.getByRole('heading', { name: 'files', level: 1 }).waitFor({ timeout: 60_000 })
       await admin.getByRole('log', { name: 'Log of files' }).getByText(marker).waitFor({ timeout: 30_000 })
-      const mounts = (await env.engine.api('GET', '/containers/files/json')).json().Mounts as { Source: string; RW: boolean }[]
+      const mounts = (await env.engine.api('GET', '/containers/files/json')).json().Mounts as {
+        Source: string
+        RW: boolean
+      }[]
       expect(mounts).toEqual([expect.objectContaining({ Source: dir, RW: false })])
       env.ui.assertNoCspViolations()
       await admin.context().close()
@@ -230,7 +262,10 @@ describe('containers pages', { timeout: 240_000 }, () => {
     await importTestImage(engine, 'hostd-test/app:v1', 'version one')
     await pushToRegistry(engine, 'hostd-test/app:v1', app)
     const v1 = await imageId(app)
-    expect((await env.adminApi('POST', '/api/containers', { image: app, name: 'app', command: 'httpd -f -p 8080 -h /www' })).status).toBe(201)
+    expect(
+      (await env.adminApi('POST', '/api/containers', { image: app, name: 'app', command: 'httpd -f -p 8080 -h /www' }))
+        .status,
+    ).toBe(201)
     // A newer image in the registry, not on the engine (so the update pulls its layer with progress).
     await importTestImage(engine, 'hostd-test/app:v2', 'version two')
     await pushToRegistry(engine, 'hostd-test/app:v2', app)
@@ -261,7 +296,13 @@ describe('containers pages', { timeout: 240_000 }, () => {
     await screenshot(page, 'containers-update-done')
 
     // An image whose command is missing: the new container cannot start, the old one is put back.
-    await importTestImage(engine, 'hostd-test/app:broken', 'broken', '["/bin/sh"]', BUSYBOX_LINKS.filter((l) => l !== 'httpd'))
+    await importTestImage(
+      engine,
+      'hostd-test/app:broken',
+      'broken',
+      '["/bin/sh"]',
+      BUSYBOX_LINKS.filter((l) => l !== 'httpd'),
+    )
     await pushToRegistry(engine, 'hostd-test/app:broken', app)
     await engine.docker('tag', v2, app)
     await page.getByRole('button', { name: 'Update others' }).click()

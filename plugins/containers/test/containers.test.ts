@@ -38,7 +38,10 @@ describe('containers against a real engine', () => {
     await rm(linkDir, { recursive: true, force: true })
   })
 
-  const names = async () => ((await engine.api('GET', '/containers/json?all=1')).json() as { Names: string[] }[]).map((c) => c.Names[0]!.slice(1)).sort()
+  const names = async () =>
+    ((await engine.api('GET', '/containers/json?all=1')).json() as { Names: string[] }[])
+      .map((c) => c.Names[0]!.slice(1))
+      .sort()
 
   it('reports the engine it found, with its negotiated version', async () => {
     const res = await t.inject({ url: '/api/system/engine', as: 'viewer' })
@@ -84,7 +87,14 @@ describe('containers against a real engine', () => {
       os: 'linux',
       architecture: 'amd64',
       createdAt: new Date(raw.Created).toISOString().replace(/\.\d+Z$/, '.000Z'),
-      ports: [{ hostAddress: '127.0.0.1', hostPort: Number(raw.NetworkSettings.Ports['8080/tcp'][0].HostPort), containerPort: 8080, proto: 'tcp' }],
+      ports: [
+        {
+          hostAddress: '127.0.0.1',
+          hostPort: Number(raw.NetworkSettings.Ports['8080/tcp'][0].HostPort),
+          containerPort: 8080,
+          proto: 'tcp',
+        },
+      ],
       mountedVolumes: ['webdata'],
       imageDigest: expect.stringMatching(/^sha256:[0-9a-f]{64}$/),
       updateAvailable: false,
@@ -101,19 +111,34 @@ describe('containers against a real engine', () => {
     expect(raw.Config.WorkingDir).toBe('/www')
 
     const port = web.ports[0].hostPort
-    const body = await eventually(() => fetch(`http://127.0.0.1:${port}/`).then((r) => r.text(), () => null))
+    const body = await eventually(() =>
+      fetch(`http://127.0.0.1:${port}/`).then(
+        (r) => r.text(),
+        () => null,
+      ),
+    )
     expect(body.trim()).toBe(MARKER)
   })
 
-  it('offers its volumes to other plugins: the storage overview lists the web container\'s named volume', async () => {
+  it("offers its volumes to other plugins: the storage overview lists the web container's named volume", async () => {
     // The real storage plugin next to this one, on the same engine: it reads the `containers.volumes` service.
     const both = await startTestKernel({ plugins: [containers, storage], env: { DOCKER_HOST: engine.host } })
     try {
       const res = await both.inject({ url: '/api/storage', as: 'viewer' })
       expect(res.statusCode).toBe(200)
-      const volumes = res.json().containerVolumes as { name: string; driver: string; mountpoint: string; usedBy: string[] }[]
+      const volumes = res.json().containerVolumes as {
+        name: string
+        driver: string
+        mountpoint: string
+        usedBy: string[]
+      }[]
       const engineVolume = (await engine.api('GET', '/volumes/webdata')).json()
-      expect(volumes).toContainEqual({ name: 'webdata', driver: 'local', mountpoint: engineVolume.Mountpoint, usedBy: ['web'] })
+      expect(volumes).toContainEqual({
+        name: 'webdata',
+        driver: 'local',
+        mountpoint: engineVolume.Mountpoint,
+        usedBy: ['web'],
+      })
     } finally {
       await both.close()
     }
@@ -121,8 +146,13 @@ describe('containers against a real engine', () => {
 
   it('maps compose labels to the stack fields and health from the status', async () => {
     const created = await engine.api('POST', '/containers/create?name=stacked', {
-      Image: IMAGE, Cmd: ['sleep', '300'],
-      Labels: { 'com.docker.compose.project': 'shop', 'com.docker.compose.service': 'db', 'com.docker.compose.project.working_dir': '/srv/shop' },
+      Image: IMAGE,
+      Cmd: ['sleep', '300'],
+      Labels: {
+        'com.docker.compose.project': 'shop',
+        'com.docker.compose.service': 'db',
+        'com.docker.compose.project.working_dir': '/srv/shop',
+      },
       Healthcheck: { Test: ['CMD', 'true'], Interval: 200_000_000, StartPeriod: 0 },
     })
     expect(created.status).toBe(201)
@@ -132,7 +162,14 @@ describe('containers against a real engine', () => {
       const c = list.items.find((x: { name: string }) => x.name === 'stacked')
       return c?.health === 'healthy' && c.restartPolicy ? c : null
     })
-    expect(item).toMatchObject({ stackProject: 'shop', stackService: 'db', stackWorkingDir: '/srv/shop', health: 'healthy', restartPolicy: 'no', state: 'running' })
+    expect(item).toMatchObject({
+      stackProject: 'shop',
+      stackService: 'db',
+      stackWorkingDir: '/srv/shop',
+      health: 'healthy',
+      restartPolicy: 'no',
+      state: 'running',
+    })
     await engine.api('DELETE', '/containers/stacked?force=1')
   })
 
@@ -149,7 +186,17 @@ describe('containers against a real engine', () => {
     expect(entry.memoryUsageBytes).toBeGreaterThan(0)
     expect(entry.memoryLimitBytes).toBe(64 * 1024 * 1024)
     expect(entry.numProcesses).toBeGreaterThanOrEqual(1)
-    expect(Object.keys(entry).sort()).toEqual(['blockReadBytes', 'blockWriteBytes', 'cpuUsageUsec', 'id', 'memoryLimitBytes', 'memoryUsageBytes', 'networkRxBytes', 'networkTxBytes', 'numProcesses'])
+    expect(Object.keys(entry).sort()).toEqual([
+      'blockReadBytes',
+      'blockWriteBytes',
+      'cpuUsageUsec',
+      'id',
+      'memoryLimitBytes',
+      'memoryUsageBytes',
+      'networkRxBytes',
+      'networkTxBytes',
+      'numProcesses',
+    ])
 
     // A container that prints 50 numbered lines; tail=5 gives exactly the last five.
     await engine.api('POST', '/containers/create?name=counter', { Image: IMAGE, Cmd: ['seq', '1', '50'] })
@@ -168,7 +215,9 @@ describe('containers against a real engine', () => {
   })
 
   it('follows the logs live over the socket as a viewer', async () => {
-    const port = (await t.inject({ url: '/api/containers', as: 'viewer' })).json().items.find((c: { name: string }) => c.name === 'web').ports[0].hostPort
+    const port = (await t.inject({ url: '/api/containers', as: 'viewer' }))
+      .json()
+      .items.find((c: { name: string }) => c.name === 'web').ports[0].hostPort
     const s = openSocket(t, '/api/containers/logs?id=web&tail=0', viewer)
     await new Promise((resolve) => s.ws.once('open', resolve))
     const path = `/live-${Date.now()}`
@@ -184,7 +233,8 @@ describe('containers against a real engine', () => {
 
   it('stops, starts, restarts, kills and removes as operator, each audited', async () => {
     const state = async () => (await engine.api('GET', '/containers/web/json')).json().State
-    const post = (path: string, payload?: unknown) => t.inject({ method: 'POST', url: path, as: { token: operator }, payload: payload as never })
+    const post = (path: string, payload?: unknown) =>
+      t.inject({ method: 'POST', url: path, as: { token: operator }, payload: payload as never })
 
     expect((await post('/api/containers/web/stop?timeout=1')).statusCode).toBe(204)
     expect((await state()).Status).toBe('exited')
@@ -222,8 +272,18 @@ describe('containers against a real engine', () => {
     expect(viewerTry.statusCode).toBe(403)
 
     const audit = await auditActions(t)
-    for (const action of ['container.create', 'container.stop', 'container.start', 'container.restart', 'container.kill', 'container.remove']) {
-      expect(audit.some((e) => e.action === action && e.result === 'success' && e.username?.startsWith('operator')), action).toBe(true)
+    for (const action of [
+      'container.create',
+      'container.stop',
+      'container.start',
+      'container.restart',
+      'container.kill',
+      'container.remove',
+    ]) {
+      expect(
+        audit.some((e) => e.action === action && e.result === 'success' && e.username?.startsWith('operator')),
+        action,
+      ).toBe(true)
     }
     const stop = audit.find((e) => e.action === 'container.stop' && e.result === 'success')!
     expect(stop.detail).toMatchObject({ before: 'running', after: 'exited' })
@@ -258,7 +318,10 @@ describe('containers against a real engine', () => {
         if (what.startsWith('privileged') && admin.statusCode === 502) {
           // This machine's kernel refuses a privileged container's full capability set at start (runc: "unable to
           // apply caps"): the spec passed the role rules and reached the engine, which is what is tested here.
-          expect(admin.json()).toMatchObject({ error: 'HOSTD_CONTAINERS_ENGINE_ERROR', message: expect.stringContaining('caps') })
+          expect(admin.json()).toMatchObject({
+            error: 'HOSTD_CONTAINERS_ENGINE_ERROR',
+            message: expect.stringContaining('caps'),
+          })
           return
         }
         expect(admin.statusCode, admin.body).toBe(201)
@@ -268,7 +331,12 @@ describe('containers against a real engine', () => {
     }
 
     it('a default capability and a named volume stay operator', async () => {
-      const res = await t.inject({ method: 'POST', url: '/api/containers', as: { token: operator }, payload: { image: IMAGE, name: 'opok', command: 'sleep 60', capAdd: ['CHOWN'], volumes: ['named:/v'] } })
+      const res = await t.inject({
+        method: 'POST',
+        url: '/api/containers',
+        as: { token: operator },
+        payload: { image: IMAGE, name: 'opok', command: 'sleep 60', capAdd: ['CHOWN'], volumes: ['named:/v'] },
+      })
       expect(res.statusCode, res.body).toBe(201)
       await engine.api('DELETE', '/containers/opok?force=1')
     })
@@ -280,8 +348,17 @@ describe('containers against a real engine', () => {
       const before = await names()
       for (const source of forms) {
         for (const as of ['operator', 'admin'] as const) {
-          for (const field of [{ volumes: [`${source}:/host`] }, { mounts: [{ type: 'bind', source, target: '/host' }] }, { extraArgs: ['-v', `${source}:/host`] }]) {
-            const res = await t.inject({ method: 'POST', url: '/api/containers', as, payload: { image: IMAGE, command: 'sleep 60', ...field } })
+          for (const field of [
+            { volumes: [`${source}:/host`] },
+            { mounts: [{ type: 'bind', source, target: '/host' }] },
+            { extraArgs: ['-v', `${source}:/host`] },
+          ]) {
+            const res = await t.inject({
+              method: 'POST',
+              url: '/api/containers',
+              as,
+              payload: { image: IMAGE, command: 'sleep 60', ...field },
+            })
             expect(res.statusCode, `${source} as ${as}: ${res.body}`).toBe(403)
             expect(res.json().error).toBe('HOSTD_CONTAINERS_HOST_ROOT_REFUSED')
           }
@@ -309,17 +386,34 @@ describe('containers against a real engine', () => {
         expect(res.statusCode, JSON.stringify(payload)).toBe(400)
         expect(res.json().message).toBeTruthy()
       }
-      const dup = await t.inject({ method: 'POST', url: '/api/containers', as: 'admin', headers: { 'content-type': 'application/json' }, payload: `{"image":"${IMAGE}","name":"dup1","name":"dup2","command":"sleep 60"}` })
+      const dup = await t.inject({
+        method: 'POST',
+        url: '/api/containers',
+        as: 'admin',
+        headers: { 'content-type': 'application/json' },
+        payload: `{"image":"${IMAGE}","name":"dup1","name":"dup2","command":"sleep 60"}`,
+      })
       expect(dup.statusCode, dup.body).toBe(400)
       expect(await names()).toEqual(before)
     })
 
     it('applies the same rules on the install socket', async () => {
-      const refused = openSocket(t, '/api/containers/install', operator, { image: IMAGE, name: 'sock-priv', extraArgs: ['--privileged'] })
+      const refused = openSocket(t, '/api/containers/install', operator, {
+        image: IMAGE,
+        name: 'sock-priv',
+        extraArgs: ['--privileged'],
+      })
       const closed = await refused.closed
       expect(closed.code).toBe(4403)
-      expect(refused.messages.at(-1)).toMatchObject({ type: 'result', ok: false, error: 'HOSTD_CONTAINERS_SPEC_NEEDS_ADMIN' })
-      const root = openSocket(t, '/api/containers/install', (await t.login('admin')).token, { image: IMAGE, volumes: ['/etc/..:/h'] })
+      expect(refused.messages.at(-1)).toMatchObject({
+        type: 'result',
+        ok: false,
+        error: 'HOSTD_CONTAINERS_SPEC_NEEDS_ADMIN',
+      })
+      const root = openSocket(t, '/api/containers/install', (await t.login('admin')).token, {
+        image: IMAGE,
+        volumes: ['/etc/..:/h'],
+      })
       expect((await root.closed).code).toBe(4403)
       expect(root.messages.at(-1)).toMatchObject({ error: 'HOSTD_CONTAINERS_HOST_ROOT_REFUSED' })
       expect(await names()).not.toContain('sock-priv')
@@ -327,7 +421,11 @@ describe('containers against a real engine', () => {
   })
 
   it('installs over the socket: accepted, created, started, then a final result', async () => {
-    const s = openSocket(t, '/api/containers/install', operator, { image: IMAGE, name: 'sock-web', command: ['sleep', '300'] })
+    const s = openSocket(t, '/api/containers/install', operator, {
+      image: IMAGE,
+      name: 'sock-web',
+      command: ['sleep', '300'],
+    })
     const closed = await s.closed
     expect(closed.code).toBe(1000)
     expect(s.messages.map((m) => m.type)).toEqual(['accepted', 'created', 'started', 'result'])
@@ -335,7 +433,9 @@ describe('containers against a real engine', () => {
     expect(result).toMatchObject({ ok: true, name: 'sock-web' })
     expect((await engine.api('GET', `/containers/${result.id}/json`)).json().State.Running).toBe(true)
     const audit = await auditActions(t)
-    expect(audit.some((e) => e.action === 'container.create' && e.target === 'sock-web' && e.result === 'success')).toBe(true)
+    expect(
+      audit.some((e) => e.action === 'container.create' && e.target === 'sock-web' && e.result === 'success'),
+    ).toBe(true)
   })
 
   it('answers sockets for a missing container and a too-low role clearly', async () => {

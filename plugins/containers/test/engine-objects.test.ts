@@ -57,10 +57,18 @@ describe('named volumes, joined containers, image references and image deletion 
     await rm(hostDir, { recursive: true, force: true })
   })
 
-  const names = async () => ((await engine.api('GET', '/containers/json?all=1')).json() as { Names: string[] }[]).map((c) => c.Names[0]!.slice(1)).sort()
-  const post = (url: string, payload: unknown, token: string) => t.inject({ method: 'POST', url, as: { token }, payload: payload as never })
+  const names = async () =>
+    ((await engine.api('GET', '/containers/json?all=1')).json() as { Names: string[] }[])
+      .map((c) => c.Names[0]!.slice(1))
+      .sort()
+  const post = (url: string, payload: unknown, token: string) =>
+    t.inject({ method: 'POST', url, as: { token }, payload: payload as never })
   const createVolume = async (name: string, opts?: Record<string, string>) => {
-    const res = await engine.api('POST', '/volumes/create', { Name: name, Driver: 'local', ...(opts ? { DriverOpts: opts } : {}) })
+    const res = await engine.api('POST', '/volumes/create', {
+      Name: name,
+      Driver: 'local',
+      ...(opts ? { DriverOpts: opts } : {}),
+    })
     expect(res.status, res.body).toBe(201)
   }
   const bindOptions = () => ({ type: 'none', o: 'bind', device: hostDir })
@@ -70,16 +78,26 @@ describe('named volumes, joined containers, image references and image deletion 
    * right before it forwards the create of container `name` (and `raceBack` right after the engine created it):
    * another client's change lands in the window between hostd's first check and its create, every time.
    */
-  async function createWhileRacing(name: string, race: () => Promise<void>, spec: Record<string, unknown>, raceBack?: () => Promise<void>) {
+  async function createWhileRacing(
+    name: string,
+    race: () => Promise<void>,
+    spec: Record<string, unknown>,
+    raceBack?: () => Promise<void>,
+  ) {
     let proxy: EngineProxy | null = null
     let raced: TestKernel | null = null
-    const isCreate = (method: string, path: string) => method === 'POST' && path.includes('/containers/create') && path.includes(`name=${name}`)
+    const isCreate = (method: string, path: string) =>
+      method === 'POST' && path.includes('/containers/create') && path.includes(`name=${name}`)
     try {
-      proxy = await startEngineProxy(engine, async (method, path) => {
-        if (isCreate(method, path)) await race()
-      }, async (method, path) => {
-        if (isCreate(method, path)) await raceBack?.()
-      })
+      proxy = await startEngineProxy(
+        engine,
+        async (method, path) => {
+          if (isCreate(method, path)) await race()
+        },
+        async (method, path) => {
+          if (isCreate(method, path)) await raceBack?.()
+        },
+      )
       raced = await kernelFor(proxy.host, {}, { overNetwork: true })
       const token = (await raced.login('operator')).token
       return await raced.inject({ method: 'POST', url: '/api/containers', as: { token }, payload: spec as never })
@@ -93,7 +111,12 @@ describe('named volumes, joined containers, image references and image deletion 
     it('refuses a volume bound to a host folder in every form, on every creating path, for an operator', async () => {
       await createVolume('hostbind', bindOptions())
       const before = await names()
-      const forms: unknown[] = [['hostbind:/h'], ['hostbind:/h:ro'], [{ source: 'hostbind', target: '/h' }], [{ source: 'hostbind', target: '/h', readOnly: true }]]
+      const forms: unknown[] = [
+        ['hostbind:/h'],
+        ['hostbind:/h:ro'],
+        [{ source: 'hostbind', target: '/h' }],
+        [{ source: 'hostbind', target: '/h', readOnly: true }],
+      ]
       for (const volumes of forms) {
         for (const url of ['/api/containers', '/api/volume-consumer/run']) {
           const res = await post(url, { image: IMAGE, command: ['sleep', '60'], volumes }, operator)
@@ -101,16 +124,33 @@ describe('named volumes, joined containers, image references and image deletion 
           expect(res.json().error).toBe('HOSTD_CONTAINERS_SPEC_NEEDS_ADMIN')
           expect(res.json().message).toContain('volume hostbind reaches the host')
         }
-        const socket = openSocket(t, '/api/containers/install', operator, { image: IMAGE, command: ['sleep', '60'], volumes })
+        const socket = openSocket(t, '/api/containers/install', operator, {
+          image: IMAGE,
+          command: ['sleep', '60'],
+          volumes,
+        })
         expect((await socket.closed).code).toBe(4403)
-        expect(socket.messages.at(-1)).toMatchObject({ type: 'result', ok: false, error: 'HOSTD_CONTAINERS_SPEC_NEEDS_ADMIN' })
+        expect(socket.messages.at(-1)).toMatchObject({
+          type: 'result',
+          ok: false,
+          error: 'HOSTD_CONTAINERS_SPEC_NEEDS_ADMIN',
+        })
       }
       expect(await names()).toEqual(before)
       expect((await readdir(hostDir)).sort()).toEqual(['secret'])
     })
 
     it('lets an admin use it: the container reads and writes the host folder (what the rule guards)', async () => {
-      const res = await post('/api/containers', { image: IMAGE, name: 'hostbind-admin', command: ['sh', '-c', 'cat /h/secret; echo from-container > /h/written; sleep 60'], volumes: ['hostbind:/h'] }, admin)
+      const res = await post(
+        '/api/containers',
+        {
+          image: IMAGE,
+          name: 'hostbind-admin',
+          command: ['sh', '-c', 'cat /h/secret; echo from-container > /h/written; sleep 60'],
+          volumes: ['hostbind:/h'],
+        },
+        admin,
+      )
       expect(res.statusCode, res.body).toBe(201)
       const written = await eventually(() => readFile(join(hostDir, 'written'), 'utf8').catch(() => null))
       expect(written.trim()).toBe('from-container')
@@ -125,14 +165,25 @@ describe('named volumes, joined containers, image references and image deletion 
       await createVolume('devmount', { type: 'ext4', device: '/dev/loop0' })
       await createVolume('plain')
       await createVolume('inmemory', { type: 'tmpfs', device: 'tmpfs', o: 'size=1m,uid=1000' })
-      for (const [volume, reason] of [['nfsshare', 'addr=127.0.0.1'], ['devmount', 'device=/dev/loop0']]) {
-        const res = await post('/api/containers', { image: IMAGE, command: ['sleep', '60'], volumes: [`${volume}:/v`] }, operator)
+      for (const [volume, reason] of [
+        ['nfsshare', 'addr=127.0.0.1'],
+        ['devmount', 'device=/dev/loop0'],
+      ]) {
+        const res = await post(
+          '/api/containers',
+          { image: IMAGE, command: ['sleep', '60'], volumes: [`${volume}:/v`] },
+          operator,
+        )
         expect(res.statusCode, res.body).toBe(403)
         expect(res.json().message).toContain(reason)
       }
       const missing = `fresh${Date.now()}`
       for (const volume of ['plain', 'inmemory', missing]) {
-        const res = await post('/api/containers', { image: IMAGE, name: `vol-${volume}`, command: ['sleep', '60'], volumes: [`${volume}:/v`] }, operator)
+        const res = await post(
+          '/api/containers',
+          { image: IMAGE, name: `vol-${volume}`, command: ['sleep', '60'], volumes: [`${volume}:/v`] },
+          operator,
+        )
         expect(res.statusCode, `${volume}: ${res.body}`).toBe(201)
         await engine.api('DELETE', `/containers/vol-${volume}?force=1`)
       }
@@ -146,17 +197,31 @@ describe('named volumes, joined containers, image references and image deletion 
       const racing = `window${Date.now()}`
       const before = await names()
       const res = await createWhileRacing(racing, () => createVolume(racing, bindOptions()), {
-        image: IMAGE, name: racing, command: ['sh', '-c', 'echo raced > /h/raced; sleep 60'], volumes: [`${racing}:/h`],
+        image: IMAGE,
+        name: racing,
+        command: ['sh', '-c', 'echo raced > /h/raced; sleep 60'],
+        volumes: [`${racing}:/h`],
       })
       expect(res.statusCode, res.body).toBe(403)
-      expect(res.json()).toMatchObject({ error: 'HOSTD_CONTAINERS_SPEC_NEEDS_ADMIN', message: expect.stringContaining(`volume ${racing} reaches the host`) })
+      expect(res.json()).toMatchObject({
+        error: 'HOSTD_CONTAINERS_SPEC_NEEDS_ADMIN',
+        message: expect.stringContaining(`volume ${racing} reaches the host`),
+      })
       expect(await names()).toEqual(before)
       expect((await readdir(hostDir)).sort()).toEqual(['secret'])
     })
 
     it('relies on the engine keeping a volume while a created container holds it', async () => {
       await createVolume('held')
-      expect((await engine.api('POST', '/containers/create?name=holder', { Image: IMAGE, Cmd: ['true'], HostConfig: { Binds: ['held:/v'] } })).status).toBe(201)
+      expect(
+        (
+          await engine.api('POST', '/containers/create?name=holder', {
+            Image: IMAGE,
+            Cmd: ['true'],
+            HostConfig: { Binds: ['held:/v'] },
+          })
+        ).status,
+      ).toBe(201)
       const removal = await engine.api('DELETE', '/volumes/held?force=1')
       expect(removal.status, removal.body).toBe(409)
       await engine.api('DELETE', '/containers/holder?force=1')
@@ -165,7 +230,11 @@ describe('named volumes, joined containers, image references and image deletion 
 
   describe('joining a container that uses the host network needs admin', () => {
     const runPeer = async (name: string, networkMode?: string) => {
-      const created = await engine.api('POST', `/containers/create?name=${name}`, { Image: IMAGE, Cmd: ['sleep', '300'], HostConfig: networkMode ? { NetworkMode: networkMode } : {} })
+      const created = await engine.api('POST', `/containers/create?name=${name}`, {
+        Image: IMAGE,
+        Cmd: ['sleep', '300'],
+        HostConfig: networkMode ? { NetworkMode: networkMode } : {},
+      })
       expect(created.status, created.body).toBe(201)
       expect((await engine.api('POST', `/containers/${name}/start`)).status).toBe(204)
     }
@@ -177,25 +246,45 @@ describe('named volumes, joined containers, image references and image deletion 
       for (const url of ['/api/containers', '/api/volume-consumer/run']) {
         const res = await post(url, { image: IMAGE, command: ['sleep', '60'], network: 'container:hostnet' }, operator)
         expect(res.statusCode, res.body).toBe(403)
-        expect(res.json()).toMatchObject({ error: 'HOSTD_CONTAINERS_SPEC_NEEDS_ADMIN', message: expect.stringContaining('joins a container that uses the host network') })
+        expect(res.json()).toMatchObject({
+          error: 'HOSTD_CONTAINERS_SPEC_NEEDS_ADMIN',
+          message: expect.stringContaining('joins a container that uses the host network'),
+        })
       }
-      const socket = openSocket(t, '/api/containers/install', operator, { image: IMAGE, command: ['sleep', '60'], network: 'container:hostnet' })
+      const socket = openSocket(t, '/api/containers/install', operator, {
+        image: IMAGE,
+        command: ['sleep', '60'],
+        network: 'container:hostnet',
+      })
       expect((await socket.closed).code).toBe(4403)
       expect(await names()).toEqual(before)
-      const plain = await post('/api/containers', { image: IMAGE, name: 'joins-plain', command: ['sleep', '60'], network: 'container:plainpeer' }, operator)
+      const plain = await post(
+        '/api/containers',
+        { image: IMAGE, name: 'joins-plain', command: ['sleep', '60'], network: 'container:plainpeer' },
+        operator,
+      )
       expect(plain.statusCode, plain.body).toBe(201)
-      const byAdmin = await post('/api/containers', { image: IMAGE, name: 'joins-host', command: ['sleep', '60'], network: 'container:hostnet' }, admin)
+      const byAdmin = await post(
+        '/api/containers',
+        { image: IMAGE, name: 'joins-host', command: ['sleep', '60'], network: 'container:hostnet' },
+        admin,
+      )
       expect(byAdmin.statusCode, byAdmin.body).toBe(201)
-      for (const name of ['joins-plain', 'joins-host', 'plainpeer']) await engine.api('DELETE', `/containers/${name}?force=1`)
+      for (const name of ['joins-plain', 'joins-host', 'plainpeer'])
+        await engine.api('DELETE', `/containers/${name}?force=1`)
     })
 
     it('catches the joined container replaced by a host-network one between the check and the create', async () => {
       await runPeer('peerswap')
       const racing = `joiner${Date.now()}`
-      const res = await createWhileRacing(racing, async () => {
-        await engine.api('DELETE', '/containers/peerswap?force=1')
-        await runPeer('peerswap', 'host')
-      }, { image: IMAGE, name: racing, command: ['sleep', '60'], network: 'container:peerswap' })
+      const res = await createWhileRacing(
+        racing,
+        async () => {
+          await engine.api('DELETE', '/containers/peerswap?force=1')
+          await runPeer('peerswap', 'host')
+        },
+        { image: IMAGE, name: racing, command: ['sleep', '60'], network: 'container:peerswap' },
+      )
       expect(res.statusCode, res.body).toBe(403)
       expect(res.json().message).toContain('joins a container that uses the host network')
       expect(await names()).not.toContain(racing)
@@ -206,16 +295,22 @@ describe('named volumes, joined containers, image references and image deletion 
       // The name points at a host-network container while the engine resolves it, and back at a plain one after.
       await runPeer('peername')
       const racing = `joiner2${Date.now()}`
-      const res = await createWhileRacing(racing, async () => {
-        expect((await engine.api('POST', '/containers/peername/rename?name=peername-plain')).status).toBe(204)
-        await runPeer('peername', 'host')
-      }, { image: IMAGE, name: racing, command: ['sleep', '60'], network: 'container:peername' }, async () => {
-        expect((await engine.api('POST', '/containers/peername/rename?name=peername-host')).status).toBe(204)
-        expect((await engine.api('POST', '/containers/peername-plain/rename?name=peername')).status).toBe(204)
-      })
+      const res = await createWhileRacing(
+        racing,
+        async () => {
+          expect((await engine.api('POST', '/containers/peername/rename?name=peername-plain')).status).toBe(204)
+          await runPeer('peername', 'host')
+        },
+        { image: IMAGE, name: racing, command: ['sleep', '60'], network: 'container:peername' },
+        async () => {
+          expect((await engine.api('POST', '/containers/peername/rename?name=peername-host')).status).toBe(204)
+          expect((await engine.api('POST', '/containers/peername-plain/rename?name=peername')).status).toBe(204)
+        },
+      )
       expect(res.statusCode, res.body).toBe(403)
       expect(await names()).not.toContain(racing)
-      for (const name of ['peername', 'peername-host', 'hostnet']) await engine.api('DELETE', `/containers/${name}?force=1`)
+      for (const name of ['peername', 'peername-host', 'hostnet'])
+        await engine.api('DELETE', `/containers/${name}?force=1`)
     })
   })
 
@@ -231,7 +326,11 @@ describe('named volumes, joined containers, image references and image deletion 
         'type=volume,source=optvol,target=/h,readonly=maybe',
         'type=volume,"source=optvol",target=/h',
       ]) {
-        const res = await post('/api/containers', { image: IMAGE, command: ['sleep', '60'], extraArgs: ['--mount', mount] }, admin)
+        const res = await post(
+          '/api/containers',
+          { image: IMAGE, command: ['sleep', '60'], extraArgs: ['--mount', mount] },
+          admin,
+        )
         expect(res.statusCode, `${mount}: ${res.body}`).toBe(400)
         expect(res.json().error).toBe('HOSTD_CONTAINERS_SPEC_INVALID')
       }
@@ -240,9 +339,15 @@ describe('named volumes, joined containers, image references and image deletion 
     })
 
     it('passes -v options on as given', async () => {
-      const res = await post('/api/containers', { image: IMAGE, name: 'volopts', command: ['sleep', '60'], volumes: ['keepopts:/d:ro,nocopy'] }, operator)
+      const res = await post(
+        '/api/containers',
+        { image: IMAGE, name: 'volopts', command: ['sleep', '60'], volumes: ['keepopts:/d:ro,nocopy'] },
+        operator,
+      )
       expect(res.statusCode, res.body).toBe(201)
-      expect((await engine.api('GET', '/containers/volopts/json')).json().HostConfig.Binds).toEqual(['keepopts:/d:ro,nocopy'])
+      expect((await engine.api('GET', '/containers/volopts/json')).json().HostConfig.Binds).toEqual([
+        'keepopts:/d:ro,nocopy',
+      ])
       await engine.api('DELETE', '/containers/volopts?force=1')
     })
   })
@@ -270,7 +375,8 @@ describe('named volumes, joined containers, image references and image deletion 
       const [head, tail] = text.split(JSON.stringify(marker).slice(1, -1)) as [string, string]
       return Buffer.concat([Buffer.from(head), value, Buffer.from(tail)])
     }
-    const raw = (url: string, payload: Buffer) => t.inject({ method: 'POST', url, as: 'admin', headers: { 'content-type': 'application/json' }, payload })
+    const raw = (url: string, payload: Buffer) =>
+      t.inject({ method: 'POST', url, as: 'admin', headers: { 'content-type': 'application/json' }, payload })
 
     it('answers 400 with a clear message, never an engine error, for malformed image references on every route', async () => {
       const before = await names()
@@ -346,7 +452,11 @@ describe('named volumes, joined containers, image references and image deletion 
     it('untags one of several tags, but refuses its last reference and its id', async () => {
       const id = (await engine.api('GET', `/images/${IMAGE}/json`)).json().Id as string
       expect((await engine.api('POST', `/images/${IMAGE}/tag?repo=hostd-test/alias&tag=2`)).status).toBe(201)
-      const run = await post('/api/containers', { image: IMAGE, name: 'image-user', command: ['sleep', '60'] }, operator)
+      const run = await post(
+        '/api/containers',
+        { image: IMAGE, name: 'image-user', command: ['sleep', '60'] },
+        operator,
+      )
       expect(run.statusCode, run.body).toBe(201)
 
       const untag = await post('/api/images/delete', { reference: 'hostd-test/alias:2' }, operator)
@@ -359,12 +469,17 @@ describe('named volumes, joined containers, image references and image deletion 
       for (const reference of [IMAGE, id, id.slice('sha256:'.length, 'sha256:'.length + 12)]) {
         const res = await post('/api/images/delete', { reference }, operator)
         expect(res.statusCode, `${reference}: ${res.body}`).toBe(409)
-        expect(res.json()).toMatchObject({ error: 'HOSTD_CONTAINERS_IN_USE', message: expect.stringContaining('image-user') })
+        expect(res.json()).toMatchObject({
+          error: 'HOSTD_CONTAINERS_IN_USE',
+          message: expect.stringContaining('image-user'),
+        })
       }
       // Two tags again: deleting by id is still refused (it would remove the image, not a tag).
       expect((await engine.api('POST', `/images/${IMAGE}/tag?repo=hostd-test/alias&tag=3`)).status).toBe(201)
       expect((await post('/api/images/delete', { reference: id }, operator)).statusCode).toBe(409)
-      expect((await engine.api('GET', `/images/${IMAGE}/json`)).json().RepoTags.sort()).toEqual(['hostd-test/alias:3', IMAGE].sort())
+      expect((await engine.api('GET', `/images/${IMAGE}/json`)).json().RepoTags.sort()).toEqual(
+        ['hostd-test/alias:3', IMAGE].sort(),
+      )
       await engine.api('DELETE', '/containers/image-user?force=1')
       const unused = await post('/api/images/delete', { reference: 'hostd-test/alias:3' }, operator)
       expect(unused.json()).toEqual({ deleted: [], untagged: ['hostd-test/alias:3'] })

@@ -21,7 +21,10 @@ describe('containers pages: engine state, images, networks, overview card', { ti
   it('says plainly that no engine is reachable, and works once it comes up', async () => {
     const page = await env.ui.open('viewer', '/containers')
     await page.getByText('No container engine is reachable').waitFor()
-    await page.getByText(/docker\.sock/).first().waitFor()
+    await page
+      .getByText(/docker\.sock/)
+      .first()
+      .waitFor()
     expect(await page.getByRole('table').count()).toBe(0)
     await expectAccessible(page, 'no engine')
     await screenshot(page, 'containers-no-engine')
@@ -31,11 +34,14 @@ describe('containers pages: engine state, images, networks, overview card', { ti
     await env.startEngine()
     // The plugin looks for an absent engine again after 2 s: ask until it answers.
     await expect
-      .poll(async () => {
-        const retry = page.getByRole('button', { name: 'Check again' })
-        if (await retry.count()) await retry.click()
-        return page.getByText('No images on this host').count()
-      }, { timeout: 30_000, interval: 1000 })
+      .poll(
+        async () => {
+          const retry = page.getByRole('button', { name: 'Check again' })
+          if (await retry.count()) await retry.click()
+          return page.getByText('No images on this host').count()
+        },
+        { timeout: 30_000, interval: 1000 },
+      )
       .toBe(1)
     await page.getByRole('tab', { name: 'Containers' }).click()
     await page.getByText('No containers yet').waitFor()
@@ -72,7 +78,9 @@ describe('containers pages: engine state, images, networks, overview card', { ti
     expect((await engine.api('GET', `/images/${ref}/json`)).status).toBe(200)
 
     // In use: the marker shows, and deleting without force is refused at the checkbox, naming the container.
-    expect((await env.adminApi('POST', '/api/containers', { image: ref, name: 'holder', command: 'sleep 3600' })).status).toBe(201)
+    expect(
+      (await env.adminApi('POST', '/api/containers', { image: ref, name: 'holder', command: 'sleep 3600' })).status,
+    ).toBe(201)
     await page.getByRole('button', { name: 'Refresh' }).click()
     await row.getByText('1 container').waitFor()
     await expectAccessible(page, 'images')
@@ -112,7 +120,8 @@ describe('containers pages: engine state, images, networks, overview card', { ti
     await dialog.getByRole('button', { name: 'Create network' }).click()
     const row = page.getByRole('row').filter({ hasText: name })
     await row.getByText(free).waitFor({ timeout: 30_000 })
-    const networks = () => env.engine.api('GET', '/networks').then((r) => (r.json() as { Name: string }[]).map((n) => n.Name))
+    const networks = () =>
+      env.engine.api('GET', '/networks').then((r) => (r.json() as { Name: string }[]).map((n) => n.Name))
     expect(await networks()).toContain(name)
     // The engine's own networks offer no delete.
     expect(await page.getByRole('button', { name: 'Delete network bridge' }).count()).toBe(0)
@@ -120,7 +129,10 @@ describe('containers pages: engine state, images, networks, overview card', { ti
     await screenshot(page, 'containers-networks')
 
     await row.getByRole('button', { name: `Delete network ${name}` }).click()
-    await page.getByRole('dialog', { name: `Delete network ${name}?` }).getByRole('button', { name: 'Delete network' }).click()
+    await page
+      .getByRole('dialog', { name: `Delete network ${name}?` })
+      .getByRole('button', { name: 'Delete network' })
+      .click()
     await expect.poll(() => row.count(), { timeout: 20_000 }).toBe(0)
     expect(await networks()).not.toContain(name)
     env.ui.assertNoCspViolations()
@@ -130,7 +142,15 @@ describe('containers pages: engine state, images, networks, overview card', { ti
   it('the overview card counts containers by state and links to the page; the list works at phone width', async () => {
     await importTestImage(env.engine, 'hostd-test/card:1', 'card')
     await env.engine.api('DELETE', '/containers/counted?force=1') // a retry starts from the same state
-    expect((await env.adminApi('POST', '/api/containers', { image: 'hostd-test/card:1', name: 'counted', command: 'sleep 3600' })).status).toBe(201)
+    expect(
+      (
+        await env.adminApi('POST', '/api/containers', {
+          image: 'hostd-test/card:1',
+          name: 'counted',
+          command: 'sleep 3600',
+        })
+      ).status,
+    ).toBe(201)
     const page = await env.ui.open('viewer', '/')
     const card = page.getByRole('region', { name: 'Containers' })
     await card.getByText('Running').waitFor({ timeout: 30_000 })

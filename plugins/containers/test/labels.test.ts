@@ -16,12 +16,29 @@ describe('reserved provenance labels', () => {
   })
 
   it('refuses a dev.hostd. label from a RunSpec, in every flag form, and lets other labels through to the engine', async () => {
-    for (const extraArgs of ['--label dev.hostd.catalog.app=forged', '-l dev.hostd.catalog.source=x', ['--label=dev.hostd.anything=1']]) {
-      const res = await t.inject({ method: 'POST', url: '/api/containers', as: 'admin', payload: { image: 'busybox:1', extraArgs } })
+    for (const extraArgs of [
+      '--label dev.hostd.catalog.app=forged',
+      '-l dev.hostd.catalog.source=x',
+      ['--label=dev.hostd.anything=1'],
+    ]) {
+      const res = await t.inject({
+        method: 'POST',
+        url: '/api/containers',
+        as: 'admin',
+        payload: { image: 'busybox:1', extraArgs },
+      })
       expect(res.statusCode, JSON.stringify(extraArgs)).toBe(400)
-      expect(res.json()).toMatchObject({ error: 'HOSTD_CONTAINERS_SPEC_INVALID', message: expect.stringContaining('dev.hostd.') })
+      expect(res.json()).toMatchObject({
+        error: 'HOSTD_CONTAINERS_SPEC_INVALID',
+        message: expect.stringContaining('dev.hostd.'),
+      })
     }
-    const ordinary = await t.inject({ method: 'POST', url: '/api/containers', as: 'admin', payload: { image: 'busybox:1', extraArgs: '--label com.example.owner=me' } })
+    const ordinary = await t.inject({
+      method: 'POST',
+      url: '/api/containers',
+      as: 'admin',
+      payload: { image: 'busybox:1', extraArgs: '--label com.example.owner=me' },
+    })
     expect(ordinary.statusCode).toBe(503)
     expect(ordinary.json().error).toBe('HOSTD_CONTAINERS_ENGINE_UNAVAILABLE')
   })

@@ -21,17 +21,28 @@ function startStandInIndex(): Promise<{ server: Server; url: string; queries: UR
     const q = url.searchParams.get('q') ?? ''
     if (q === 'slow') return // never answers: the plugin's timeout must end it
     if (q === 'broken') return res.writeHead(500).end('oops')
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({
-      num_results: 2, query: q,
-      results: [
-        { name: q, description: `The official ${q}`, star_count: 1234, is_official: true, is_automated: false },
-        { name: `someone/${q}-extra`, description: 'community', star_count: 7, is_official: false, is_automated: true },
-      ],
-    }))
+    res.writeHead(200, { 'content-type': 'application/json' }).end(
+      JSON.stringify({
+        num_results: 2,
+        query: q,
+        results: [
+          { name: q, description: `The official ${q}`, star_count: 1234, is_official: true, is_automated: false },
+          {
+            name: `someone/${q}-extra`,
+            description: 'community',
+            star_count: 7,
+            is_official: false,
+            is_automated: true,
+          },
+        ],
+      }),
+    )
   })
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => {
-    resolve({ server, url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, queries })
-  }))
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => {
+      resolve({ server, url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, queries })
+    }),
+  )
 }
 
 describe('registry search (stand-in index) and container icons', () => {
@@ -72,18 +83,34 @@ describe('registry search (stand-in index) and container icons', () => {
       expect(res.json().error).toBe('HOSTD_REGISTRY_SEARCH_UNAVAILABLE')
       expect(res.json().message).toContain(index.url)
     }
-    expect((await t.inject({ url: '/api/registry/search?q=slow', as: 'viewer' })).json().message).toMatch(/within 500 ms/)
+    expect((await t.inject({ url: '/api/registry/search?q=slow', as: 'viewer' })).json().message).toMatch(
+      /within 500 ms/,
+    )
     expect((await t.inject({ url: '/api/registry/search', as: 'viewer' })).statusCode).toBe(400)
   })
 
-  const PNG = Buffer.from('89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8cfc0f01f0005000201a3f8a3a60000000049454e44ae426082', 'hex')
+  const PNG = Buffer.from(
+    '89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8cfc0f01f0005000201a3f8a3a60000000049454e44ae426082',
+    'hex',
+  )
   const JPEG = Buffer.from('ffd8ffe000104a46494600010100000100010000ffd9', 'hex')
-  const SVG = Buffer.from('<?xml version="1.0"?>\n<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 1 1"><rect width="1" height="1" fill="#09f"/></svg>')
+  const SVG = Buffer.from(
+    '<?xml version="1.0"?>\n<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 1 1"><rect width="1" height="1" fill="#09f"/></svg>',
+  )
   const put = (name: string, data: Buffer | string, as: 'viewer' | 'operator' = 'operator') =>
-    t.inject({ method: 'PUT', url: `/api/icons/container/${name}`, as, payload: { data: Buffer.isBuffer(data) ? data.toString('base64') : data } })
+    t.inject({
+      method: 'PUT',
+      url: `/api/icons/container/${name}`,
+      as,
+      payload: { data: Buffer.isBuffer(data) ? data.toString('base64') : data },
+    })
 
   it('stores PNG, JPEG and SVG icons by container name and serves them with their own type', async () => {
-    for (const [name, data, type] of [['png-app', PNG, 'image/png'], ['jpg-app', JPEG, 'image/jpeg'], ['svg-app', SVG, 'image/svg+xml']] as const) {
+    for (const [name, data, type] of [
+      ['png-app', PNG, 'image/png'],
+      ['jpg-app', JPEG, 'image/jpeg'],
+      ['svg-app', SVG, 'image/svg+xml'],
+    ] as const) {
       expect((await put(name, data)).statusCode).toBe(204)
       const res = await t.inject({ url: `/api/icons/container/${name}`, as: 'viewer' })
       expect(res.statusCode).toBe(200)
@@ -94,7 +121,9 @@ describe('registry search (stand-in index) and container icons', () => {
     }
     // Replacing a PNG with an SVG leaves only the SVG.
     expect((await put('png-app', SVG)).statusCode).toBe(204)
-    expect((await t.inject({ url: '/api/icons/container/png-app', as: 'viewer' })).headers['content-type']).toBe('image/svg+xml')
+    expect((await t.inject({ url: '/api/icons/container/png-app', as: 'viewer' })).headers['content-type']).toBe(
+      'image/svg+xml',
+    )
   })
 
   it('refuses scripted SVG, other types, oversized icons and bad names, keeping the old icon', async () => {
@@ -126,11 +155,15 @@ describe('registry search (stand-in index) and container icons', () => {
   })
 
   it('deletes an icon (404 afterwards and for none), audited', async () => {
-    expect((await t.inject({ method: 'DELETE', url: '/api/icons/container/jpg-app', as: 'operator' })).statusCode).toBe(204)
+    expect((await t.inject({ method: 'DELETE', url: '/api/icons/container/jpg-app', as: 'operator' })).statusCode).toBe(
+      204,
+    )
     const gone = await t.inject({ url: '/api/icons/container/jpg-app', as: 'viewer' })
     expect(gone.statusCode).toBe(404)
     expect(gone.json().error).toBe('HOSTD_CONTAINERS_ICON_NOT_FOUND')
-    expect((await t.inject({ method: 'DELETE', url: '/api/icons/container/jpg-app', as: 'operator' })).statusCode).toBe(404)
+    expect((await t.inject({ method: 'DELETE', url: '/api/icons/container/jpg-app', as: 'operator' })).statusCode).toBe(
+      404,
+    )
     const audit = await auditActions(t)
     expect(audit.filter((e) => e.action === 'icon.set' && e.result === 'success').length).toBe(4)
     expect(audit.some((e) => e.action === 'icon.set' && e.result === 'failure')).toBe(true)

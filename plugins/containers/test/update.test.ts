@@ -7,7 +7,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { randomBytes } from 'node:crypto'
 import type { TestKernel } from '@hostd/sdk/testing'
 import {
-  BUSYBOX_LINKS, engineDir, importTestImage, pushToRegistry, startEngine, startRegistry, type TestEngine, type TestRegistry,
+  BUSYBOX_LINKS,
+  engineDir,
+  importTestImage,
+  pushToRegistry,
+  startEngine,
+  startRegistry,
+  type TestEngine,
+  type TestRegistry,
 } from './support/engine.ts'
 import { auditActions, eventually, kernelFor, openSocket } from './support/kernel.ts'
 
@@ -36,8 +43,12 @@ describe('engine recovery, registry pulls and updates', () => {
     await engine?.stop()
   })
 
-  const api = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown, as: 'viewer' | 'operator' | 'admin' = 'operator') =>
-    t.inject({ method, url, as: as === 'operator' ? { token: operator } : as, payload: payload as never })
+  const api = (
+    method: 'GET' | 'POST' | 'PUT' | 'DELETE',
+    url: string,
+    payload?: unknown,
+    as: 'viewer' | 'operator' | 'admin' = 'operator',
+  ) => t.inject({ method, url, as: as === 'operator' ? { token: operator } : as, payload: payload as never })
   const imageId = async (r: string) => (await engine.api('GET', `/images/${r}/json`)).json().Id as string
 
   it('without an engine: lists answer 200 with available false, actions 503 saying what is missing', async () => {
@@ -51,10 +62,17 @@ describe('engine recovery, registry pulls and updates', () => {
     const needsAdmin = await api('POST', '/api/containers', { image: 'x', network: 'host' })
     expect(needsAdmin.statusCode).toBe(403)
     expect(needsAdmin.json().error).toBe('HOSTD_CONTAINERS_SPEC_NEEDS_ADMIN')
-    expect((await api('POST', '/api/containers', { image: 'x', volumes: ['//:/h'] }, 'admin')).json().error).toBe('HOSTD_CONTAINERS_HOST_ROOT_REFUSED')
+    expect((await api('POST', '/api/containers', { image: 'x', volumes: ['//:/h'] }, 'admin')).json().error).toBe(
+      'HOSTD_CONTAINERS_HOST_ROOT_REFUSED',
+    )
     const status = await api('GET', '/api/system/engine', undefined, 'viewer')
     expect(status.json()).toMatchObject({ available: false, installed: true, version: '' })
-    for (const [url, body] of [['/api/containers/x/start', undefined], ['/api/containers', { image: 'x' }], ['/api/images/pull', { reference: 'x' }], ['/api/networks', { name: 'n' }]] as const) {
+    for (const [url, body] of [
+      ['/api/containers/x/start', undefined],
+      ['/api/containers', { image: 'x' }],
+      ['/api/images/pull', { reference: 'x' }],
+      ['/api/networks', { name: 'n' }],
+    ] as const) {
       const res = await api('POST', url, body)
       expect(res.statusCode, url).toBe(503)
       expect(res.json().error).toBe('HOSTD_CONTAINERS_ENGINE_UNAVAILABLE')
@@ -77,27 +95,50 @@ describe('engine recovery, registry pulls and updates', () => {
     ref = `${registry.address}/test/app-${randomBytes(3).toString('hex')}:1`
     await importTestImage(engine, 'hostd-test/app:v1', 'version one')
     await importTestImage(engine, 'hostd-test/app:v2', 'version two')
-    await importTestImage(engine, 'hostd-test/app:broken', 'broken', '["/bin/sh"]', BUSYBOX_LINKS.filter((l) => l !== 'httpd'))
+    await importTestImage(
+      engine,
+      'hostd-test/app:broken',
+      'broken',
+      '["/bin/sh"]',
+      BUSYBOX_LINKS.filter((l) => l !== 'httpd'),
+    )
     for (const v of ['v1', 'v2', 'broken']) ids[v] = await imageId(`hostd-test/app:${v}`)
     await pushToRegistry(engine, 'hostd-test/app:v1', ref)
     await engine.docker('rmi', ref)
 
     const s = openSocket(t, '/api/containers/install', operator, {
-      image: ref, name: 'app', command: 'httpd -f -p 8080 -h /www', ports: ['127.0.0.1::8080'], env: ['MODE=prod'], memory: 32 * 1024 * 1024, restartPolicy: 'on-failure:3',
+      image: ref,
+      name: 'app',
+      command: 'httpd -f -p 8080 -h /www',
+      ports: ['127.0.0.1::8080'],
+      env: ['MODE=prod'],
+      memory: 32 * 1024 * 1024,
+      restartPolicy: 'on-failure:3',
     })
     expect((await s.closed).code).toBe(1000)
     const types = s.messages.map((m) => m.type)
     expect(types[0]).toBe('accepted')
     expect(types).toContain('pull-start')
-    expect(s.messages.some((m) => m.type === 'pull' && /Download complete|Pull complete|Digest|Status/.test(m.status))).toBe(true)
+    expect(
+      s.messages.some((m) => m.type === 'pull' && /Download complete|Pull complete|Digest|Status/.test(m.status)),
+    ).toBe(true)
     expect(types.slice(-3)).toEqual(['created', 'started', 'result'])
     expect(await imageId(ref)).toBe(ids.v1)
     const audit = await auditActions(t)
     expect(audit.some((e) => e.action === 'image.pull' && e.target === ref)).toBe(true)
   })
 
-  const appItem = async () => (await api('GET', '/api/containers', undefined, 'viewer')).json().items.find((c: { name: string }) => c.name === 'app')
-  const serve = async (port: number) => eventually(() => fetch(`http://127.0.0.1:${port}/`).then((r) => r.text(), () => null))
+  const appItem = async () =>
+    (await api('GET', '/api/containers', undefined, 'viewer'))
+      .json()
+      .items.find((c: { name: string }) => c.name === 'app')
+  const serve = async (port: number) =>
+    eventually(() =>
+      fetch(`http://127.0.0.1:${port}/`).then(
+        (r) => r.text(),
+        () => null,
+      ),
+    )
 
   it('shows updateAvailable once the registry has a newer image, without blocking the list', async () => {
     expect((await appItem()).updateAvailable).toBe(false)
@@ -119,7 +160,13 @@ describe('engine recovery, registry pulls and updates', () => {
     const s = openSocket(t, '/api/containers/update', operator, { containers: ['app'], stopTimeout: 1 })
     expect((await s.closed).code).toBe(1000)
     const result = s.messages.find((m) => m.type === 'container')
-    expect(result, JSON.stringify(s.messages.slice(-3))).toMatchObject({ status: 'updated', name: 'app', previousId: before.Id, previousImageId: ids.v1, imageId: ids.v2 })
+    expect(result, JSON.stringify(s.messages.slice(-3))).toMatchObject({
+      status: 'updated',
+      name: 'app',
+      previousId: before.Id,
+      previousImageId: ids.v1,
+      imageId: ids.v2,
+    })
     expect(s.messages.at(-1)).toMatchObject({ type: 'done', results: [{ status: 'updated' }] })
 
     const after = (await engine.api('GET', '/containers/app/json')).json()
@@ -132,7 +179,12 @@ describe('engine recovery, registry pulls and updates', () => {
     expect(after.HostConfig.RestartPolicy).toEqual({ Name: 'on-failure', MaximumRetryCount: 3 })
     expect(after.HostConfig.PortBindings).toEqual(before.HostConfig.PortBindings)
     const item = await appItem()
-    expect(item).toMatchObject({ id: after.Id, autoStart: true, restartPolicy: 'on-failure:3', memoryInBytes: 32 * 1024 * 1024 })
+    expect(item).toMatchObject({
+      id: after.Id,
+      autoStart: true,
+      restartPolicy: 'on-failure:3',
+      memoryInBytes: 32 * 1024 * 1024,
+    })
     expect((await serve(item.ports[0].hostPort)).trim()).toBe('version two')
     const icon = await api('GET', '/api/icons/container/app', undefined, 'viewer')
     expect(icon.statusCode).toBe(200)
@@ -142,7 +194,11 @@ describe('engine recovery, registry pulls and updates', () => {
     const all = (await engine.api('GET', '/containers/json?all=1')).json() as { Names: string[] }[]
     expect(all.map((c) => c.Names[0])).toEqual(['/app'])
     const audit = await auditActions(t)
-    expect(audit.find((e) => e.action === 'container.update')).toMatchObject({ result: 'success', target: 'app', detail: { status: 'updated', imageId: ids.v2 } })
+    expect(audit.find((e) => e.action === 'container.update')).toMatchObject({
+      result: 'success',
+      target: 'app',
+      detail: { status: 'updated', imageId: ids.v2 },
+    })
   })
 
   it('reports up-to-date when the registry has nothing newer', async () => {
@@ -169,7 +225,10 @@ describe('engine recovery, registry pulls and updates', () => {
     expect(all.map((c) => c.Names[0])).toEqual(['/app'])
     expect((await serve((await appItem()).ports[0].hostPort)).trim()).toBe('version two')
     const audit = await auditActions(t)
-    expect(audit.find((e) => e.action === 'container.update')).toMatchObject({ result: 'failure', detail: { status: 'rolled-back' } })
+    expect(audit.find((e) => e.action === 'container.update')).toMatchObject({
+      result: 'failure',
+      detail: { status: 'rolled-back' },
+    })
   })
 
   it('refuses a malformed update request with a clear close code', async () => {
@@ -185,7 +244,10 @@ describe('engine recovery, registry pulls and updates', () => {
     await t.kernel.registry.enable('containers')
     expect((await engine.api('GET', '/containers/app/json')).json().State.Running).toBe(true)
     const audit = await auditActions(t)
-    expect(audit.find((e) => e.action === 'container.start')).toMatchObject({ target: 'app', detail: { reason: 'autostart' } })
+    expect(audit.find((e) => e.action === 'container.start')).toMatchObject({
+      target: 'app',
+      detail: { reason: 'autostart' },
+    })
     expect(audit.some((e) => e.action === 'container.autostart' && e.detail?.after === true)).toBe(true)
 
     expect((await api('POST', '/api/containers/app/autostart', { enabled: false })).statusCode).toBe(204)
@@ -224,7 +286,9 @@ describe('engine recovery, registry pulls and updates', () => {
     expect((await api('POST', '/api/images/delete', { reference: 'a b' })).statusCode).toBe(400)
 
     const audit = await auditActions(t)
-    expect(audit.some((e) => e.action === 'image.remove' && e.target === 'hostd-test/app:broken' && e.result === 'success')).toBe(true)
+    expect(
+      audit.some((e) => e.action === 'image.remove' && e.target === 'hostd-test/app:broken' && e.result === 'success'),
+    ).toBe(true)
     expect(audit.some((e) => e.action === 'image.remove' && e.result === 'failure')).toBe(true)
   })
 
@@ -235,19 +299,27 @@ describe('engine recovery, registry pulls and updates', () => {
     expect(created.statusCode, created.body).toBe(201)
     const dupe = await api('POST', '/api/networks', { name })
     expect(dupe.statusCode).toBe(409)
-    const item = (await api('GET', '/api/networks', undefined, 'viewer')).json().items.find((n: { name: string }) => n.name === name)
+    const item = (await api('GET', '/api/networks', undefined, 'viewer'))
+      .json()
+      .items.find((n: { name: string }) => n.name === name)
     expect(item).toMatchObject({ id: created.json().id, driver: 'bridge', subnet, containers: 0 })
 
     expect((await engine.api('POST', `/networks/${name}/connect`, { Container: 'app' })).status).toBe(200)
     const busy = await api('POST', `/api/networks/${name}/delete`)
     expect(busy.statusCode).toBe(409)
     expect(busy.json().message).toContain('app')
-    expect((await engine.api('POST', `/networks/${name}/disconnect`, { Container: 'app', Force: true })).status).toBe(200)
+    expect((await engine.api('POST', `/networks/${name}/disconnect`, { Container: 'app', Force: true })).status).toBe(
+      200,
+    )
     expect((await api('POST', `/api/networks/${name}/delete`)).statusCode).toBe(204)
     expect((await engine.api('GET', `/networks/${name}`)).status).toBe(404)
     expect((await api('POST', `/api/networks/${name}/delete`)).statusCode).toBe(404)
     expect((await api('POST', '/api/networks', { name: 'bad name' })).statusCode).toBe(400)
     const audit = await auditActions(t)
-    for (const action of ['network.create', 'network.remove', 'icon.set']) expect(audit.some((e) => e.action === action), action).toBe(true)
+    for (const action of ['network.create', 'network.remove', 'icon.set'])
+      expect(
+        audit.some((e) => e.action === action),
+        action,
+      ).toBe(true)
   })
 })

@@ -39,7 +39,9 @@ function Summary({ ctx }: { ctx: PageContext }) {
             </dl>
             <p class="ctr-card-foot">
               {updates > 0 ? (
-                <a href="/containers/updates"><Badge tone="warning">{`${updates} update${updates === 1 ? '' : 's'} available`}</Badge></a>
+                <a href="/containers/updates">
+                  <Badge tone="warning">{`${updates} update${updates === 1 ? '' : 's'} available`}</Badge>
+                </a>
               ) : (
                 <span class="detail">{data.items.length ? 'All images up to date' : 'No containers yet'}</span>
               )}
@@ -52,4 +54,6 @@ function Summary({ ctx }: { ctx: PageContext }) {
   )
 }
 
-void linkStylesheet(new URL('./cards.css', import.meta.url).href).then(() => defineElement('containers-summary', ({ ctx }) => <Summary ctx={ctx} />))
+void linkStylesheet(new URL('./cards.css', import.meta.url).href).then(() =>
+  defineElement('containers-summary', ({ ctx }) => <Summary ctx={ctx} />),
+)

@@ -33,8 +33,19 @@ function ListFrame({ ctx, tab }: { ctx: PageContext; tab: string }) {
           )
         }
       />
-      <Tabs label="Containers, images and networks" tabs={TABS} selected={tab} onSelect={(id) => ctx.navigate(id ? `${ctx.base}/${id}` : ctx.base)}>
-        {tab === 'images' ? <ImagesView ctx={ctx} /> : tab === 'networks' ? <NetworksView ctx={ctx} /> : <ContainerListView ctx={ctx} />}
+      <Tabs
+        label="Containers, images and networks"
+        tabs={TABS}
+        selected={tab}
+        onSelect={(id) => ctx.navigate(id ? `${ctx.base}/${id}` : ctx.base)}
+      >
+        {tab === 'images' ? (
+          <ImagesView ctx={ctx} />
+        ) : tab === 'networks' ? (
+          <NetworksView ctx={ctx} />
+        ) : (
+          <ContainerListView ctx={ctx} />
+        )}
       </Tabs>
     </>
   )
@@ -47,7 +58,11 @@ function ContainersPage({ ctx }: { ctx: PageContext }) {
     return (
       <>
         <PageHeader title="Not found" />
-        <Empty icon="container" title="There is nothing at this address" action={<Button onClick={() => ctx.navigate(ctx.base)}>All containers</Button>} />
+        <Empty
+          icon="container"
+          title="There is nothing at this address"
+          action={<Button onClick={() => ctx.navigate(ctx.base)}>All containers</Button>}
+        />
       </>
     )
   }
@@ -58,4 +73,6 @@ function ContainersPage({ ctx }: { ctx: PageContext }) {
 }
 
 // The page's own stylesheet (the build writes it beside this module) is loaded before the element exists.
-void linkStylesheet(new URL('./containers.css', import.meta.url).href).then(() => defineElement('containers-page', ({ ctx }) => <ContainersPage ctx={ctx} />))
+void linkStylesheet(new URL('./containers.css', import.meta.url).href).then(() =>
+  defineElement('containers-page', ({ ctx }) => <ContainersPage ctx={ctx} />),
+)

@@ -54,7 +54,12 @@ export function bridge({ socket, tcp, idleMs, signal, onEnd }: BridgeOptions): v
     if (flowTimer) clearInterval(flowTimer)
     if (idleTimer) clearInterval(idleTimer)
     tcp.destroy()
-    onEnd({ ...end, seconds: Math.round((Date.now() - startedAt) / 100) / 10, bytesToClient: toClient, bytesToServer: toServer })
+    onEnd({
+      ...end,
+      seconds: Math.round((Date.now() - startedAt) / 100) / 10,
+      bytesToClient: toClient,
+      bytesToServer: toServer,
+    })
   }
   const closeSocket = (code: number, reason: string) => {
     if (socket.readyState === socket.OPEN || socket.readyState === socket.CONNECTING) socket.close(code, reason)
@@ -103,23 +108,39 @@ export function bridge({ socket, tcp, idleMs, signal, onEnd }: BridgeOptions): v
     toServer += data.length
     if (tcp.writableLength + data.length > BRIDGE.maxQueuedToServer) {
       closeSocket(1008, 'too much input queued for the VNC server')
-      return finish({ ended: 'abuse', closeCode: 1008, reason: `over ${BRIDGE.maxQueuedToServer} bytes queued for the VNC server` })
+      return finish({
+        ended: 'abuse',
+        closeCode: 1008,
+        reason: `over ${BRIDGE.maxQueuedToServer} bytes queued for the VNC server`,
+      })
     }
     if (!tcp.write(data)) socket.pause()
   })
-  socket.once('close', (code: number, reason: Buffer) => finish({ ended: 'client', closeCode: code, closeReason: reason.toString('utf8') }))
+  socket.once('close', (code: number, reason: Buffer) =>
+    finish({ ended: 'client', closeCode: code, closeReason: reason.toString('utf8') }),
+  )
   // The kernel aborts the context from its own 'close' listener too; the close listener then says how it closed.
-  signal.addEventListener('abort', () => {
-    if (socket.readyState !== socket.CLOSED) finish({ ended: 'aborted', reason: (signal.reason as Error | undefined)?.message })
-  }, { once: true })
+  signal.addEventListener(
+    'abort',
+    () => {
+      if (socket.readyState !== socket.CLOSED)
+        finish({ ended: 'aborted', reason: (signal.reason as Error | undefined)?.message })
+    },
+    { once: true },
+  )
 
   if (idleMs > 0) {
-    idleTimer = setInterval(() => {
-      if (Date.now() - lastActivity < idleMs) return
-      const err = DesktopErrors.idle(`No traffic either way for ${Math.round(idleMs / 1000)} s: the remote desktop was closed`)
-      closeWithError(err)
-      finish({ ended: 'idle', closeCode: 4000 + err.statusCode, reason: err.message })
-    }, Math.min(30_000, Math.max(250, Math.floor(idleMs / 4))))
+    idleTimer = setInterval(
+      () => {
+        if (Date.now() - lastActivity < idleMs) return
+        const err = DesktopErrors.idle(
+          `No traffic either way for ${Math.round(idleMs / 1000)} s: the remote desktop was closed`,
+        )
+        closeWithError(err)
+        finish({ ended: 'idle', closeCode: 4000 + err.statusCode, reason: err.message })
+      },
+      Math.min(30_000, Math.max(250, Math.floor(idleMs / 4))),
+    )
   }
   if (socket.readyState !== socket.OPEN || signal.aborted) finish({ ended: 'client', closeCode: 1006 })
   // Data the server sent before the upgrade completed (its greeting) is already buffered in `tcp`: flowing starts now.

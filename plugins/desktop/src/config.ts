@@ -13,7 +13,8 @@ export interface DesktopConfig {
   idleSeconds: number
 }
 
-const HOSTNAME = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/
+const HOSTNAME =
+  /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/
 
 /** `host:port`, `[ipv6]:port`; the host an IPv4 address, an IPv6 address in brackets, or a host name. */
 export function parseTarget(raw: string): VncTarget {

@@ -35,8 +35,10 @@ export function desktopPlugin(overrides: Partial<DesktopConfig> = {}) {
     const found = await probe()
     const ws = req.protocol === 'https' ? 'wss' : 'ws'
     let reason = found.reason
-    if (!found.available) reason = `${reason}. Turn on screen sharing (x11vnc on the X display, or the desktop's own VNC server; see the desktop plugin's README) or point HOSTD_DESKTOP_VNC at it.`
-    else if (!reason && !found.display) reason = 'The VNC server asks for credentials: the display size is known once a viewer signs in.'
+    if (!found.available)
+      reason = `${reason}. Turn on screen sharing (x11vnc on the X display, or the desktop's own VNC server; see the desktop plugin's README) or point HOSTD_DESKTOP_VNC at it.`
+    else if (!reason && !found.display)
+      reason = 'The VNC server asks for credentials: the display size is known once a viewer signs in.'
     return {
       available: found.available,
       target: formatTarget(target),
@@ -56,54 +58,86 @@ export function desktopPlugin(overrides: Partial<DesktopConfig> = {}) {
     id: 'desktop',
     version: '1.0.0',
     kernel: '^1.0.0',
-    description: 'Remote desktop: the host\'s VNC screen sharing status, and an admin WebSocket bridge to its one configured VNC server.',
-    ui: { pages: [{ path: '/desktop', title: 'Desktop', icon: 'monitor', role: 'admin', module: 'ui/desktop.tsx', element: 'desktop-page' }] },
+    description:
+      "Remote desktop: the host's VNC screen sharing status, and an admin WebSocket bridge to its one configured VNC server.",
+    ui: {
+      pages: [
+        {
+          path: '/desktop',
+          title: 'Desktop',
+          icon: 'monitor',
+          role: 'admin',
+          module: 'ui/desktop.tsx',
+          element: 'desktop-page',
+        },
+      ],
+    },
     deps: { audit: tokens.audit, log: tokens.logger },
     routes: (r) => {
-      r.get('/api/system/desktop', { role: 'admin', schema: { response: { 200: DesktopStatusSchema } } }, (req) => status(req))
+      r.get('/api/system/desktop', { role: 'admin', schema: { response: { 200: DesktopStatusSchema } } }, (req) =>
+        status(req),
+      )
     },
     sockets: (s, { audit, log }) => {
       const record = (event: Parameters<AuditService['record']>[0], actor: Parameters<AuditService['record']>[1]) =>
         audit.record(event, actor).catch((err: unknown) => log.error({ err }, 'desktop audit write failed'))
-      s.ws(DESKTOP_SOCKET_PATH, {
-        role: 'admin',
-        // A remote desktop is a person's: API tokens may not open it.
-        sessionOnly: true,
-        protocols: ['binary'],
-        // Connect before the upgrade completes, so a host without screen sharing answers 503 with the reason.
-        admit: async ({ user, request }) => {
-          const target = formatTarget(current().target)
-          let tcp: Socket
-          try {
-            tcp = await connectVnc(current().target, CONNECT_TIMEOUT_MS)
-          } catch (err) {
-            const reason = err instanceof VncUnreachable ? err.message : String(err)
-            await record({ action: 'desktop.connect', target, result: 'failure', detail: { target, reason } }, { user, ip: request.ip })
-            throw DesktopErrors.unavailable(`${reason}: screen sharing is off or HOSTD_DESKTOP_VNC is wrong (GET /api/system/desktop says more)`)
-          }
-          tcp.pause()
-          tcp.on('error', () => undefined) // until the bridge listens
-          connections.set(request, tcp)
-          const drop = () => {
-            if (connections.get(request) !== tcp) return
-            connections.delete(request)
-            tcp.destroy()
-          }
-          request.raw.socket.once('close', drop)
-          setTimeout(drop, UNCLAIMED_MS).unref()
+      s.ws(
+        DESKTOP_SOCKET_PATH,
+        {
+          role: 'admin',
+          // A remote desktop is a person's: API tokens may not open it.
+          sessionOnly: true,
+          protocols: ['binary'],
+          // Connect before the upgrade completes, so a host without screen sharing answers 503 with the reason.
+          admit: async ({ user, request }) => {
+            const target = formatTarget(current().target)
+            let tcp: Socket
+            try {
+              tcp = await connectVnc(current().target, CONNECT_TIMEOUT_MS)
+            } catch (err) {
+              const reason = err instanceof VncUnreachable ? err.message : String(err)
+              await record(
+                { action: 'desktop.connect', target, result: 'failure', detail: { target, reason } },
+                { user, ip: request.ip },
+              )
+              throw DesktopErrors.unavailable(
+                `${reason}: screen sharing is off or HOSTD_DESKTOP_VNC is wrong (GET /api/system/desktop says more)`,
+              )
+            }
+            tcp.pause()
+            tcp.on('error', () => undefined) // until the bridge listens
+            connections.set(request, tcp)
+            const drop = () => {
+              if (connections.get(request) !== tcp) return
+              connections.delete(request)
+              tcp.destroy()
+            }
+            request.raw.socket.once('close', drop)
+            setTimeout(drop, UNCLAIMED_MS).unref()
+          },
         },
-      }, (socket, ctx) => {
-        const tcp = connections.get(ctx.request)
-        connections.delete(ctx.request)
-        if (!tcp) return socket.close(1011, 'internal error: no VNC connection')
-        const target = formatTarget(current().target)
-        const actor = { user: ctx.user, ip: ctx.request.ip }
-        const opened = record({ action: 'desktop.connect', target, detail: { target, protocol: socket.protocol || null } }, actor)
-        bridge({
-          socket, tcp, idleMs: current().idleSeconds * 1000, signal: ctx.signal,
-          onEnd: (end) => void opened.then(() => record({ action: 'desktop.disconnect', target, detail: { target, ...end } }, actor)),
-        })
-      })
+        (socket, ctx) => {
+          const tcp = connections.get(ctx.request)
+          connections.delete(ctx.request)
+          if (!tcp) return socket.close(1011, 'internal error: no VNC connection')
+          const target = formatTarget(current().target)
+          const actor = { user: ctx.user, ip: ctx.request.ip }
+          const opened = record(
+            { action: 'desktop.connect', target, detail: { target, protocol: socket.protocol || null } },
+            actor,
+          )
+          bridge({
+            socket,
+            tcp,
+            idleMs: current().idleSeconds * 1000,
+            signal: ctx.signal,
+            onEnd: (end) =>
+              void opened.then(() =>
+                record({ action: 'desktop.disconnect', target, detail: { target, ...end } }, actor),
+              ),
+          })
+        },
+      )
     },
     start: () => {
       current() // a bad setting fails the load with its message

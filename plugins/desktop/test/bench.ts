@@ -38,12 +38,15 @@ const cleanUp = async () => {
   await daemon?.stop()
   await vnc?.stop()
 }
-for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void cleanUp().finally(() => process.exit(130)))
+for (const signal of ['SIGINT', 'SIGTERM'] as const)
+  process.once(signal, () => void cleanUp().finally(() => process.exit(130)))
 try {
   vnc = await startVnc({ extraArgs: X11VNC_ARGS })
   daemon = await startPluginDaemon(['desktop'], { HOSTD_DESKTOP_VNC: `127.0.0.1:${vnc.port}` })
   const direct = new RfbOverTcp(vnc.port)
-  const bridged = new RfbOverWebSocket(`${daemon.url.replace(/^https/, 'wss')}/api/desktop`, daemon.adminToken, { protocols: ['binary'] })
+  const bridged = new RfbOverWebSocket(`${daemon.url.replace(/^https/, 'wss')}/api/desktop`, daemon.adminToken, {
+    protocols: ['binary'],
+  })
   await direct.handshake()
   await bridged.handshake()
   // Unmeasured warm-up for both paths.
@@ -64,13 +67,37 @@ try {
   await bridged.close()
   const d = median(viaDaemon)
   const r = median(reference)
-  console.log(`desktop bridge, RFB round trip (FramebufferUpdateRequest 1x1 -> FramebufferUpdate), medians of ${ROUNDS} rounds of ${TRIPS}; x11vnc ${X11VNC_ARGS.join(' ') || '(default timers)'}`)
-  console.log(`  through the daemon (wss -> bridge -> tcp)  ${d.toFixed(0)} µs   (rounds: ${viaDaemon.map((x) => x.toFixed(0)).join(', ')})`)
-  console.log(`  straight to x11vnc over tcp                ${r.toFixed(0)} µs   (rounds: ${reference.map((x) => x.toFixed(0)).join(', ')})`)
-  console.log(`  added by the daemon                        ${(d - r).toFixed(0)} µs per round trip (ratio ${(d / r).toFixed(2)})`)
-  printBenchJson('desktop', [
-    figure('RFB round trip added by the bridge', d - r, 'µs', undefined, `${Math.round(d)} µs through the daemon vs ${Math.round(r)} µs straight to x11vnc (${(d / r).toFixed(2)}x)`),
-  ], { x11vncArgs: X11VNC_ARGS.join(' '), trips: TRIPS, rounds: ROUNDS, bridgedUs: Math.round(d), directUs: Math.round(r) })
+  console.log(
+    `desktop bridge, RFB round trip (FramebufferUpdateRequest 1x1 -> FramebufferUpdate), medians of ${ROUNDS} rounds of ${TRIPS}; x11vnc ${X11VNC_ARGS.join(' ') || '(default timers)'}`,
+  )
+  console.log(
+    `  through the daemon (wss -> bridge -> tcp)  ${d.toFixed(0)} µs   (rounds: ${viaDaemon.map((x) => x.toFixed(0)).join(', ')})`,
+  )
+  console.log(
+    `  straight to x11vnc over tcp                ${r.toFixed(0)} µs   (rounds: ${reference.map((x) => x.toFixed(0)).join(', ')})`,
+  )
+  console.log(
+    `  added by the daemon                        ${(d - r).toFixed(0)} µs per round trip (ratio ${(d / r).toFixed(2)})`,
+  )
+  printBenchJson(
+    'desktop',
+    [
+      figure(
+        'RFB round trip added by the bridge',
+        d - r,
+        'µs',
+        undefined,
+        `${Math.round(d)} µs through the daemon vs ${Math.round(r)} µs straight to x11vnc (${(d / r).toFixed(2)}x)`,
+      ),
+    ],
+    {
+      x11vncArgs: X11VNC_ARGS.join(' '),
+      trips: TRIPS,
+      rounds: ROUNDS,
+      bridgedUs: Math.round(d),
+      directUs: Math.round(r),
+    },
+  )
 } finally {
   await cleanUp()
 }

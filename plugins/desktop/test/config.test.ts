@@ -17,17 +17,30 @@ describe('HOSTD_DESKTOP_VNC and HOSTD_DESKTOP_IDLE_SECONDS', () => {
   })
 
   it('refuses anything else with a message naming the variable', () => {
-    for (const bad of ['127.0.0.1', ':5900', '127.0.0.1:0', '127.0.0.1:65536', '::1:5900', '[127.0.0.1]:5900', 'a b:1', 'host:59x', 'http://h:5900', '-x:5900']) {
+    for (const bad of [
+      '127.0.0.1',
+      ':5900',
+      '127.0.0.1:0',
+      '127.0.0.1:65536',
+      '::1:5900',
+      '[127.0.0.1]:5900',
+      'a b:1',
+      'host:59x',
+      'http://h:5900',
+      '-x:5900',
+    ]) {
       expect(() => parseTarget(bad), bad).toThrow(/HOSTD_DESKTOP_VNC/)
     }
     expect(() => configFromEnv({ HOSTD_DESKTOP_IDLE_SECONDS: '-1' })).toThrow(/HOSTD_DESKTOP_IDLE_SECONDS/)
   })
 
-  it('a bad setting fails the plugin\'s load with that message, and its route is not served', async () => {
+  it("a bad setting fails the plugin's load with that message, and its route is not served", async () => {
     process.env.HOSTD_DESKTOP_VNC = 'not a target'
     const t = await startTestKernel({ plugins: [desktopPlugin()] })
     try {
-      const entry = (await t.inject({ url: '/api/extensions', as: 'admin' })).json().find((p: any) => p.id === 'desktop')
+      const entry = (await t.inject({ url: '/api/extensions', as: 'admin' }))
+        .json()
+        .find((p: any) => p.id === 'desktop')
       expect(entry).toMatchObject({ state: 'failed' })
       expect(entry.error).toMatch(/HOSTD_DESKTOP_VNC "not a target" is not host:port/)
       expect((await t.inject({ url: '/api/system/desktop', as: 'admin' })).statusCode).toBe(404)

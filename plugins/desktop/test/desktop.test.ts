@@ -16,7 +16,9 @@ async function until(probe: () => Promise<boolean> | boolean): Promise<void> {
 }
 
 /** A TCP listener on loopback that records its connections (to prove who the bridge connects to, and when it lets go). */
-async function listener(onConnection: (socket: Socket) => void = () => undefined): Promise<{ server: Server; port: number; sockets: Socket[]; closed: number }> {
+async function listener(
+  onConnection: (socket: Socket) => void = () => undefined,
+): Promise<{ server: Server; port: number; sockets: Socket[]; closed: number }> {
   const state = { server: createServer(), port: 0, sockets: [] as Socket[], closed: 0 }
   state.server.on('connection', (socket) => {
     state.sockets.push(socket)
@@ -39,7 +41,10 @@ describe('desktop against Xvfb and x11vnc', () => {
   beforeAll(async () => {
     vnc = await startVnc()
     decoy = await listener()
-    t = await startTestKernel({ plugins: [desktopPlugin({ target: { host: '127.0.0.1', port: vnc.port } })], overNetwork: true })
+    t = await startTestKernel({
+      plugins: [desktopPlugin({ target: { host: '127.0.0.1', port: vnc.port } })],
+      overNetwork: true,
+    })
     admin = (await t.login('admin', 'desk-admin')).token
   })
   afterAll(async () => {
@@ -66,11 +71,16 @@ describe('desktop against Xvfb and x11vnc', () => {
     })
   })
 
-  it('bridges the RFB handshake to ServerInit with the display\'s size, echoing the binary subprotocol', async () => {
+  it("bridges the RFB handshake to ServerInit with the display's size, echoing the binary subprotocol", async () => {
     const rfb = new RfbOverWebSocket(socketUrl(), admin, { protocols: ['binary'] })
     const init = await rfb.handshake()
     expect(rfb.ws.protocol).toBe('binary')
-    expect(init).toMatchObject({ greeting: 'RFB 003.008\n', securityTypes: [1], width: SCREEN.width, height: SCREEN.height })
+    expect(init).toMatchObject({
+      greeting: 'RFB 003.008\n',
+      securityTypes: [1],
+      width: SCREEN.width,
+      height: SCREEN.height,
+    })
     await rfb.roundTrip()
     await rfb.close()
   })
@@ -123,7 +133,11 @@ describe('desktop against Xvfb and x11vnc', () => {
       return items.some((e) => e.action === 'desktop.disconnect' && e.username === 'desk-admin')
     })
     const target = `127.0.0.1:${vnc.port}`
-    expect(items.find((e) => e.action === 'desktop.connect' && e.result === 'success')).toMatchObject({ username: 'desk-admin', ip: '127.0.0.1', target })
+    expect(items.find((e) => e.action === 'desktop.connect' && e.result === 'success')).toMatchObject({
+      username: 'desk-admin',
+      ip: '127.0.0.1',
+      target,
+    })
     const end = items.find((e) => e.action === 'desktop.disconnect')
     expect(end).toMatchObject({ target, detail: { target, ended: 'client' } })
     expect(end.detail.bytesToClient).toBeGreaterThan(12 + 24)
@@ -135,8 +149,16 @@ describe('desktop against Xvfb and x11vnc', () => {
     await vnc.stopServer()
     try {
       const status = (await t.inject({ url: '/api/system/desktop', as: 'admin' })).json()
-      expect(status).toMatchObject({ available: false, protocolVersion: null, authTypes: [], display: null, target: `127.0.0.1:${vnc.port}` })
-      expect(status.reason).toMatch(/No VNC server answers on 127\.0\.0\.1:\d+ \(connection refused\)\. Turn on screen sharing/)
+      expect(status).toMatchObject({
+        available: false,
+        protocolVersion: null,
+        authTypes: [],
+        display: null,
+        target: `127.0.0.1:${vnc.port}`,
+      })
+      expect(status.reason).toMatch(
+        /No VNC server answers on 127\.0\.0\.1:\d+ \(connection refused\)\. Turn on screen sharing/,
+      )
       const rfb = new RfbOverWebSocket(socketUrl(), admin)
       await rfb.closed
       expect(rfb.refused).toMatchObject({ status: 503, body: { error: 'HOSTD_DESKTOP_UNAVAILABLE' } })
@@ -150,20 +172,25 @@ describe('desktop against Xvfb and x11vnc', () => {
   })
 })
 
-describe('the bridge\'s own side of the TCP connection', () => {
+describe("the bridge's own side of the TCP connection", () => {
   const kernels: TestKernel[] = []
   afterAll(async () => {
     for (const t of kernels) await t.close()
   })
   /** A kernel whose desktop target is `port` (a listener standing in for the VNC server). */
   const start = async (port: number, idleSeconds?: number) => {
-    const t = await startTestKernel({ plugins: [desktopPlugin({ target: { host: '127.0.0.1', port }, ...(idleSeconds === undefined ? {} : { idleSeconds }) })], listen: true })
+    const t = await startTestKernel({
+      plugins: [
+        desktopPlugin({ target: { host: '127.0.0.1', port }, ...(idleSeconds === undefined ? {} : { idleSeconds }) }),
+      ],
+      listen: true,
+    })
     kernels.push(t)
     const token = (await t.login('admin')).token
     return { t, open: () => new RfbOverWebSocket(`${t.url!.replace(/^http/, 'ws')}/api/desktop`, token) }
   }
 
-  it('closes the TCP connection when the WebSocket closes, and when the socket\'s context aborts', async () => {
+  it("closes the TCP connection when the WebSocket closes, and when the socket's context aborts", async () => {
     const standIn = await listener((s) => s.write('RFB 003.008\n'))
     const { t, open } = await start(standIn.port)
     const first = open()
@@ -239,7 +266,14 @@ describe('what the status tells about other servers', () => {
     const t = await startTestKernel({ plugins: [desktopPlugin({ target: { host: '127.0.0.1', port: vnc.port } })] })
     try {
       const status = (await t.inject({ url: '/api/system/desktop', as: 'admin' })).json()
-      expect(status).toMatchObject({ available: true, protocolVersion: 'RFB 003.008', authTypes: [2], authRequired: true, display: null, name: null })
+      expect(status).toMatchObject({
+        available: true,
+        protocolVersion: 'RFB 003.008',
+        authTypes: [2],
+        authRequired: true,
+        display: null,
+        name: null,
+      })
       expect(status.reason).toMatch(/asks for credentials/)
     } finally {
       await t.close()

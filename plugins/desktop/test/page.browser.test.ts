@@ -28,7 +28,12 @@ function countColour(page: Page, rgb: readonly number[]): Promise<number> {
     const data = canvas.getContext('2d')!.getImageData(0, 0, canvas.width, canvas.height).data
     let n = 0
     for (let i = 0; i < data.length; i += 4) {
-      if (Math.abs(data[i]! - rgb[0]!) < 24 && Math.abs(data[i + 1]! - rgb[1]!) < 24 && Math.abs(data[i + 2]! - rgb[2]!) < 24) n++
+      if (
+        Math.abs(data[i]! - rgb[0]!) < 24 &&
+        Math.abs(data[i + 1]! - rgb[1]!) < 24 &&
+        Math.abs(data[i + 2]! - rgb[2]!) < 24
+      )
+        n++
     }
     return n
   }, rgb)
@@ -80,10 +85,28 @@ describe('desktop page', { timeout: 180_000 }, () => {
 
   beforeAll(async () => {
     vnc = await startVnc()
-    xClient('xmessage', ['-geometry', '460x260+60+80', '-bg', '#ff8800', '-fg', '#000000', 'Drawn on the host by xmessage: hostd desktop page test'])
-    const xev = xClient('xev', ['-geometry', `${XEV_WINDOW.width}x${XEV_WINDOW.height}+${XEV_WINDOW.x}+${XEV_WINDOW.y}`, '-event', 'mouse', '-event', 'keyboard'])
+    xClient('xmessage', [
+      '-geometry',
+      '460x260+60+80',
+      '-bg',
+      '#ff8800',
+      '-fg',
+      '#000000',
+      'Drawn on the host by xmessage: hostd desktop page test',
+    ])
+    const xev = xClient('xev', [
+      '-geometry',
+      `${XEV_WINDOW.width}x${XEV_WINDOW.height}+${XEV_WINDOW.x}+${XEV_WINDOW.y}`,
+      '-event',
+      'mouse',
+      '-event',
+      'keyboard',
+    ])
     xev.stdout!.on('data', (chunk: Buffer) => (xevOutput += chunk.toString()))
-    ui = await startUi({ builtinPlugins: true, env: { HOSTD_BUILTIN_PLUGINS: 'desktop', HOSTD_DESKTOP_VNC: `127.0.0.1:${vnc.port}` } })
+    ui = await startUi({
+      builtinPlugins: true,
+      env: { HOSTD_BUILTIN_PLUGINS: 'desktop', HOSTD_DESKTOP_VNC: `127.0.0.1:${vnc.port}` },
+    })
   }, 120_000)
   afterEach(async () => {
     for (const page of opened.splice(0)) await page.context().close()
@@ -94,13 +117,21 @@ describe('desktop page', { timeout: 180_000 }, () => {
     await vnc?.stop()
   })
 
-  it('shows the host\'s screen, live, and closes the bridge when the page closes', async () => {
+  it("shows the host's screen, live, and closes the bridge when the page closes", async () => {
     const page = await openDesktop(ui)
     await page.getByRole('status').getByText(`${SCREEN.width} × ${SCREEN.height}`).waitFor()
     // The orange window: 460×260 on the screen, most of it its background.
     await expect.poll(() => countColour(page, ORANGE), { timeout: 30_000 }).toBeGreaterThan(50_000)
     // A change on the host arrives: a blue window appears.
-    const blue = xClient('xmessage', ['-geometry', '300x160+120+480', '-bg', '#2563eb', '-fg', '#ffffff', 'A second window'])
+    const blue = xClient('xmessage', [
+      '-geometry',
+      '300x160+120+480',
+      '-bg',
+      '#2563eb',
+      '-fg',
+      '#ffffff',
+      'A second window',
+    ])
     await expect.poll(() => countColour(page, BLUE), { timeout: 30_000 }).toBeGreaterThan(20_000)
     // Scaled to the window: the 1024×768 screen is drawn smaller than its size, whole, keeping its proportions.
     const scaled = await canvasBox(page)
@@ -118,7 +149,9 @@ describe('desktop page', { timeout: 180_000 }, () => {
 
     // Full screen: the remote screen alone fills the display, until Escape.
     await page.getByRole('button', { name: 'Full screen' }).click()
-    await expect.poll(() => page.evaluate(() => document.fullscreenElement?.getAttribute('aria-label'))).toBe('Remote screen')
+    await expect
+      .poll(() => page.evaluate(() => document.fullscreenElement?.getAttribute('aria-label')))
+      .toBe('Remote screen')
     await page.evaluate(() => document.exitFullscreen())
     await expect.poll(() => page.evaluate(() => document.fullscreenElement === null)).toBe(true)
 
@@ -142,7 +175,9 @@ describe('desktop page', { timeout: 180_000 }, () => {
     await page.keyboard.type('hq')
     await expect.poll(events, { timeout: 20_000 }).toMatch(/KeyPress event[^]*keysym 0x68, h\)[^]*keysym 0x71, q\)/)
     await page.getByRole('button', { name: 'Ctrl-Alt-Del' }).click()
-    await expect.poll(events, { timeout: 20_000 }).toMatch(/KeyPress event[^]*Control_L[^]*KeyPress event[^]*Alt_L[^]*KeyPress event[^]*Delete/)
+    await expect
+      .poll(events, { timeout: 20_000 })
+      .toMatch(/KeyPress event[^]*Control_L[^]*KeyPress event[^]*Alt_L[^]*KeyPress event[^]*Delete/)
 
     await page.getByRole('switch', { name: 'View only' }).check()
     expect(await page.getByRole('button', { name: 'Ctrl-Alt-Del' }).isDisabled()).toBe(true)
@@ -166,11 +201,25 @@ describe('desktop page', { timeout: 180_000 }, () => {
     await box.fill('from the browser 42')
     await page.getByRole('button', { name: 'Send to the remote clipboard' }).click()
     // x11vnc puts text from a viewer in the root window's cut buffer (and claims PRIMARY, which its X clients ask it for).
-    const cutBuffer = () => run('xprop', ['-display', `:${vnc.display}`, '-root', 'CUT_BUFFER0']).then((r) => r.stdout.trim(), () => '')
+    const cutBuffer = () =>
+      run('xprop', ['-display', `:${vnc.display}`, '-root', 'CUT_BUFFER0']).then(
+        (r) => r.stdout.trim(),
+        () => '',
+      )
     await expect.poll(cutBuffer, { timeout: 20_000 }).toBe('CUT_BUFFER0(STRING) = "from the browser 42"')
 
     // Text is copied on the host: an X client sets the cut buffer (as xterm does), and x11vnc sends it to its viewers.
-    await run('xprop', ['-display', `:${vnc.display}`, '-root', '-format', 'CUT_BUFFER0', '8s', '-set', 'CUT_BUFFER0', 'from the host 7'])
+    await run('xprop', [
+      '-display',
+      `:${vnc.display}`,
+      '-root',
+      '-format',
+      'CUT_BUFFER0',
+      '8s',
+      '-set',
+      'CUT_BUFFER0',
+      'from the host 7',
+    ])
     await expect.poll(() => box.inputValue(), { timeout: 20_000 }).toBe('from the host 7')
     await expectAccessible(page, 'desktop page, clipboard open')
     await screenshot(page, 'desktop-clipboard')

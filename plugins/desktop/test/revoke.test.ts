@@ -52,7 +52,12 @@ describe('desktop bridge ends with its session', () => {
 
   it('demotion below admin closes the socket (4403) and the TCP connection', async () => {
     const { rfb, userId, closedBefore } = await openBridge('desk-demoted')
-    const res = await t.inject({ method: 'POST', url: `/api/users/${userId}/role`, as: { token: boss }, payload: { role: 'viewer' } })
+    const res = await t.inject({
+      method: 'POST',
+      url: `/api/users/${userId}/role`,
+      as: { token: boss },
+      payload: { role: 'viewer' },
+    })
     expect(res.statusCode).toBe(204)
     expect((await rfb.closed).code).toBe(4403)
     await tcpClosed(closedBefore)

@@ -5,7 +5,13 @@
  */
 import type { Page } from 'playwright-core'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { expectAccessible, screenshot, signOutInAnotherTab, startUi, type UiHarness } from '../../../test/support/browser.ts'
+import {
+  expectAccessible,
+  screenshot,
+  signOutInAnotherTab,
+  startUi,
+  type UiHarness,
+} from '../../../test/support/browser.ts'
 import { SCREEN, startVnc, type Vnc } from './support/vnc.ts'
 
 const PASSWORD = 'vnc-pw-7'
@@ -16,7 +22,10 @@ describe('desktop page states', { timeout: 180_000 }, () => {
   const opened: Page[] = []
   beforeAll(async () => {
     vnc = await startVnc({ password: PASSWORD })
-    ui = await startUi({ builtinPlugins: true, env: { HOSTD_BUILTIN_PLUGINS: 'desktop', HOSTD_DESKTOP_VNC: `127.0.0.1:${vnc.port}` } })
+    ui = await startUi({
+      builtinPlugins: true,
+      env: { HOSTD_BUILTIN_PLUGINS: 'desktop', HOSTD_DESKTOP_VNC: `127.0.0.1:${vnc.port}` },
+    })
   }, 120_000)
   afterEach(async () => {
     for (const page of opened.splice(0)) await page.context().close()
@@ -47,7 +56,10 @@ describe('desktop page states', { timeout: 180_000 }, () => {
     await expectAccessible(page, 'desktop page, password prompt')
     await screenshot(page, 'desktop-password')
     await signIn(page, 'wrong-one')
-    await page.getByRole('alert').filter({ hasText: 'The VNC server refused the password' }).waitFor({ timeout: 30_000 })
+    await page
+      .getByRole('alert')
+      .filter({ hasText: 'The VNC server refused the password' })
+      .waitFor({ timeout: 30_000 })
     await screenshot(page, 'desktop-password-refused')
 
     await page.getByRole('button', { name: 'Reconnect' }).click()

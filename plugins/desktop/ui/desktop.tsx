@@ -6,8 +6,26 @@
  * reason when the connection ends (plugins/desktop/README.md's close codes).
  */
 import {
-  Async, Badge, Button, Card, Checkbox, Dialog, Form, Icon, PageHeader, Spinner, TextArea, TextField, adoptStyles, defineElement, socketUrl, useResource, useUniqueId,
-  type FormValues, type PageContext, type Tone,
+  Async,
+  Badge,
+  Button,
+  Card,
+  Checkbox,
+  Dialog,
+  Form,
+  Icon,
+  PageHeader,
+  Spinner,
+  TextArea,
+  TextField,
+  adoptStyles,
+  defineElement,
+  socketUrl,
+  useResource,
+  useUniqueId,
+  type FormValues,
+  type PageContext,
+  type Tone,
 } from '@hostd/ui'
 import { useEffect, useRef, useState } from 'preact/hooks'
 import type { DesktopStatus } from '../src/schemas.ts'
@@ -20,7 +38,8 @@ adoptStyles('desktop-page', pageCss)
 const VIEW_ONLY_KEY = 'hostd.desktop.viewOnly'
 const SCALE_KEY = 'hostd.desktop.scale'
 
-const getStatus = (ctx: PageContext, signal?: AbortSignal) => ctx.api.get<DesktopStatus>('/api/system/desktop', { signal })
+const getStatus = (ctx: PageContext, signal?: AbortSignal) =>
+  ctx.api.get<DesktopStatus>('/api/system/desktop', { signal })
 
 /** The bridge's URL: the status's connectUrl when it names this page's host (the socket's Origin rule), else ours. */
 function bridgeUrl(status: DesktopStatus): string {
@@ -36,7 +55,13 @@ function DesktopPage({ ctx }: { ctx: PageContext }) {
   const status = useResource((signal) => getStatus(ctx, signal), [])
   return (
     <Async resource={status} label="Looking for screen sharing…">
-      {(s) => (s.available ? <RemoteScreen ctx={ctx} status={s} onUnavailable={status.reload} /> : <SharingOff status={s} busy={status.loading} onRetry={status.reload} />)}
+      {(s) =>
+        s.available ? (
+          <RemoteScreen ctx={ctx} status={s} onUnavailable={status.reload} />
+        ) : (
+          <SharingOff status={s} busy={status.loading} onRetry={status.reload} />
+        )
+      }
     </Async>
   )
 }
@@ -51,27 +76,38 @@ function SharingOff({ status, busy, onRetry }: { status: DesktopStatus; busy: bo
           <strong>Screen sharing is off</strong>
           <span>{status.reason ?? `No VNC server answers on ${status.target}.`}</span>
         </div>
-        <Button variant="secondary" icon="refresh" busy={busy} onClick={onRetry}>Check again</Button>
+        <Button variant="secondary" icon="refresh" busy={busy} onClick={onRetry}>
+          Check again
+        </Button>
       </div>
       <Card title="How to turn on screen sharing">
         <div class="desktop-help">
           <p>
             hostd does not start a VNC server: it connects to the one on <code>{status.target}</code> (set by{' '}
-            <code>HOSTD_DESKTOP_VNC</code>) and brings its screen here. Keep that server on loopback, so the only way in is
-            through hostd's sign-in, roles and audit log.
+            <code>HOSTD_DESKTOP_VNC</code>) and brings its screen here. Keep that server on loopback, so the only way in
+            is through hostd's sign-in, roles and audit log.
           </p>
           <h3>An X display (any X11 desktop, or a headless Xvfb)</h3>
           <p>Install x11vnc and run it as the user who owns the display:</p>
           <pre>x11vnc -display :0 -localhost -rfbport 5900 -forever -shared -nopw</pre>
           <ul>
-            <li><code>-localhost</code> listens on 127.0.0.1 only; <code>-forever</code> keeps it up after a viewer leaves; <code>-shared</code> lets hostd check it while you watch.</li>
-            <li>A display manager's screen may need <code>-auth guess</code>. Start it from the session's autostart or a systemd user unit to keep it running.</li>
-            <li>On a host with several local users, give it a password (<code>x11vnc -storepasswd</code>, then <code>-rfbauth ~/.vnc/passwd</code>): this page will ask for it.</li>
+            <li>
+              <code>-localhost</code> listens on 127.0.0.1 only; <code>-forever</code> keeps it up after a viewer
+              leaves; <code>-shared</code> lets hostd check it while you watch.
+            </li>
+            <li>
+              A display manager's screen may need <code>-auth guess</code>. Start it from the session's autostart or a
+              systemd user unit to keep it running.
+            </li>
+            <li>
+              On a host with several local users, give it a password (<code>x11vnc -storepasswd</code>, then{' '}
+              <code>-rfbauth ~/.vnc/passwd</code>): this page will ask for it.
+            </li>
           </ul>
           <h3>A desktop's own screen sharing</h3>
           <p>
-            GNOME Remote Desktop (VNC), KDE's krfb or TigerVNC's <code>x0vncserver -localhost -rfbport 5900</code>: point{' '}
-            <code>HOSTD_DESKTOP_VNC</code> at its port and restrict it to loopback in its own settings.
+            GNOME Remote Desktop (VNC), KDE's krfb or TigerVNC's <code>x0vncserver -localhost -rfbport 5900</code>:
+            point <code>HOSTD_DESKTOP_VNC</code> at its port and restrict it to loopback in its own settings.
           </p>
         </div>
       </Card>
@@ -107,7 +143,15 @@ const stored = (key: string, fallback: boolean) => {
   return value === null ? fallback : value === '1'
 }
 
-function RemoteScreen({ ctx, status, onUnavailable }: { ctx: PageContext; status: DesktopStatus; onUnavailable: () => void }) {
+function RemoteScreen({
+  ctx,
+  status,
+  onUnavailable,
+}: {
+  ctx: PageContext
+  status: DesktopStatus
+  onUnavailable: () => void
+}) {
   const target = useRef<HTMLDivElement>(null)
   const screen = useRef<HTMLElement>(null)
   const viewer = useRef<Viewer | null>(null)
@@ -175,7 +219,10 @@ function RemoteScreen({ ctx, status, onUnavailable }: { ctx: PageContext; status
     viewer.current?.setScale(on)
   }
   const sendCredentials = (values: FormValues) => {
-    viewer.current?.sendCredentials({ password: String(values.password ?? ''), ...(values.username ? { username: String(values.username) } : {}) })
+    viewer.current?.sendCredentials({
+      password: String(values.password ?? ''),
+      ...(values.username ? { username: String(values.username) } : {}),
+    })
     setPhase({ kind: 'connecting' })
   }
   const sendClipboard = () => {
@@ -192,25 +239,92 @@ function RemoteScreen({ ctx, status, onUnavailable }: { ctx: PageContext; status
     <div class="desktop-page">
       <PageHeader
         title="Desktop"
-        description={<>The host's screen{name ? <>, <strong>{name}</strong></> : null}, from the VNC server on {status.target}, through hostd.</>}
+        description={
+          <>
+            The host's screen
+            {name ? (
+              <>
+                , <strong>{name}</strong>
+              </>
+            ) : null}
+            , from the VNC server on {status.target}, through hostd.
+          </>
+        }
         actions={
-          connected || phase.kind === 'credentials'
-            ? <Button variant="secondary" icon="x" onClick={() => viewer.current?.disconnect()}>Disconnect</Button>
-            : <Button variant="primary" icon="refresh" busy={busy} disabled={ended !== null && !ended.canReconnect} onClick={() => void connect()}>Reconnect</Button>
+          connected || phase.kind === 'credentials' ? (
+            <Button variant="secondary" icon="x" onClick={() => viewer.current?.disconnect()}>
+              Disconnect
+            </Button>
+          ) : (
+            <Button
+              variant="primary"
+              icon="refresh"
+              busy={busy}
+              disabled={ended !== null && !ended.canReconnect}
+              onClick={() => void connect()}
+            >
+              Reconnect
+            </Button>
+          )
         }
       />
       <div class="toolbar desktop-toolbar">
         <div class="desktop-status" role="status">
-          <Badge tone={badge.tone}>{busy ? <><Spinner size={12} /> {badge.text}</> : badge.text}</Badge>
+          <Badge tone={badge.tone}>
+            {busy ? (
+              <>
+                <Spinner size={12} /> {badge.text}
+              </>
+            ) : (
+              badge.text
+            )}
+          </Badge>
           {size && <span class="toolbar-status">{size}</span>}
           {status.authRequired && <span class="toolbar-status">password protected</span>}
         </div>
         <div class="desktop-tools">
-          <Checkbox name="viewOnly" label="View only" switch checked={viewOnly} onChange={(e: Event) => toggleViewOnly((e.currentTarget as HTMLInputElement).checked)} />
-          <Checkbox name="scale" label="Scale to window" switch checked={scale} onChange={(e: Event) => toggleScale((e.currentTarget as HTMLInputElement).checked)} />
-          <Button size="sm" variant="secondary" icon="key" disabled={!connected || viewOnly} onClick={() => viewer.current?.sendCtrlAltDel()}>Ctrl-Alt-Del</Button>
-          <Button size="sm" variant="secondary" icon="copy" aria-expanded={clipboardOpen} aria-controls={clipboardId} onClick={() => setClipboardOpen(!clipboardOpen)}>Clipboard</Button>
-          <Button size="sm" variant="secondary" icon="monitor" disabled={!connected} onClick={() => void screen.current?.requestFullscreen()}>Full screen</Button>
+          <Checkbox
+            name="viewOnly"
+            label="View only"
+            switch
+            checked={viewOnly}
+            onChange={(e: Event) => toggleViewOnly((e.currentTarget as HTMLInputElement).checked)}
+          />
+          <Checkbox
+            name="scale"
+            label="Scale to window"
+            switch
+            checked={scale}
+            onChange={(e: Event) => toggleScale((e.currentTarget as HTMLInputElement).checked)}
+          />
+          <Button
+            size="sm"
+            variant="secondary"
+            icon="key"
+            disabled={!connected || viewOnly}
+            onClick={() => viewer.current?.sendCtrlAltDel()}
+          >
+            Ctrl-Alt-Del
+          </Button>
+          <Button
+            size="sm"
+            variant="secondary"
+            icon="copy"
+            aria-expanded={clipboardOpen}
+            aria-controls={clipboardId}
+            onClick={() => setClipboardOpen(!clipboardOpen)}
+          >
+            Clipboard
+          </Button>
+          <Button
+            size="sm"
+            variant="secondary"
+            icon="monitor"
+            disabled={!connected}
+            onClick={() => void screen.current?.requestFullscreen()}
+          >
+            Full screen
+          </Button>
         </div>
       </div>
       {clipboardOpen && (
@@ -224,7 +338,9 @@ function RemoteScreen({ ctx, status, onUnavailable }: { ctx: PageContext; status
             onInput={(e: Event) => setClipboard((e.currentTarget as HTMLTextAreaElement).value)}
           />
           <div class="form-actions">
-            <Button size="sm" variant="primary" disabled={!connected || viewOnly} onClick={sendClipboard}>Send to the remote clipboard</Button>
+            <Button size="sm" variant="primary" disabled={!connected || viewOnly} onClick={sendClipboard}>
+              Send to the remote clipboard
+            </Button>
           </div>
         </div>
       )}
@@ -238,19 +354,49 @@ function RemoteScreen({ ctx, status, onUnavailable }: { ctx: PageContext; status
       )}
       {phase.kind === 'broken' && (
         <div class="desktop-notice tone-danger" role="alert">
-          <div class="desktop-notice-text"><strong>{phase.message}</strong></div>
+          <div class="desktop-notice-text">
+            <strong>{phase.message}</strong>
+          </div>
         </div>
       )}
       <section class="desktop-screen" aria-label="Remote screen" aria-describedby={hintId} ref={screen}>
-        <p id={hintId} class="sr-only">{viewOnly ? 'View only: the remote screen takes no input.' : 'Click the remote screen to control it with the mouse and keyboard.'}</p>
+        <p id={hintId} class="sr-only">
+          {viewOnly
+            ? 'View only: the remote screen takes no input.'
+            : 'Click the remote screen to control it with the mouse and keyboard.'}
+        </p>
         <div ref={target} style={{ position: 'absolute', inset: 0 }} />
-        {busy && <div class="state-block" role="status"><Spinner size={22} /><p>Connecting to the screen…</p></div>}
-        {(ended || phase.kind === 'broken') && <div class="state-block desktop-idle"><Icon name="monitor" size={28} /><p>Not connected</p></div>}
+        {busy && (
+          <div class="state-block" role="status">
+            <Spinner size={22} />
+            <p>Connecting to the screen…</p>
+          </div>
+        )}
+        {(ended || phase.kind === 'broken') && (
+          <div class="state-block desktop-idle">
+            <Icon name="monitor" size={28} />
+            <p>Not connected</p>
+          </div>
+        )}
       </section>
-      <Dialog open={phase.kind === 'credentials'} title="The VNC server asks for a password" onClose={() => viewer.current?.disconnect()}>
+      <Dialog
+        open={phase.kind === 'credentials'}
+        title="The VNC server asks for a password"
+        onClose={() => viewer.current?.disconnect()}
+      >
         {phase.kind === 'credentials' && (
-          <Form onSubmit={sendCredentials} submitLabel="Connect" actions={<Button variant="secondary" onClick={() => viewer.current?.disconnect()}>Cancel</Button>}>
-            {phase.types.includes('username') && <TextField name="username" label="User name" autoComplete="username" required />}
+          <Form
+            onSubmit={sendCredentials}
+            submitLabel="Connect"
+            actions={
+              <Button variant="secondary" onClick={() => viewer.current?.disconnect()}>
+                Cancel
+              </Button>
+            }
+          >
+            {phase.types.includes('username') && (
+              <TextField name="username" label="User name" autoComplete="username" required />
+            )}
             <TextField name="password" label="VNC password" type="password" autoComplete="current-password" required />
           </Form>
         )}

@@ -12,7 +12,11 @@ const round2 = (v: number) => Math.round(v * 100) / 100
  *    so all of its counters were earned inside it: counters / interval.
  * A counter that went backwards (cannot happen for one process; guards pid reuse) reads 0.
  */
-export function processSample(now: ProcessSweep, before: ProcessSweep | null, net: Map<number, NetTraffic> | null): ProcessSample {
+export function processSample(
+  now: ProcessSweep,
+  before: ProcessSweep | null,
+  net: Map<number, NetTraffic> | null,
+): ProcessSample {
   const seconds = before ? (now.mono - before.mono) / 1000 : 0
   const previous = new Map(before?.processes.map((p) => [p.key, p]) ?? [])
   const rate = (cur: number, old: number) => (seconds > 0 && cur >= old ? (cur - old) / seconds : 0)

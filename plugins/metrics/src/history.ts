@@ -57,8 +57,16 @@ function toPoint(p: StoredPoint, stepSeconds: number): HistoryPoint & { stepSeco
 }
 
 const NUMERIC_KEYS = [
-  'cpu', 'iowait', 'load1', 'memUsedBytes', 'memTotalBytes', 'swapUsedBytes', 'diskReadBytesPerSec', 'diskWriteBytesPerSec',
-  'netRxBytesPerSec', 'netTxBytesPerSec',
+  'cpu',
+  'iowait',
+  'load1',
+  'memUsedBytes',
+  'memTotalBytes',
+  'swapUsedBytes',
+  'diskReadBytesPerSec',
+  'diskWriteBytesPerSec',
+  'netRxBytesPerSec',
+  'netTxBytesPerSec',
 ] as const
 
 /** Averages points into buckets of `bucketS` seconds, stamped with the bucket's end; max for temperature. */
@@ -127,12 +135,19 @@ export class History {
 
   query(range: HistoryRange, now = Date.now()): HistoryResponse {
     if (range === '24h') {
-      const points = this.coarse.toArray().filter((p) => p.ms > now - DAY_MS).map((p) => toPoint(p, COARSE_STEP_S))
+      const points = this.coarse
+        .toArray()
+        .filter((p) => p.ms > now - DAY_MS)
+        .map((p) => toPoint(p, COARSE_STEP_S))
       return { range, stepSeconds: COARSE_STEP_S, points }
     }
     if (range === '7d') {
       const week = this.coarse.toArray().filter((p) => p.ms > now - 7 * DAY_MS)
-      return { range, stepSeconds: WEEK_BUCKET_S, points: downsample(week, WEEK_BUCKET_S).map((p) => toPoint(p, WEEK_BUCKET_S)) }
+      return {
+        range,
+        stepSeconds: WEEK_BUCKET_S,
+        points: downsample(week, WEEK_BUCKET_S).map((p) => toPoint(p, WEEK_BUCKET_S)),
+      }
     }
     // 1h: two-second points where someone was streaming, minute points for the minutes nobody was.
     const fine = this.fine.toArray().filter((p) => p.ms > now - HOUR_MS)

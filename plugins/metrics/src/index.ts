@@ -24,9 +24,19 @@ export function createMetricsPlugin(options: MetricsServiceOptions = {}): HostdP
     id: 'metrics',
     version: '1.0.0',
     kernel: '^1.0.0',
-    description: 'Host metrics, a two-second event stream with history, Prometheus text, and process activity sampling.',
+    description:
+      'Host metrics, a two-second event stream with history, Prometheus text, and process activity sampling.',
     ui: {
-      pages: [{ path: '/activity', title: 'Activity', icon: 'activity', role: 'operator', module: 'ui/activity.tsx', element: 'metrics-activity' }],
+      pages: [
+        {
+          path: '/activity',
+          title: 'Activity',
+          icon: 'activity',
+          role: 'operator',
+          module: 'ui/activity.tsx',
+          element: 'metrics-activity',
+        },
+      ],
       cards: [{ title: 'Activity', module: 'ui/cards.tsx', element: 'metrics-live', size: 'large', order: 10 }],
     },
     deps: { log: tokens.logger, database: tokens.database, helper: tokens.helper },

@@ -34,29 +34,35 @@ export const MetricsSnapshotSchema = Type.Object({
     swapUsedBytes: Type.Number(),
     swapFreeBytes: Type.Number(),
   }),
-  filesystems: Type.Array(Type.Object({
-    device: Type.String(),
-    mountpoint: Type.String(),
-    type: Type.String(),
-    sizeBytes: Type.Number(),
-    usedBytes: Type.Number(),
-    availableBytes: Type.Number(),
-    usedPercent: Percent,
-  })),
-  disks: Type.Array(Type.Object({
-    name: Type.String(),
-    readBytesPerSec: Type.Number(),
-    writeBytesPerSec: Type.Number(),
-    readsPerSec: Type.Number(),
-    writesPerSec: Type.Number(),
-  })),
-  network: Type.Array(Type.Object({
-    name: Type.String(),
-    rxBytesPerSec: Type.Number(),
-    txBytesPerSec: Type.Number(),
-    rxPacketsPerSec: Type.Number(),
-    txPacketsPerSec: Type.Number(),
-  })),
+  filesystems: Type.Array(
+    Type.Object({
+      device: Type.String(),
+      mountpoint: Type.String(),
+      type: Type.String(),
+      sizeBytes: Type.Number(),
+      usedBytes: Type.Number(),
+      availableBytes: Type.Number(),
+      usedPercent: Percent,
+    }),
+  ),
+  disks: Type.Array(
+    Type.Object({
+      name: Type.String(),
+      readBytesPerSec: Type.Number(),
+      writeBytesPerSec: Type.Number(),
+      readsPerSec: Type.Number(),
+      writesPerSec: Type.Number(),
+    }),
+  ),
+  network: Type.Array(
+    Type.Object({
+      name: Type.String(),
+      rxBytesPerSec: Type.Number(),
+      txBytesPerSec: Type.Number(),
+      rxPacketsPerSec: Type.Number(),
+      txPacketsPerSec: Type.Number(),
+    }),
+  ),
   temperatures: Type.Array(Type.Object({ sensor: Type.String(), label: Type.String(), celsius: Type.Number() })),
 })
 export type MetricsSnapshot = Static<typeof MetricsSnapshotSchema>
@@ -91,7 +97,9 @@ export const HistoryResponseSchema = Type.Object({
 export type HistoryResponse = Static<typeof HistoryResponseSchema>
 
 export const StreamQuerySchema = Type.Object({
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000, description: 'end the stream after this many events' })),
+  limit: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: 100_000, description: 'end the stream after this many events' }),
+  ),
 })
 
 export const ProcessSchema = Type.Object({
@@ -116,7 +124,11 @@ export const ProcessSampleSchema = Type.Object({
 export type ProcessSample = Static<typeof ProcessSampleSchema>
 
 export const ProcessQuerySchema = Type.Object({
-  network: Type.Optional(Type.Union([Type.Literal('1'), Type.Literal('true')], { description: 'add per-process network rates (needs the root helper)' })),
+  network: Type.Optional(
+    Type.Union([Type.Literal('1'), Type.Literal('true')], {
+      description: 'add per-process network rates (needs the root helper)',
+    }),
+  ),
 })
 
 export const PrometheusSchema = Type.String({ description: 'Prometheus text exposition format 0.0.4' })

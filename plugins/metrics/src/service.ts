@@ -14,8 +14,9 @@ import { DEFAULT_STREAM_OPTIONS, StreamHub, type StreamOptions } from './stream.
 export const MetricsErrors = {
   streamClosed: defineError('HOSTD_METRICS_STOPPING', 503, 'The metrics plugin is stopping; reconnect in a moment'),
   networkFailed: defineError('HOSTD_ACTIVITY_NETWORK_FAILED', 503, 'The per-process network measurement failed'),
-  networkNeedsHelper: (message = 'network=1 needs Admin Privileges: the root helper runs the nethogs trace. Leave the option out for the other figures.') =>
-    errors.privilegesMissing(message),
+  networkNeedsHelper: (
+    message = 'network=1 needs Admin Privileges: the root helper runs the nethogs trace. Leave the option out for the other figures.',
+  ) => errors.privilegesMissing(message),
 }
 
 /** The root helper's action that runs `nethogs -a -t -d 1 -c <seconds>` and answers `{ stdout }`. */
@@ -81,22 +82,25 @@ export class MetricsService {
     this.#historyIntervalMs = options.historyIntervalMs ?? COARSE_STEP_S * 1000
     const streamOptions = { ...DEFAULT_STREAM_OPTIONS, ...options.stream }
     this.#freshMs = streamOptions.intervalMs
-    this.hub = new StreamHub({
-      begin: async () => {
-        this.#streamPrev = await this.#read()
+    this.hub = new StreamHub(
+      {
+        begin: async () => {
+          this.#streamPrev = await this.#read()
+        },
+        sample: async () => {
+          const now = await this.#read()
+          const snapshot = buildSnapshot(now, this.#streamPrev)
+          this.#streamPrev = now
+          this.#offer(snapshot, now.mono)
+          this.history.add(FINE_STEP_S, toStored(historyPoint(snapshot)))
+          return { at: now.at, data: snapshot }
+        },
+        end: () => {
+          this.#streamPrev = null
+        },
       },
-      sample: async () => {
-        const now = await this.#read()
-        const snapshot = buildSnapshot(now, this.#streamPrev)
-        this.#streamPrev = now
-        this.#offer(snapshot, now.mono)
-        this.history.add(FINE_STEP_S, toStored(historyPoint(snapshot)))
-        return { at: now.at, data: snapshot }
-      },
-      end: () => {
-        this.#streamPrev = null
-      },
-    }, streamOptions)
+      streamOptions,
+    )
   }
 
   async start(): Promise<void> {
@@ -144,7 +148,8 @@ export class MetricsService {
   async #historyTick(): Promise<void> {
     try {
       const now = await this.#read()
-      if (this.#historyPrev) this.history.add(COARSE_STEP_S, toStored(historyPoint(buildSnapshot(now, this.#historyPrev))))
+      if (this.#historyPrev)
+        this.history.add(COARSE_STEP_S, toStored(historyPoint(buildSnapshot(now, this.#historyPrev))))
       this.#historyPrev = now
       await this.flush()
     } catch (err) {
@@ -168,7 +173,8 @@ export class MetricsService {
   async #takeSnapshot(): Promise<MetricsSnapshot> {
     const earlier = [...this.#recent]
     let now = await this.#read()
-    let base = earlier.findLast((r) => now.mono - r.mono >= MIN_BASELINE_MS && now.mono - r.mono <= MAX_BASELINE_MS) ?? null
+    let base =
+      earlier.findLast((r) => now.mono - r.mono >= MIN_BASELINE_MS && now.mono - r.mono <= MAX_BASELINE_MS) ?? null
     if (!base) {
       base = now
       await new Promise((r) => setTimeout(r, 500))
@@ -226,7 +232,8 @@ export class MetricsService {
       this.#deps.log.warn({ err }, 'per-process network trace failed')
       throw MetricsErrors.networkFailed(`The per-process network measurement failed: ${(err as Error).message}`)
     }
-    if (typeof answer?.stdout !== 'string') throw MetricsErrors.networkFailed('The root helper answered net.processTraffic without stdout')
+    if (typeof answer?.stdout !== 'string')
+      throw MetricsErrors.networkFailed('The root helper answered net.processTraffic without stdout')
     return parseNethogs(answer.stdout)
   }
 }

@@ -20,7 +20,14 @@ export function cpuUsage(now: CpuTimes, before: CpuTimes | undefined): CpuUsage 
   const total = user + system + iowait + steal + idle
   if (total === 0) return { usage: 0, user: 0, system: 0, iowait: 0, steal: 0, idle: 100 }
   const pct = (v: number) => round1((v / total) * 100)
-  return { usage: pct(user + system + steal), user: pct(user), system: pct(system), iowait: pct(iowait), steal: pct(steal), idle: pct(idle) }
+  return {
+    usage: pct(user + system + steal),
+    user: pct(user),
+    system: pct(system),
+    iowait: pct(iowait),
+    steal: pct(steal),
+    idle: pct(idle),
+  }
 }
 
 /**
@@ -39,7 +46,12 @@ export function buildSnapshot(now: HostReading, before: HostReading | null): Met
     uptimeSeconds: Math.floor(now.uptimeSeconds),
     load: now.load,
     cpu: {
-      ...(total ? cpuUsage(total, cpuBefore.get(-1)) : cpuUsage({ id: -1, user: 0, nice: 0, system: 0, idle: 0, iowait: 0, irq: 0, softirq: 0, steal: 0 }, undefined)),
+      ...(total
+        ? cpuUsage(total, cpuBefore.get(-1))
+        : cpuUsage(
+            { id: -1, user: 0, nice: 0, system: 0, idle: 0, iowait: 0, irq: 0, softirq: 0, steal: 0 },
+            undefined,
+          )),
       cores: now.cpu.filter((c) => c.id >= 0).map((c) => ({ core: c.id, ...cpuUsage(c, cpuBefore.get(c.id)) })),
     },
     memory: now.memory,

@@ -9,8 +9,17 @@ import { COARSE_STEP_S, FINE_STEP_S, type StoredPoint } from './history.ts'
  * an entity class under the same name.
  */
 const COLUMNS = [
-  'cpu', 'iowait', 'load1', 'memUsedBytes', 'memTotalBytes', 'swapUsedBytes', 'diskReadBytesPerSec', 'diskWriteBytesPerSec',
-  'netRxBytesPerSec', 'netTxBytesPerSec', 'maxTempCelsius',
+  'cpu',
+  'iowait',
+  'load1',
+  'memUsedBytes',
+  'memTotalBytes',
+  'swapUsedBytes',
+  'diskReadBytesPerSec',
+  'diskWriteBytesPerSec',
+  'netRxBytesPerSec',
+  'netTxBytesPerSec',
+  'maxTempCelsius',
 ] as const
 const TABLE = 'metrics_history'
 const ROWS_PER_INSERT = 500
@@ -39,7 +48,11 @@ export class HistoryStore {
   /** The kept points, oldest first: the last hour of 2 s points and the last 7 days of minute points. */
   async load(now = Date.now()): Promise<{ fine: StoredPoint[]; coarse: StoredPoint[] }> {
     const read = async (step: number, since: number) => {
-      const rows = await this.#execute<Row[]>(`SELECT * FROM ${TABLE} WHERE step = ? AND ms > ? ORDER BY ms`, [step, since], 'all')
+      const rows = await this.#execute<Row[]>(
+        `SELECT * FROM ${TABLE} WHERE step = ? AND ms > ? ORDER BY ms`,
+        [step, since],
+        'all',
+      )
       return rows.map(fromRow)
     }
     return { fine: await read(FINE_STEP_S, now - HOUR_MS), coarse: await read(COARSE_STEP_S, now - 7 * 24 * HOUR_MS) }
@@ -53,10 +66,19 @@ export class HistoryStore {
         const chunk = items.slice(i, i + ROWS_PER_INSERT)
         const placeholders = chunk.map(() => `(${['?', '?', ...COLUMNS.map(() => '?')].join(', ')})`).join(', ')
         const params = chunk.flatMap(({ step, point }) => [step, point.ms, ...COLUMNS.map((c) => point[c])])
-        await conn.execute(`INSERT OR REPLACE INTO ${TABLE} (step, ms, ${COLUMNS.map((c) => `"${c}"`).join(', ')}) VALUES ${placeholders}`, params, 'run', trx)
+        await conn.execute(
+          `INSERT OR REPLACE INTO ${TABLE} (step, ms, ${COLUMNS.map((c) => `"${c}"`).join(', ')}) VALUES ${placeholders}`,
+          params,
+          'run',
+          trx,
+        )
       }
-      await conn.execute(`DELETE FROM ${TABLE} WHERE (step = ? AND ms <= ?) OR (step = ? AND ms <= ?)`,
-        [FINE_STEP_S, now - HOUR_MS, COARSE_STEP_S, now - 7 * 24 * HOUR_MS], 'run', trx)
+      await conn.execute(
+        `DELETE FROM ${TABLE} WHERE (step = ? AND ms <= ?) OR (step = ? AND ms <= ?)`,
+        [FINE_STEP_S, now - HOUR_MS, COARSE_STEP_S, now - 7 * 24 * HOUR_MS],
+        'run',
+        trx,
+      )
     })
   }
 }

@@ -138,7 +138,9 @@ export class StreamHub {
       connection: 'keep-alive',
     })
     if (typeof res.socket?.setNoDelay === 'function') res.socket.setNoDelay(true)
-    res.write(`: hostd metrics stream, one event every ${this.#opts.intervalMs / 1000} s\nretry: ${this.#opts.retryMs}\n\n`)
+    res.write(
+      `: hostd metrics stream, one event every ${this.#opts.intervalMs / 1000} s\nretry: ${this.#opts.retryMs}\n\n`,
+    )
     const client = new StreamClient(res, options.limit ?? null)
     const now = Date.now()
     const lastId = parseLastEventId(req.headers['last-event-id'])

@@ -14,7 +14,9 @@ import { expectAccessible, screenshot, startUi, type UiHarness } from '../../../
 
 /** The table's body cells as text, row by row (the header row left out). */
 function cells(table: Locator): Promise<string[][]> {
-  return table.evaluate((t: HTMLTableElement) => [...t.tBodies[0]!.rows].map((r) => [...r.cells].map((c) => c.textContent ?? '')))
+  return table.evaluate((t: HTMLTableElement) =>
+    [...t.tBodies[0]!.rows].map((r) => [...r.cells].map((c) => c.textContent ?? '')),
+  )
 }
 
 async function columnIndex(table: Locator, label: string): Promise<number> {
@@ -29,7 +31,8 @@ async function column(table: Locator, label: string): Promise<string[]> {
   return (await cells(table)).map((row) => row[index]!)
 }
 
-const sortedBy = <T>(values: T[], compare: (a: T, b: T) => number) => values.every((v, i) => i === 0 || compare(values[i - 1]!, v) <= 0)
+const sortedBy = <T>(values: T[], compare: (a: T, b: T) => number) =>
+  values.every((v, i) => i === 0 || compare(values[i - 1]!, v) <= 0)
 
 async function waitIdle(page: Page) {
   await expect.poll(() => page.getByRole('button', { name: 'Refresh' }).isEnabled(), { timeout: 30_000 }).toBe(true)
@@ -52,7 +55,10 @@ describe('Activity page', { timeout: 180_000 }, () => {
 
   it('as operator: explains the first sample, lists the daemon by pid, sorts by CPU and name, refreshes', async () => {
     const page = await ui.open('operator', '/')
-    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Activity' }).click({ timeout: 30_000 })
+    await page
+      .getByRole('navigation', { name: 'Main' })
+      .getByRole('link', { name: 'Activity' })
+      .click({ timeout: 30_000 })
     await page.getByRole('heading', { name: 'Activity', level: 1 }).waitFor()
     const table = page.getByRole('table', { name: 'Processes' })
 
@@ -61,12 +67,16 @@ describe('Activity page', { timeout: 180_000 }, () => {
     await expectAccessible(page, 'activity, first sample')
     await screenshot(page, 'activity-first-sample')
     await page.getByRole('button', { name: 'Measure again' }).click()
-    await expect.poll(() => page.getByText(/first sample since the daemon started/).count(), { timeout: 30_000 }).toBe(0)
+    await expect
+      .poll(() => page.getByText(/first sample since the daemon started/).count(), { timeout: 30_000 })
+      .toBe(0)
     await waitIdle(page)
 
     // The daemon's own process, found by its pid, with the name the kernel gives it.
     const comm = (await readFile(`/proc/${ui.daemon.pid}/comm`, 'utf8')).trim()
-    const daemonRow = table.getByRole('row').filter({ has: page.getByRole('cell', { name: String(ui.daemon.pid), exact: true }) })
+    const daemonRow = table
+      .getByRole('row')
+      .filter({ has: page.getByRole('cell', { name: String(ui.daemon.pid), exact: true }) })
     expect(await daemonRow.count()).toBe(1)
     expect((await daemonRow.getByRole('cell').allTextContents())[1]).toBe(comm)
 
@@ -95,11 +105,16 @@ describe('Activity page', { timeout: 180_000 }, () => {
     // Refresh takes a new sample: its time moves on (clicked again until the clock shows a later second).
     const sampled = page.getByText(/^Sampled at /)
     const before = await sampled.textContent()
-    await expect.poll(async () => {
-      await page.getByRole('button', { name: 'Refresh' }).click()
-      await waitIdle(page)
-      return sampled.textContent()
-    }, { timeout: 60_000, interval: 1000 }).not.toBe(before)
+    await expect
+      .poll(
+        async () => {
+          await page.getByRole('button', { name: 'Refresh' }).click()
+          await waitIdle(page)
+          return sampled.textContent()
+        },
+        { timeout: 60_000, interval: 1000 },
+      )
+      .not.toBe(before)
     expect(await daemonRow.count()).toBe(1)
 
     // Auto-refresh: the interval is kept in the address and new samples arrive by themselves.
@@ -123,7 +138,10 @@ describe('Activity page', { timeout: 180_000 }, () => {
     const toggle = page.getByRole('switch', { name: 'Network columns' })
     // click, not check: the switch turns back off as soon as the refusal arrives, which may be before check() looks.
     await toggle.click()
-    await page.getByRole('alert').filter({ hasText: 'Network columns need the root helper' }).waitFor({ timeout: 30_000 })
+    await page
+      .getByRole('alert')
+      .filter({ hasText: 'Network columns need the root helper' })
+      .waitFor({ timeout: 30_000 })
     await expect.poll(() => toggle.isChecked(), { timeout: 10_000 }).toBe(false)
     expect(await page.getByRole('columnheader', { name: 'Net in' }).count()).toBe(0)
     await expectAccessible(page, 'activity, network unavailable')

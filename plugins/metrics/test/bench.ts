@@ -52,7 +52,12 @@ process.on('exit', () => {
 
 const agent = new Agent({ keepAlive: true, rejectUnauthorized: false })
 
-function call(origin: string, method: string, path: string, opts: { token?: string; json?: unknown; headers?: Record<string, string> } = {}): Promise<{ status: number; body: any }> {
+function call(
+  origin: string,
+  method: string,
+  path: string,
+  opts: { token?: string; json?: unknown; headers?: Record<string, string> } = {},
+): Promise<{ status: number; body: any }> {
   return new Promise((resolve, reject) => {
     const headers: Record<string, string> = { ...opts.headers }
     if (opts.token) headers.authorization = `Bearer ${opts.token}`
@@ -155,7 +160,10 @@ function runPs(): Promise<number> {
 }
 
 /** Alternating runs of the endpoint and ps; medians in ms. */
-async function processesVsPs(d: Daemon, token: string): Promise<{ hostdMs: number; psMs: number; ratio: number; processes: number }> {
+async function processesVsPs(
+  d: Daemon,
+  token: string,
+): Promise<{ hostdMs: number; psMs: number; ratio: number; processes: number }> {
   let processes = 0
   for (let i = 0; i < 2; i++) await call(d.origin, 'GET', '/api/activity/processes', { token }) // warm-up (JIT, first-call baseline)
   await runPs()
@@ -178,11 +186,15 @@ async function processesVsPs(d: Daemon, token: string): Promise<{ hostdMs: numbe
 function openStreams(d: Daemon, token: string, n: number): { counts: number[]; close: () => void } {
   const counts = new Array(n).fill(0)
   const reqs = Array.from({ length: n }, (_, i) => {
-    const req = request(`${d.origin}/api/metrics/stream`, { headers: { authorization: `Bearer ${token}` }, rejectUnauthorized: false }, (res: IncomingMessage) => {
-      res.setEncoding('utf8')
-      res.on('data', (chunk: string) => (counts[i] += chunk.split('\nevent: metrics\n').length - 1))
-      res.on('error', () => undefined)
-    })
+    const req = request(
+      `${d.origin}/api/metrics/stream`,
+      { headers: { authorization: `Bearer ${token}` }, rejectUnauthorized: false },
+      (res: IncomingMessage) => {
+        res.setEncoding('utf8')
+        res.on('data', (chunk: string) => (counts[i] += chunk.split('\nevent: metrics\n').length - 1))
+        res.on('error', () => undefined)
+      },
+    )
     req.on('error', () => undefined)
     req.end()
     return req
@@ -190,7 +202,11 @@ function openStreams(d: Daemon, token: string, n: number): { counts: number[]; c
   return { counts, close: () => reqs.forEach((r) => r.destroy()) }
 }
 
-async function cpuWhileStreaming(d: Daemon, token: string, clients: number): Promise<{ clients: number; cpuPctOfCore: number; eventsPerClient: number; windowS: number }> {
+async function cpuWhileStreaming(
+  d: Daemon,
+  token: string,
+  clients: number,
+): Promise<{ clients: number; cpuPctOfCore: number; eventsPerClient: number; windowS: number }> {
   const s = openStreams(d, token, clients)
   await sleep(3000) // all connected, sampler running
   const before = s.counts.reduce((a, b) => a + b, 0)
@@ -202,7 +218,12 @@ async function cpuWhileStreaming(d: Daemon, token: string, clients: number): Pro
   const events = s.counts.reduce((a, b) => a + b, 0) - before
   s.close()
   await sleep(500)
-  return { clients, cpuPctOfCore: round3(((cpu1 - cpu0) / seconds) * 100), eventsPerClient: round2(events / clients), windowS: round2(seconds) }
+  return {
+    clients,
+    cpuPctOfCore: round3(((cpu1 - cpu0) / seconds) * 100),
+    eventsPerClient: round2(events / clients),
+    windowS: round2(seconds),
+  }
 }
 
 async function spawnSleepers(n: number): Promise<ChildProcess[]> {
@@ -228,10 +249,25 @@ async function killAll(list: ChildProcess[]): Promise<void> {
 function fillHistory(dbFile: string): { fine: number; coarse: number } {
   const db = new Database(dbFile)
   const now = Date.now()
-  const insert = db.prepare(`INSERT OR REPLACE INTO metrics_history (step, ms, cpu, iowait, load1, memUsedBytes, memTotalBytes, swapUsedBytes,
+  const insert =
+    db.prepare(`INSERT OR REPLACE INTO metrics_history (step, ms, cpu, iowait, load1, memUsedBytes, memTotalBytes, swapUsedBytes,
     diskReadBytesPerSec, diskWriteBytesPerSec, netRxBytesPerSec, netTxBytesPerSec, maxTempCelsius) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`)
   const row = (step: number, ms: number, i: number) =>
-    insert.run(step, ms, (i * 7) % 100, 0.5, 1.25, 2e9 + i, 8e9, 0, 1e5 + i, 2e5 + i, 3e4 + i, 4e4 + i, i % 3 ? 45.5 : null)
+    insert.run(
+      step,
+      ms,
+      (i * 7) % 100,
+      0.5,
+      1.25,
+      2e9 + i,
+      8e9,
+      0,
+      1e5 + i,
+      2e5 + i,
+      3e4 + i,
+      4e4 + i,
+      i % 3 ? 45.5 : null,
+    )
   db.transaction(() => {
     for (let i = 1; i <= 1800; i++) row(2, now - i * 2000 + 1000, i)
     for (let i = 1; i <= 10_080; i++) row(60, now - i * 60_000 + 1000, i)
@@ -249,8 +285,18 @@ function historyHeapKiB(): number {
   const h = new History()
   const t0 = Date.now() - 8 * 24 * 3_600_000
   const p = (ms: number, i: number): StoredPoint => ({
-    ms, cpu: (i * 7) % 100, iowait: 0.5, load1: 1.25, memUsedBytes: 2e9 + i, memTotalBytes: 8e9, swapUsedBytes: 0,
-    diskReadBytesPerSec: 1e5 + i, diskWriteBytesPerSec: 2e5 + i, netRxBytesPerSec: 3e4 + i, netTxBytesPerSec: 4e4 + i, maxTempCelsius: i % 3 ? 45.5 : null,
+    ms,
+    cpu: (i * 7) % 100,
+    iowait: 0.5,
+    load1: 1.25,
+    memUsedBytes: 2e9 + i,
+    memTotalBytes: 8e9,
+    swapUsedBytes: 0,
+    diskReadBytesPerSec: 1e5 + i,
+    diskWriteBytesPerSec: 2e5 + i,
+    netRxBytesPerSec: 3e4 + i,
+    netTxBytesPerSec: 4e4 + i,
+    maxTempCelsius: i % 3 ? 45.5 : null,
   })
   for (let i = 0; i < COARSE_CAPACITY; i++) h.add(60, p(t0 + i * 60_000, i))
   for (let i = 0; i < FINE_CAPACITY; i++) h.add(2, p(t0 + i * 2000, i))
@@ -264,7 +310,8 @@ function historyHeapKiB(): number {
 function table(rows: (string | number)[][], header: string[]): string {
   const cells = [header, ...rows.map((r) => r.map(String))]
   const widths = header.map((_, i) => Math.max(...cells.map((r) => String(r[i] ?? '').length)))
-  const line = (r: (string | number)[]) => '  ' + r.map((c, i) => (i === 0 ? String(c).padEnd(widths[i]!) : String(c).padStart(widths[i]!))).join('  ')
+  const line = (r: (string | number)[]) =>
+    '  ' + r.map((c, i) => (i === 0 ? String(c).padEnd(widths[i]!) : String(c).padStart(widths[i]!))).join('  ')
   return [line(cells[0]!), '  ' + widths.map((w) => '-'.repeat(w)).join('  '), ...cells.slice(1).map(line)].join('\n')
 }
 
@@ -280,8 +327,10 @@ async function setupAndLogin(d: Daemon, first: boolean): Promise<string> {
 }
 
 async function main(): Promise<void> {
-  console.log(`metrics bench: node ${process.version}, ${cpus().length} CPUs, CPU window ${CFG.windowS} s (BENCH_METRICS_WINDOW_S), ` +
-    `${CFG.repeats} runs per process-table measurement, ${CFG.extraProcesses} extra processes\n`)
+  console.log(
+    `metrics bench: node ${process.version}, ${cpus().length} CPUs, CPU window ${CFG.windowS} s (BENCH_METRICS_WINDOW_S), ` +
+      `${CFG.repeats} runs per process-table measurement, ${CFG.extraProcesses} extra processes\n`,
+  )
   const tmp = await mkdtemp(join(tmpdir(), 'hostd-metrics-bench-'))
   tempDirs.add(tmp)
   const dataDir = join(tmp, 'data')
@@ -329,25 +378,57 @@ async function main(): Promise<void> {
 
   const ringsKiB = historyHeapKiB()
   const mib = (k: number) => round2(k / 1024)
-  console.log('\n' + table([
-    ['processes endpoint vs ps', plain.processes, plain.hostdMs, plain.psMs, plain.ratio],
-    [`  with ${CFG.extraProcesses} extra sleeping processes`, loaded.processes, loaded.hostdMs, loaded.psMs, loaded.ratio],
-  ], ['process table (median)', 'processes', 'hostd ms', 'ps ms', 'ratio (goal < 1.0)']))
-  console.log('\n' + table([
-    ['1 client', one.windowS, one.eventsPerClient, one.cpuPctOfCore],
-    [`${CFG.manyClients} clients`, many.windowS, many.eventsPerClient, many.cpuPctOfCore],
-  ], ['SSE stream', 'window s', 'events/client', 'daemon CPU % of a core (goal < 1)']))
-  console.log('\n' + table([
-    ['idle, empty history', mib(rssIdleKiB)],
-    ['after the stream windows', mib(rssAfterStreamsKiB)],
-    [`restarted with full history (${filled.fine} + ${filled.coarse} points)`, mib(rssHistoryLoadedKiB)],
-    [`  after serving 1h/24h/7d (${counts['1h']}/${counts['24h']}/${counts['7d']} points)`, mib(rssHistoryServedKiB)],
-    ['heap of the full rings alone (measured in the bench process)', mib(ringsKiB)],
-  ], ['daemon resident memory', 'MiB']))
+  console.log(
+    '\n' +
+      table(
+        [
+          ['processes endpoint vs ps', plain.processes, plain.hostdMs, plain.psMs, plain.ratio],
+          [
+            `  with ${CFG.extraProcesses} extra sleeping processes`,
+            loaded.processes,
+            loaded.hostdMs,
+            loaded.psMs,
+            loaded.ratio,
+          ],
+        ],
+        ['process table (median)', 'processes', 'hostd ms', 'ps ms', 'ratio (goal < 1.0)'],
+      ),
+  )
+  console.log(
+    '\n' +
+      table(
+        [
+          ['1 client', one.windowS, one.eventsPerClient, one.cpuPctOfCore],
+          [`${CFG.manyClients} clients`, many.windowS, many.eventsPerClient, many.cpuPctOfCore],
+        ],
+        ['SSE stream', 'window s', 'events/client', 'daemon CPU % of a core (goal < 1)'],
+      ),
+  )
+  console.log(
+    '\n' +
+      table(
+        [
+          ['idle, empty history', mib(rssIdleKiB)],
+          ['after the stream windows', mib(rssAfterStreamsKiB)],
+          [`restarted with full history (${filled.fine} + ${filled.coarse} points)`, mib(rssHistoryLoadedKiB)],
+          [
+            `  after serving 1h/24h/7d (${counts['1h']}/${counts['24h']}/${counts['7d']} points)`,
+            mib(rssHistoryServedKiB),
+          ],
+          ['heap of the full rings alone (measured in the bench process)', mib(ringsKiB)],
+        ],
+        ['daemon resident memory', 'MiB'],
+      ),
+  )
 
   const result = {
     processes: { plain, withExtra: { ...loaded, extra: CFG.extraProcesses } },
-    streamCpu: { windowS: CFG.windowS, oneClient: one, manyClients: many, growth: round3(many.cpuPctOfCore - one.cpuPctOfCore) },
+    streamCpu: {
+      windowS: CFG.windowS,
+      oneClient: one,
+      manyClients: many,
+      growth: round3(many.cpuPctOfCore - one.cpuPctOfCore),
+    },
     rss: {
       idleKiB: rssIdleKiB,
       afterStreamsKiB: rssAfterStreamsKiB,
@@ -358,8 +439,20 @@ async function main(): Promise<void> {
     },
   }
   const figures = [
-    figure('processes endpoint / ps', plain.ratio, 'x', { op: '<', target: 1 }, `${plain.processes} processes; ${loaded.ratio} with ${CFG.extraProcesses} more`),
-    figure(`daemon CPU with ${CFG.manyClients} stream clients`, many.cpuPctOfCore, '% of a core', { op: '<', target: 1 }, `${one.cpuPctOfCore} % with 1 client`),
+    figure(
+      'processes endpoint / ps',
+      plain.ratio,
+      'x',
+      { op: '<', target: 1 },
+      `${plain.processes} processes; ${loaded.ratio} with ${CFG.extraProcesses} more`,
+    ),
+    figure(
+      `daemon CPU with ${CFG.manyClients} stream clients`,
+      many.cpuPctOfCore,
+      '% of a core',
+      { op: '<', target: 1 },
+      `${one.cpuPctOfCore} % with 1 client`,
+    ),
   ]
   console.log(`\nBENCH_JSON ${JSON.stringify({ bench: 'metrics', figures, ...result })}`)
 }

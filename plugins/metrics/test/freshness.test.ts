@@ -14,7 +14,12 @@ import { MetricsService } from '../src/service.ts'
 const FIXTURE = join(import.meta.dirname, 'fixtures', 'proc-sample')
 const INTERVAL_MS = 2000
 
-const log = { warn: () => undefined, error: () => undefined, info: () => undefined, debug: () => undefined } as unknown as Logger
+const log = {
+  warn: () => undefined,
+  error: () => undefined,
+  info: () => undefined,
+  debug: () => undefined,
+} as unknown as Logger
 const helper = {} as HelperClient
 
 const services: MetricsService[] = []
@@ -80,7 +85,7 @@ describe('GET /api/metrics and the shared sampler', () => {
       server = null
     })
 
-    it('answers with the stream\'s latest sample while it is fresh', async () => {
+    it("answers with the stream's latest sample while it is fresh", async () => {
       // A short stream interval so the test gets its event quickly; freshness is judged on the stepped clock.
       const { s, counter, at, now } = service({ intervalMs: 500 })
       server = createServer((req, res) => s.stream(req, res, 1))
@@ -90,7 +95,10 @@ describe('GET /api/metrics and the shared sampler', () => {
       const body = await new Promise<string>((resolve, reject) => {
         get({ host: '127.0.0.1', port, path: '/' }, (res) => {
           let text = ''
-          res.setEncoding('utf8').on('data', (d: string) => (text += d)).on('end', () => resolve(text))
+          res
+            .setEncoding('utf8')
+            .on('data', (d: string) => (text += d))
+            .on('end', () => resolve(text))
         }).on('error', reject)
       })
       const event = JSON.parse(/^data: (.*)$/m.exec(body)![1]!)

@@ -2,8 +2,18 @@ import { describe, expect, it } from 'vitest'
 import { COARSE_CAPACITY, FINE_CAPACITY, History, Ring, downsample, type StoredPoint } from '../src/history.ts'
 
 const point = (ms: number, cpu = 10, temp: number | null = null): StoredPoint => ({
-  ms, cpu, iowait: 0, load1: 0.5, memUsedBytes: 1000, memTotalBytes: 4000, swapUsedBytes: 0,
-  diskReadBytesPerSec: cpu * 10, diskWriteBytesPerSec: 0, netRxBytesPerSec: 0, netTxBytesPerSec: 0, maxTempCelsius: temp,
+  ms,
+  cpu,
+  iowait: 0,
+  load1: 0.5,
+  memUsedBytes: 1000,
+  memTotalBytes: 4000,
+  swapUsedBytes: 0,
+  diskReadBytesPerSec: cpu * 10,
+  diskWriteBytesPerSec: 0,
+  netRxBytesPerSec: 0,
+  netTxBytesPerSec: 0,
+  maxTempCelsius: temp,
 })
 
 describe('history', () => {
@@ -36,7 +46,10 @@ describe('history', () => {
   })
 
   it('averages into buckets, keeping the hottest temperature', () => {
-    const out = downsample([point(60_000, 10, 40), point(120_000, 20, 55), point(600_000, 30, null), point(660_000, 50, 41)], 600)
+    const out = downsample(
+      [point(60_000, 10, 40), point(120_000, 20, 55), point(600_000, 30, null), point(660_000, 50, 41)],
+      600,
+    )
     expect(out.map((p) => p.ms)).toEqual([600_000, 1_200_000])
     expect(out[0]!.cpu).toBe(20)
     expect(out[0]!.maxTempCelsius).toBe(55)

@@ -13,31 +13,43 @@ interface SseEvent {
 }
 
 /** Reads `count` events from the real HTTP stream, then closes the connection. */
-function readEvents(url: string, token: string, count: number, headers: Record<string, string> = {}): Promise<{ events: SseEvent[]; headers: Record<string, unknown>; raw: string }> {
+function readEvents(
+  url: string,
+  token: string,
+  count: number,
+  headers: Record<string, string> = {},
+): Promise<{ events: SseEvent[]; headers: Record<string, unknown>; raw: string }> {
   return new Promise((resolve, reject) => {
-    const req = request(`${url}/api/metrics/stream`, { headers: { authorization: `Bearer ${token}`, ...headers } }, (res) => {
-      let raw = ''
-      const events: SseEvent[] = []
-      res.setEncoding('utf8')
-      res.on('data', (chunk: string) => {
-        raw += chunk
-        let sep: number
-        while ((sep = raw.indexOf('\n\n')) >= 0 && events.length < count) {
-          const block = raw.slice(0, sep)
-          raw = raw.slice(sep + 2)
-          const id = /^id: (\d+)$/m.exec(block)
-          const data = /^data: (.*)$/m.exec(block)
-          const event = /^event: (.*)$/m.exec(block)
-          if (id && data) events.push({ id: Number(id[1]), event: event?.[1] ?? 'message', data: JSON.parse(data[1]!) })
-        }
-        if (events.length >= count) {
-          req.destroy()
-          resolve({ events, headers: res.headers, raw })
-        }
-      })
-      res.on('error', () => undefined)
-    })
-    req.on('error', (err) => (err.message.includes('aborted') || (err as NodeJS.ErrnoException).code === 'ECONNRESET' ? undefined : reject(err)))
+    const req = request(
+      `${url}/api/metrics/stream`,
+      { headers: { authorization: `Bearer ${token}`, ...headers } },
+      (res) => {
+        let raw = ''
+        const events: SseEvent[] = []
+        res.setEncoding('utf8')
+        res.on('data', (chunk: string) => {
+          raw += chunk
+          let sep: number
+          while ((sep = raw.indexOf('\n\n')) >= 0 && events.length < count) {
+            const block = raw.slice(0, sep)
+            raw = raw.slice(sep + 2)
+            const id = /^id: (\d+)$/m.exec(block)
+            const data = /^data: (.*)$/m.exec(block)
+            const event = /^event: (.*)$/m.exec(block)
+            if (id && data)
+              events.push({ id: Number(id[1]), event: event?.[1] ?? 'message', data: JSON.parse(data[1]!) })
+          }
+          if (events.length >= count) {
+            req.destroy()
+            resolve({ events, headers: res.headers, raw })
+          }
+        })
+        res.on('error', () => undefined)
+      },
+    )
+    req.on('error', (err) =>
+      err.message.includes('aborted') || (err as NodeJS.ErrnoException).code === 'ECONNRESET' ? undefined : reject(err),
+    )
     req.setTimeout(20_000, () => reject(new Error('stream timed out')))
     req.end()
   })
@@ -97,7 +109,8 @@ describe('metrics plugin on the real host', () => {
     expect(gap).toBeGreaterThan(1000)
     expect(gap).toBeLessThan(10_000)
     expect(e2!.data.intervalSeconds).toBeGreaterThan(1)
-    for (const d of e2!.data.disks) expect(Math.min(d.readBytesPerSec, d.writeBytesPerSec, d.readsPerSec, d.writesPerSec)).toBeGreaterThanOrEqual(0)
+    for (const d of e2!.data.disks)
+      expect(Math.min(d.readBytesPerSec, d.writeBytesPerSec, d.readsPerSec, d.writesPerSec)).toBeGreaterThanOrEqual(0)
     for (const n of e2!.data.network) expect(Math.min(n.rxBytesPerSec, n.txBytesPerSec)).toBeGreaterThanOrEqual(0)
     // Both clients got the same samples (same ids, same bytes): one sampler, not one per client.
     const shared = b.events.filter((e) => a.events.some((x) => x.id === e.id))
@@ -114,7 +127,10 @@ describe('metrics plugin on the real host', () => {
     // The stream's samples are the hour's 2 s history.
     const hist = await t.inject({ url: '/api/metrics/history?range=1h', as: 'viewer' })
     expect(hist.statusCode).toBe(200)
-    const times = hist.json().points.filter((p: { stepSeconds: number }) => p.stepSeconds === 2).map((p: { t: string }) => p.t)
+    const times = hist
+      .json()
+      .points.filter((p: { stepSeconds: number }) => p.stepSeconds === 2)
+      .map((p: { t: string }) => p.t)
     expect(times).toEqual(expect.arrayContaining([e1!.data.sampledAt, e2!.data.sampledAt]))
   })
 

@@ -3,8 +3,16 @@ import { readFileSync } from 'node:fs'
 import { cpus, totalmem } from 'node:os'
 import { join } from 'node:path'
 import {
-  memoryFigures, parseDiskstats, parseLoadavg, parseMeminfo, parseMilliCelsius, parseMounts, parseNetDev, parsePageSize,
-  parseProcStat, parseUptime,
+  memoryFigures,
+  parseDiskstats,
+  parseLoadavg,
+  parseMeminfo,
+  parseMilliCelsius,
+  parseMounts,
+  parseNetDev,
+  parsePageSize,
+  parseProcStat,
+  parseUptime,
 } from '../src/adapters/procfs-parse.ts'
 import { parseNethogs, parsePasswd, parsePidIo, parsePidStat, parsePidStatus } from '../src/adapters/process-parse.ts'
 import { HostReader } from '../src/adapters/host-reader.ts'
@@ -39,10 +47,21 @@ describe('host file parsers on recorded samples', () => {
   it('reads load, uptime and memory', () => {
     expect(parseLoadavg('0.52 1.25 2.00 3/412 9981\n')).toEqual({ one: 0.52, five: 1.25, fifteen: 2 })
     expect(parseUptime('2341.55 4012.11\n')).toBe(2341.55)
-    const mem = memoryFigures(parseMeminfo([
-      'MemTotal:       16000000 kB', 'MemFree:         2000000 kB', 'MemAvailable:    9000000 kB', 'Buffers:          500000 kB',
-      'Cached:          6000000 kB', 'SReclaimable:     500000 kB', 'SwapTotal:       4000000 kB', 'SwapFree:        3000000 kB', 'HugePages_Total:       0',
-    ].join('\n')))
+    const mem = memoryFigures(
+      parseMeminfo(
+        [
+          'MemTotal:       16000000 kB',
+          'MemFree:         2000000 kB',
+          'MemAvailable:    9000000 kB',
+          'Buffers:          500000 kB',
+          'Cached:          6000000 kB',
+          'SReclaimable:     500000 kB',
+          'SwapTotal:       4000000 kB',
+          'SwapFree:        3000000 kB',
+          'HugePages_Total:       0',
+        ].join('\n'),
+      ),
+    )
     expect(mem.totalBytes).toBe(16_000_000 * 1024)
     expect(mem.cachedBytes).toBe(6_500_000 * 1024)
     expect(mem.usedBytes).toBe((16_000_000 - 2_000_000 - 500_000 - 6_500_000) * 1024)
@@ -57,20 +76,27 @@ describe('host file parsers on recorded samples', () => {
     expect(disks[0]!.writeSectors).toBe(10226576)
     const net = parseNetDev(fixture('proc-sample/proc/net/dev'))
     expect(net.map((n) => n.name)).toEqual(['lo', 'ifb0', 'ifb1', 'eth0'])
-    expect(net.find((n) => n.name === 'eth0')).toMatchObject({ rxBytes: 1341732691, rxPackets: 42596, txBytes: 4129756, txPackets: 29428 })
+    expect(net.find((n) => n.name === 'eth0')).toMatchObject({
+      rxBytes: 1341732691,
+      rxPackets: 42596,
+      txBytes: 4129756,
+      txPackets: 29428,
+    })
   })
 
   it('keeps real file systems once per device and unescapes paths', () => {
-    const mounts = parseMounts([
-      '/dev/sda2 / ext4 rw 0 0',
-      'proc /proc proc rw 0 0',
-      'tmpfs /run tmpfs rw 0 0',
-      '/dev/sda2 /var/lib/docker/containers/x/hosts ext4 rw 0 0',
-      '/dev/sdb1 /media/My\\040Disk vfat rw 0 0',
-      'nas:/export /mnt/nas nfs4 rw 0 0',
-      '/dev/loop3 /snap/core/1 squashfs ro 0 0',
-      'overlay /var/lib/docker/overlay2/x/merged overlay rw 0 0',
-    ].join('\n'))
+    const mounts = parseMounts(
+      [
+        '/dev/sda2 / ext4 rw 0 0',
+        'proc /proc proc rw 0 0',
+        'tmpfs /run tmpfs rw 0 0',
+        '/dev/sda2 /var/lib/docker/containers/x/hosts ext4 rw 0 0',
+        '/dev/sdb1 /media/My\\040Disk vfat rw 0 0',
+        'nas:/export /mnt/nas nfs4 rw 0 0',
+        '/dev/loop3 /snap/core/1 squashfs ro 0 0',
+        'overlay /var/lib/docker/overlay2/x/merged overlay rw 0 0',
+      ].join('\n'),
+    )
     expect(mounts).toEqual([
       { device: '/dev/sda2', mountpoint: '/', type: 'ext4' },
       { device: '/dev/sdb1', mountpoint: '/media/My Disk', type: 'vfat' },
@@ -83,7 +109,9 @@ describe('host file parsers on recorded samples', () => {
     expect(parseMilliCelsius('45500')).toBe(45.5)
     expect(parseMilliCelsius('')).toBeNull()
     expect(parseMilliCelsius('-274000')).toBeNull()
-    expect(parsePageSize('00400000-00401000 r-xp 00000000 fd:00 1 /bin/x\nSize: 4 kB\nKernelPageSize:       64 kB\n')).toBe(65536)
+    expect(
+      parsePageSize('00400000-00401000 r-xp 00000000 fd:00 1 /bin/x\nSize: 4 kB\nKernelPageSize:       64 kB\n'),
+    ).toBe(65536)
   })
 
   it('reads a recorded host tree: hwmon sensors with labels, disks without loop devices', async () => {
@@ -103,18 +131,38 @@ describe('host file parsers on recorded samples', () => {
 
 describe('process file parsers on recorded samples', () => {
   it('reads /proc/<pid>/stat with spaces and parentheses in the name', () => {
-    const line = '4242 (my (odd) prog) S 1 4242 4242 0 -1 4194560 500 0 0 0 123 45 0 0 20 0 7 0 987654 12345678 2500 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n'
-    expect(parsePidStat(line)).toEqual({ pid: 4242, comm: 'my (odd) prog', cpuTicks: 168, threads: 7, startTime: 987654, rssPages: 2500 })
+    const line =
+      '4242 (my (odd) prog) S 1 4242 4242 0 -1 4194560 500 0 0 0 123 45 0 0 20 0 7 0 987654 12345678 2500 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n'
+    expect(parsePidStat(line)).toEqual({
+      pid: 4242,
+      comm: 'my (odd) prog',
+      cpuTicks: 168,
+      threads: 7,
+      startTime: 987654,
+      rssPages: 2500,
+    })
     expect(parsePidStat('garbage')).toBeNull()
     expect(parsePidStat('12 (cut short) S 1 12 12 0')).toBeNull()
   })
 
   it('reads the effective uid and context switches from status, and io bytes', () => {
-    const status = 'Name:\tsshd\nUid:\t0\t1000\t1000\t1000\nGid:\t0\t0\t0\t0\nvoluntary_ctxt_switches:\t150\nnonvoluntary_ctxt_switches:\t7\n'
+    const status =
+      'Name:\tsshd\nUid:\t0\t1000\t1000\t1000\nGid:\t0\t0\t0\t0\nvoluntary_ctxt_switches:\t150\nnonvoluntary_ctxt_switches:\t7\n'
     expect(parsePidStatus(status)).toEqual({ uid: 1000, contextSwitches: 157 })
-    expect(parsePidIo('rchar: 10\nwchar: 20\nsyscr: 1\nsyscw: 2\nread_bytes: 4096\nwrite_bytes: 8192\ncancelled_write_bytes: 0\n')).toEqual({ readBytes: 4096, writeBytes: 8192 })
+    expect(
+      parsePidIo(
+        'rchar: 10\nwchar: 20\nsyscr: 1\nsyscw: 2\nread_bytes: 4096\nwrite_bytes: 8192\ncancelled_write_bytes: 0\n',
+      ),
+    ).toEqual({ readBytes: 4096, writeBytes: 8192 })
     expect(parsePidIo('')).toBeNull()
-    expect(parsePasswd('root:x:0:0:root:/root:/bin/bash\n# comment\nnobody:x:65534:65534::/:/usr/sbin/nologin\n')).toEqual(new Map([[0, 'root'], [65534, 'nobody']]))
+    expect(
+      parsePasswd('root:x:0:0:root:/root:/bin/bash\n# comment\nnobody:x:65534:65534::/:/usr/sbin/nologin\n'),
+    ).toEqual(
+      new Map([
+        [0, 'root'],
+        [65534, 'nobody'],
+      ]),
+    )
   })
 
   it('reads recorded nethogs trace output: the last refresh, pid from the right, KB/s to bytes/s, unknown traffic dropped', () => {
@@ -125,7 +173,9 @@ describe('process file parsers on recorded samples', () => {
     expect(traffic.get(28111)!.inRate).toBeCloseTo(0.580664 * 1024, 3)
     expect(traffic.get(28232)!.inRate).toBeCloseTo(0.478516 * 1024, 3)
     // A program path with slashes, and a block with no processes.
-    const paths = parseNethogs('Refreshing:\n/usr/lib/firefox/firefox/3141/1000\t12.5\t100\n\nRefreshing:\n/usr/lib/firefox/firefox/3141/1000\t2\t4\n')
+    const paths = parseNethogs(
+      'Refreshing:\n/usr/lib/firefox/firefox/3141/1000\t12.5\t100\n\nRefreshing:\n/usr/lib/firefox/firefox/3141/1000\t2\t4\n',
+    )
     expect(paths.get(3141)).toEqual({ outRate: 2048, inRate: 4096 })
     expect(parseNethogs('Adding local address: 10.0.0.1\n').size).toBe(0)
   })
@@ -162,8 +212,10 @@ describe('parsers on the real /proc of this machine', () => {
     expect(s.cpu.cores.length).toBe(cpus().length)
     expect(s.memory.totalBytes).toBe(totalmem())
     expect(s.filesystems.some((f) => f.mountpoint === '/')).toBe(true)
-    for (const d of s.disks) expect(Math.min(d.readBytesPerSec, d.writeBytesPerSec, d.readsPerSec, d.writesPerSec)).toBeGreaterThanOrEqual(0)
-    for (const n of s.network) expect(Math.min(n.rxBytesPerSec, n.txBytesPerSec, n.rxPacketsPerSec, n.txPacketsPerSec)).toBeGreaterThanOrEqual(0)
+    for (const d of s.disks)
+      expect(Math.min(d.readBytesPerSec, d.writeBytesPerSec, d.readsPerSec, d.writesPerSec)).toBeGreaterThanOrEqual(0)
+    for (const n of s.network)
+      expect(Math.min(n.rxBytesPerSec, n.txBytesPerSec, n.rxPacketsPerSec, n.txPacketsPerSec)).toBeGreaterThanOrEqual(0)
     expect(s.cpu.usage).toBeGreaterThanOrEqual(0)
     expect(s.cpu.usage).toBeLessThanOrEqual(100)
   })

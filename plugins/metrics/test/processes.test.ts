@@ -49,21 +49,32 @@ describe('GET /api/activity/processes on the real process table', () => {
     const entry = second.processes.find((p) => p.pid === busy.pid)
     expect(entry, 'the busy child is listed').toBeTruthy()
     expect(entry!.cpu).toBeGreaterThan(0)
-    for (const p of second.processes) for (const f of RATE_FIELDS) expect(p[f], `${p.name} ${f}`).toBeGreaterThanOrEqual(0)
+    for (const p of second.processes)
+      for (const f of RATE_FIELDS) expect(p[f], `${p.name} ${f}`).toBeGreaterThanOrEqual(0)
     // Wakeups are context switches per second: this test process has some between the calls.
     expect(second.processes.some((p) => p.wakeupsRate > 0)).toBe(true)
 
     // And on later calls, against the previous one. A call right after another spans a few milliseconds, in which a
     // busy process on a loaded machine may earn no clock tick (10 ms each): later calls are taken until one shows it.
-    const later = async () => ((await t.inject({ url: '/api/activity/processes', as: 'operator' })).json() as { processes: Proc[] }).processes.find((p) => p.pid === busy.pid)!.cpu
+    const later = async () =>
+      (
+        (await t.inject({ url: '/api/activity/processes', as: 'operator' })).json() as { processes: Proc[] }
+      ).processes.find((p) => p.pid === busy.pid)!.cpu
     await expect.poll(later).toBeGreaterThan(0)
     busy.kill('SIGKILL')
   })
 
   it('lists the same processes as ps', async () => {
-    const before = new Set(((await t.inject({ url: '/api/activity/processes', as: 'operator' })).json().processes as Proc[]).map((p) => p.pid))
+    const before = new Set(
+      ((await t.inject({ url: '/api/activity/processes', as: 'operator' })).json().processes as Proc[]).map(
+        (p) => p.pid,
+      ),
+    )
     const { stdout } = await run('ps', ['-eo', 'pid=,comm='])
-    const ps = stdout.trim().split('\n').map((l) => l.trim().split(/\s+/, 2))
+    const ps = stdout
+      .trim()
+      .split('\n')
+      .map((l) => l.trim().split(/\s+/, 2))
     // Processes that lived through both listings appear in both (short-lived ones may come and go).
     const stable = ps.filter(([pid]) => before.has(Number(pid)))
     expect(stable.length).toBeGreaterThan(ps.length * 0.8)
@@ -99,10 +110,10 @@ describe('processes the daemon may not inspect', () => {
       const script = `import { ProcessTable } from ${JSON.stringify(join(dir, 'adapters', 'process-table.ts'))}
 const s = await new ProcessTable().sweep(); console.log(JSON.stringify(s.processes.map((p) => p.pid)))`
       const { stdout } = await run(node, ['--input-type=module', '-e', script], { uid: 65534, gid: 65534, cwd: '/' })
-    const pids = JSON.parse(stdout) as number[]
-    expect(pids).not.toContain(1) // root's init
-    expect(pids).not.toContain(process.pid) // this root-owned test process
-    expect(pids.length).toBeGreaterThanOrEqual(1) // its own process is there
+      const pids = JSON.parse(stdout) as number[]
+      expect(pids).not.toContain(1) // root's init
+      expect(pids).not.toContain(process.pid) // this root-owned test process
+      expect(pids.length).toBeGreaterThanOrEqual(1) // its own process is there
     } finally {
       await rm(dir, { recursive: true, force: true })
     }
@@ -114,7 +125,10 @@ const s = await new ProcessTable().sweep(); console.log(JSON.stringify(s.process
  * so the mapping of rates onto processes is deterministic (a real trace shows whatever traffic happens). The real
  * helper running the real nethogs is the test after it.
  */
-async function standInHelper(path: string, answer: (args: Record<string, unknown>) => Promise<string>): Promise<{ server: Server; calls: unknown[] }> {
+async function standInHelper(
+  path: string,
+  answer: (args: Record<string, unknown>) => Promise<string>,
+): Promise<{ server: Server; calls: unknown[] }> {
   const calls: unknown[] = []
   const server = createServer((socket) => {
     let buffer = ''
@@ -126,7 +140,8 @@ async function standInHelper(path: string, answer: (args: Record<string, unknown
       const req = JSON.parse(buffer.slice(0, nl)) as { action: string; args?: Record<string, unknown> }
       if (req.action === 'ping') return void socket.end('{"ok":true}\n')
       calls.push(req)
-      if (req.action !== 'net.processTraffic') return void socket.end(JSON.stringify({ ok: false, error: 'HOSTD_HELPER_UNKNOWN_ACTION', status: 400 }) + '\n')
+      if (req.action !== 'net.processTraffic')
+        return void socket.end(JSON.stringify({ ok: false, error: 'HOSTD_HELPER_UNKNOWN_ACTION', status: 400 }) + '\n')
       socket.end(JSON.stringify({ ok: true, result: { stdout: await answer(req.args ?? {}) } }) + '\n')
     })
   })
@@ -142,7 +157,10 @@ describe('network=1 through the root helper', () => {
   afterAll(() => rm(dir, { recursive: true, force: true }))
 
   it('asks for a trace (two refreshes: one real one-second measurement) and maps recorded nethogs rates onto the processes', async () => {
-    const recorded = readFileSync(join(import.meta.dirname, 'fixtures', 'nethogs-trace.txt'), 'utf8').replaceAll('/28111/', `/${process.pid}/`)
+    const recorded = readFileSync(join(import.meta.dirname, 'fixtures', 'nethogs-trace.txt'), 'utf8').replaceAll(
+      '/28111/',
+      `/${process.pid}/`,
+    )
     const socket = join(dir, 'recorded.sock')
     const helper = await standInHelper(socket, async () => recorded)
     const t = await startTestKernel({ plugins: [createMetricsPlugin()], env: { HOSTD_HELPER_SOCKET: socket } })

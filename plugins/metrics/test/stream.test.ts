@@ -54,7 +54,11 @@ function rawClient(port: number, headers: Record<string, string> = {}, read = tr
   const socket = connect(port, '127.0.0.1')
   sockets.push(socket)
   let text = ''
-  socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n`)
+  socket.write(
+    `GET ${path} HTTP/1.1\r\nHost: x\r\n${Object.entries(headers)
+      .map(([k, v]) => `${k}: ${v}\r\n`)
+      .join('')}\r\n`,
+  )
   if (read) socket.on('data', (d) => (text += d.toString()))
   else socket.pause()
   return { socket, text: () => text, ids: () => [...text.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1])) }

@@ -6,8 +6,23 @@
  */
 import { useEffect, useRef, useState } from 'preact/hooks'
 import {
-  ApiError, Button, Checkbox, DataTable, defineElement, Empty, ErrorState, formatDateTime, formatRate, Icon, Loading, PageHeader,
-  ProgressBar, Select, TextField, type Column, type PageContext,
+  ApiError,
+  Button,
+  Checkbox,
+  DataTable,
+  defineElement,
+  Empty,
+  ErrorState,
+  formatDateTime,
+  formatRate,
+  Icon,
+  Loading,
+  PageHeader,
+  ProgressBar,
+  Select,
+  TextField,
+  type Column,
+  type PageContext,
 } from '@hostd/ui'
 import type { ProcessEntry, ProcessSample } from '../src/schemas.ts'
 import './activity.css'
@@ -30,21 +45,63 @@ const COLUMNS: Column<ProcessEntry>[] = [
   { key: 'pid', label: 'PID', sortable: true, align: 'end', render: (p) => <span class="mono">{p.pid}</span> },
   { key: 'name', label: 'Name', sortable: true, render: (p) => <span class="cell-strong">{p.name}</span> },
   { key: 'user', label: 'User', sortable: true, secondary: true },
-  { key: 'cpu', label: 'CPU', sortable: true, align: 'end', render: (p) => <span class={p.cpu >= 50 ? 'activity-hot' : undefined}>{percent(p.cpu)}</span> },
+  {
+    key: 'cpu',
+    label: 'CPU',
+    sortable: true,
+    align: 'end',
+    render: (p) => <span class={p.cpu >= 50 ? 'activity-hot' : undefined}>{percent(p.cpu)}</span>,
+  },
   { key: 'memory', label: 'Memory', sortable: true, align: 'end', render: (p) => percent(p.memory) },
   { key: 'threads', label: 'Threads', sortable: true, align: 'end', secondary: true },
-  { key: 'diskReadRate', label: 'Disk read', sortable: true, align: 'end', secondary: true, render: (p) => formatRate(p.diskReadRate) },
-  { key: 'diskWriteRate', label: 'Disk write', sortable: true, align: 'end', secondary: true, render: (p) => formatRate(p.diskWriteRate) },
-  { key: 'wakeupsRate', label: 'Wakeups', sortable: true, align: 'end', secondary: true, render: (p) => perSecond(p.wakeupsRate) },
+  {
+    key: 'diskReadRate',
+    label: 'Disk read',
+    sortable: true,
+    align: 'end',
+    secondary: true,
+    render: (p) => formatRate(p.diskReadRate),
+  },
+  {
+    key: 'diskWriteRate',
+    label: 'Disk write',
+    sortable: true,
+    align: 'end',
+    secondary: true,
+    render: (p) => formatRate(p.diskWriteRate),
+  },
+  {
+    key: 'wakeupsRate',
+    label: 'Wakeups',
+    sortable: true,
+    align: 'end',
+    secondary: true,
+    render: (p) => perSecond(p.wakeupsRate),
+  },
 ]
 const NETWORK_COLUMNS: Column<ProcessEntry>[] = [
-  { key: 'netInRate', label: 'Net in', sortable: true, align: 'end', secondary: true, render: (p) => formatRate(p.netInRate) },
-  { key: 'netOutRate', label: 'Net out', sortable: true, align: 'end', secondary: true, render: (p) => formatRate(p.netOutRate) },
+  {
+    key: 'netInRate',
+    label: 'Net in',
+    sortable: true,
+    align: 'end',
+    secondary: true,
+    render: (p) => formatRate(p.netInRate),
+  },
+  {
+    key: 'netOutRate',
+    label: 'Net out',
+    sortable: true,
+    align: 'end',
+    secondary: true,
+    render: (p) => formatRate(p.netOutRate),
+  },
 ]
 
 /** The first sample after the daemon starts has no previous one to compare with: every rate is 0. */
 const allRatesZero = (list: ProcessEntry[]) =>
-  list.length > 1 && list.every((p) => p.cpu === 0 && p.diskReadRate === 0 && p.diskWriteRate === 0 && p.wakeupsRate === 0)
+  list.length > 1 &&
+  list.every((p) => p.cpu === 0 && p.diskReadRate === 0 && p.diskWriteRate === 0 && p.wakeupsRate === 0)
 
 function matches(p: ProcessEntry, filter: string): boolean {
   if (!filter) return true
@@ -89,13 +146,25 @@ function ActivityPage({ ctx }: { ctx: PageContext }) {
     inFlight.current = abort
     setBusy(true)
     try {
-      setSample(await ctx.api.get<ProcessSample>(`/api/activity/processes${network ? '?network=1' : ''}`, { signal: abort.signal }))
+      setSample(
+        await ctx.api.get<ProcessSample>(`/api/activity/processes${network ? '?network=1' : ''}`, {
+          signal: abort.signal,
+        }),
+      )
       setError(undefined)
     } catch (err) {
       if (abort.signal.aborted) return
-      if (network && err instanceof ApiError && (err.code === 'HOSTD_HELPER_UNAVAILABLE' || err.code === 'HOSTD_ACTIVITY_NETWORK_FAILED')) {
+      if (
+        network &&
+        err instanceof ApiError &&
+        (err.code === 'HOSTD_HELPER_UNAVAILABLE' || err.code === 'HOSTD_ACTIVITY_NETWORK_FAILED')
+      ) {
         // Only the extra measurement failed: say why at the switch and go on without it.
-        setNetworkError(err.code === 'HOSTD_HELPER_UNAVAILABLE' ? 'Network columns need the root helper (Admin Privileges), which is not running on this host. The other columns work without it.' : `The network measurement failed: ${err.message}`)
+        setNetworkError(
+          err.code === 'HOSTD_HELPER_UNAVAILABLE'
+            ? 'Network columns need the root helper (Admin Privileges), which is not running on this host. The other columns work without it.'
+            : `The network measurement failed: ${err.message}`,
+        )
         setParam('network', null)
       } else {
         setError(err)
@@ -123,7 +192,11 @@ function ActivityPage({ ctx }: { ctx: PageContext }) {
   }, [every, busy, visible, network])
 
   const rows = sample ? sample.processes.filter((p) => matches(p, filter)) : []
-  const autoStatus = every ? (visible ? `Refreshing every ${every} s` : 'Auto-refresh paused while this tab is hidden') : null
+  const autoStatus = every
+    ? visible
+      ? `Refreshing every ${every} s`
+      : 'Auto-refresh paused while this tab is hidden'
+    : null
 
   return (
     <div class="stack">
@@ -131,11 +204,29 @@ function ActivityPage({ ctx }: { ctx: PageContext }) {
       <PageHeader
         title="Activity"
         description="What runs on this host, sampled when you ask. CPU, disk and wakeup figures are rates since the previous sample."
-        actions={<Button variant="primary" icon="refresh" busy={busy && sample !== undefined} onClick={() => void refresh()}>Refresh</Button>}
+        actions={
+          <Button variant="primary" icon="refresh" busy={busy && sample !== undefined} onClick={() => void refresh()}>
+            Refresh
+          </Button>
+        }
       />
       <div class="activity-controls">
-        <TextField name="filter" label="Filter" type="search" placeholder="Name, user or PID" value={filter} autoComplete="off" onInput={(e) => setParam('q', e.currentTarget.value)} />
-        <Select name="every" label="Auto-refresh" options={INTERVALS} value={String(every)} onChange={(e) => setParam('every', e.currentTarget.value === '0' ? null : e.currentTarget.value)} />
+        <TextField
+          name="filter"
+          label="Filter"
+          type="search"
+          placeholder="Name, user or PID"
+          value={filter}
+          autoComplete="off"
+          onInput={(e) => setParam('q', e.currentTarget.value)}
+        />
+        <Select
+          name="every"
+          label="Auto-refresh"
+          options={INTERVALS}
+          value={String(every)}
+          onChange={(e) => setParam('every', e.currentTarget.value === '0' ? null : e.currentTarget.value)}
+        />
         <div class="activity-network">
           <Checkbox
             name="network"
@@ -159,24 +250,39 @@ function ActivityPage({ ctx }: { ctx: PageContext }) {
       {busy && network && <ProgressBar label="Measuring network traffic per process (about 2 seconds)…" />}
 
       {sample === undefined ? (
-        error !== undefined ? <ErrorState title="The process table could not be sampled" error={error} onRetry={() => void refresh()} /> : <Loading label="Sampling processes…" />
+        error !== undefined ? (
+          <ErrorState title="The process table could not be sampled" error={error} onRetry={() => void refresh()} />
+        ) : (
+          <Loading label="Sampling processes…" />
+        )
       ) : (
         <>
           <div class="toolbar">
             <p class="toolbar-status" aria-live={every ? 'off' : 'polite'}>
-              Sampled at <time dateTime={sample.sampledAt}>{formatDateTime(sample.sampledAt)}</time> · {rows.length === sample.processes.length ? `${sample.processes.length} processes` : `${rows.length} of ${sample.processes.length} processes`}
+              Sampled at <time dateTime={sample.sampledAt}>{formatDateTime(sample.sampledAt)}</time> ·{' '}
+              {rows.length === sample.processes.length
+                ? `${sample.processes.length} processes`
+                : `${rows.length} of ${sample.processes.length} processes`}
             </p>
             {autoStatus && <p class="toolbar-status">{autoStatus}</p>}
           </div>
-          {error !== undefined && <ErrorState title="The last refresh failed; the table shows the sample before it" error={error} onRetry={() => void refresh()} />}
+          {error !== undefined && (
+            <ErrorState
+              title="The last refresh failed; the table shows the sample before it"
+              error={error}
+              onRetry={() => void refresh()}
+            />
+          )}
           {allRatesZero(sample.processes) && (
             <div class="notice activity-first" role="note">
               <Icon name="info" />
               <p>
-                This is the first sample since the daemon started. CPU, disk and wakeups are rates measured against the previous sample, so
-                they all read 0 this time.
+                This is the first sample since the daemon started. CPU, disk and wakeups are rates measured against the
+                previous sample, so they all read 0 this time.
               </p>
-              <Button size="sm" onClick={() => void refresh()}>Measure again</Button>
+              <Button size="sm" onClick={() => void refresh()}>
+                Measure again
+              </Button>
             </div>
           )}
           <div class="activity-table">
@@ -189,9 +295,15 @@ function ActivityPage({ ctx }: { ctx: PageContext }) {
               initialSort={{ key: 'cpu', direction: 'descending' }}
               empty={
                 sample.processes.length === 0 ? (
-                  <Empty icon="activity" title="No process could be inspected">The daemon lists only the processes it may read in /proc.</Empty>
+                  <Empty icon="activity" title="No process could be inspected">
+                    The daemon lists only the processes it may read in /proc.
+                  </Empty>
                 ) : (
-                  <Empty icon="search" title={`No process matches “${filter}”`} action={<Button onClick={() => setParam('q', null)}>Clear the filter</Button>} />
+                  <Empty
+                    icon="search"
+                    title={`No process matches “${filter}”`}
+                    action={<Button onClick={() => setParam('q', null)}>Clear the filter</Button>}
+                  />
                 )
               }
             />
@@ -199,12 +311,27 @@ function ActivityPage({ ctx }: { ctx: PageContext }) {
           <details class="activity-help">
             <summary>About these figures</summary>
             <ul>
-              <li><strong>CPU</strong>: percent of one core since the previous sample, as top shows it (a process busy on two cores shows 200 %).</li>
-              <li><strong>Memory</strong>: resident memory as a percent of physical memory.</li>
-              <li><strong>Disk read and write</strong>: bytes per second the process fetched from or sent to storage (cached reads are not counted).</li>
-              <li><strong>Wakeups</strong>: context switches per second (voluntary and involuntary).</li>
-              <li><strong>Net in and out</strong>: bytes per second, only with the network columns switched on.</li>
-              <li>Rates compare with the previous sample taken by anyone; the first sample after the daemon starts reads 0. Processes the daemon may not inspect are left out.</li>
+              <li>
+                <strong>CPU</strong>: percent of one core since the previous sample, as top shows it (a process busy on
+                two cores shows 200 %).
+              </li>
+              <li>
+                <strong>Memory</strong>: resident memory as a percent of physical memory.
+              </li>
+              <li>
+                <strong>Disk read and write</strong>: bytes per second the process fetched from or sent to storage
+                (cached reads are not counted).
+              </li>
+              <li>
+                <strong>Wakeups</strong>: context switches per second (voluntary and involuntary).
+              </li>
+              <li>
+                <strong>Net in and out</strong>: bytes per second, only with the network columns switched on.
+              </li>
+              <li>
+                Rates compare with the previous sample taken by anyone; the first sample after the daemon starts reads
+                0. Processes the daemon may not inspect are left out.
+              </li>
             </ul>
           </details>
         </>

@@ -9,8 +9,10 @@ export type { NetworkOptions } from './service.ts'
 export function networkOptionsFromEnv(env: Record<string, string | undefined> = process.env): NetworkOptions {
   const seconds = Number(env.HOSTD_NETWORK_CONFIRM_SECONDS ?? 60)
   const confirm = env.HOSTD_NETWORK_CONFIRM ?? 'auto'
-  if (!Number.isInteger(seconds) || seconds < 1 || seconds > 600) throw new Error('HOSTD_NETWORK_CONFIRM_SECONDS must be 1..600')
-  if (confirm !== 'auto' && confirm !== 'always' && confirm !== 'never') throw new Error('HOSTD_NETWORK_CONFIRM must be auto, always or never')
+  if (!Number.isInteger(seconds) || seconds < 1 || seconds > 600)
+    throw new Error('HOSTD_NETWORK_CONFIRM_SECONDS must be 1..600')
+  if (confirm !== 'auto' && confirm !== 'always' && confirm !== 'never')
+    throw new Error('HOSTD_NETWORK_CONFIRM must be auto, always or never')
   return { confirmSeconds: seconds, confirm }
 }
 
@@ -21,11 +23,26 @@ export function createNetworkPlugin(options: Partial<NetworkOptions> = {}) {
     id: 'network',
     version: '1.0.0',
     kernel: '^1.0.0',
-    description: 'Network configuration: NetworkManager connections (DNS, IPv4, enabled) through the root helper, with confirm-or-revert.',
-    ui: { pages: [{ path: '/network', title: 'Network', icon: 'network', role: 'admin', module: 'ui/network.tsx', element: 'network-page' }] },
+    description:
+      'Network configuration: NetworkManager connections (DNS, IPv4, enabled) through the root helper, with confirm-or-revert.',
+    ui: {
+      pages: [
+        {
+          path: '/network',
+          title: 'Network',
+          icon: 'network',
+          role: 'admin',
+          module: 'ui/network.tsx',
+          element: 'network-page',
+        },
+      ],
+    },
     deps: { helper: tokens.helper, audit: tokens.audit, log: tokens.logger },
     routes: (r, { helper, audit, log }) => {
-      const service = new NetworkConfiguration(new NetworkManagerAdapter(helper), audit, log, { ...networkOptionsFromEnv(), ...options })
+      const service = new NetworkConfiguration(new NetworkManagerAdapter(helper), audit, log, {
+        ...networkOptionsFromEnv(),
+        ...options,
+      })
       network = service
       networkRoutes(r, () => service)
     },

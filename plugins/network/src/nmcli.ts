@@ -29,9 +29,22 @@ export function parseFields(stdout: string): Map<string, string> {
 }
 
 const PORTS: Record<string, string> = {
-  '802-3-ethernet': 'Ethernet', '802-11-wireless': 'Wi-Fi', bridge: 'Bridge', bond: 'Bond', vlan: 'VLAN', team: 'Team',
-  wireguard: 'WireGuard', vpn: 'VPN', 'ip-tunnel': 'IP tunnel', gsm: 'Mobile broadband', cdma: 'Mobile broadband',
-  bluetooth: 'Bluetooth', infiniband: 'InfiniBand', tun: 'TUN/TAP', veth: 'veth', macvlan: 'MACVLAN',
+  '802-3-ethernet': 'Ethernet',
+  '802-11-wireless': 'Wi-Fi',
+  bridge: 'Bridge',
+  bond: 'Bond',
+  vlan: 'VLAN',
+  team: 'Team',
+  wireguard: 'WireGuard',
+  vpn: 'VPN',
+  'ip-tunnel': 'IP tunnel',
+  gsm: 'Mobile broadband',
+  cdma: 'Mobile broadband',
+  bluetooth: 'Bluetooth',
+  infiniband: 'InfiniBand',
+  tun: 'TUN/TAP',
+  veth: 'veth',
+  macvlan: 'MACVLAN',
 }
 
 export function prefixToMask(prefix: number): string {
@@ -47,7 +60,10 @@ export function maskToPrefix(mask: string): number | null {
 }
 
 function indexed(fields: Map<string, string>, name: string): string[] {
-  return [...fields].filter(([key]) => key === name || key.startsWith(`${name}[`)).map(([, v]) => v).filter(Boolean)
+  return [...fields]
+    .filter(([key]) => key === name || key.startsWith(`${name}[`))
+    .map(([, v]) => v)
+    .filter(Boolean)
 }
 
 /** One connection's `connection show` fields as the interface document's Network service. */
@@ -58,7 +74,10 @@ export function toService(fields: Map<string, string>): NetworkService {
   const [address = '', prefix = ''] = (active && live ? live : configured).split('/')
   const router = (active ? fields.get('IP4.GATEWAY') : '') || fields.get('ipv4.gateway') || ''
   const liveDns = indexed(fields, 'IP4.DNS')
-  const configuredDns = (fields.get('ipv4.dns') ?? '').split(',').map((s) => s.trim()).filter(Boolean)
+  const configuredDns = (fields.get('ipv4.dns') ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
   const type = fields.get('connection.type') ?? ''
   return {
     name: fields.get('connection.id') ?? '',
@@ -77,7 +96,11 @@ interface Stdout {
   stdout: string
 }
 
-export const BackendDown = defineError('HOSTD_NETWORK_BACKEND_UNAVAILABLE', 503, 'NetworkManager is not running on this host')
+export const BackendDown = defineError(
+  'HOSTD_NETWORK_BACKEND_UNAVAILABLE',
+  503,
+  'NetworkManager is not running on this host',
+)
 
 /** The helper with nmcli's "not running" failure turned into a clear 503. */
 function calling(helper: HelperClient): HelperClient {
@@ -87,7 +110,8 @@ function calling(helper: HelperClient): HelperClient {
       try {
         return await helper.call<T>(action, args)
       } catch (err) {
-        if (err instanceof HostdError && /NetworkManager is not running|Could not create NMClient/i.test(err.message)) throw BackendDown()
+        if (err instanceof HostdError && /NetworkManager is not running|Could not create NMClient/i.test(err.message))
+          throw BackendDown()
         throw err
       }
     },
@@ -105,7 +129,12 @@ export class NetworkManagerAdapter {
   /** Connection names, loopback left out (not something to configure). */
   async names(): Promise<string[]> {
     const { stdout } = await this.#helper.call<Stdout>('nm.list')
-    return stdout.split('\n').filter(Boolean).map(splitTerse).filter((f) => f[2] !== 'loopback').map((f) => f[0]!)
+    return stdout
+      .split('\n')
+      .filter(Boolean)
+      .map(splitTerse)
+      .filter((f) => f[2] !== 'loopback')
+      .map((f) => f[0]!)
   }
 
   async show(service: string): Promise<NetworkService> {
@@ -121,9 +150,17 @@ export class NetworkManagerAdapter {
     await this.#helper.call('nm.setDns', { service, servers })
   }
 
-  async setIpv4(service: string, change: { dhcp: true } | { dhcp: false; address: string; router?: string }): Promise<void> {
+  async setIpv4(
+    service: string,
+    change: { dhcp: true } | { dhcp: false; address: string; router?: string },
+  ): Promise<void> {
     if (change.dhcp) await this.#helper.call('nm.setIpv4Dhcp', { service })
-    else await this.#helper.call('nm.setIpv4Manual', { service, address: change.address, ...(change.router ? { gateway: change.router } : {}) })
+    else
+      await this.#helper.call('nm.setIpv4Manual', {
+        service,
+        address: change.address,
+        ...(change.router ? { gateway: change.router } : {}),
+      })
   }
 
   async setEnabled(service: string, enabled: boolean): Promise<void> {

@@ -25,19 +25,31 @@ export type PendingConfirm = Static<typeof PendingConfirmSchema>
 
 /** Same rule the helper applies to a connection name: no leading '-', no control or shell characters. */
 export const ServiceParamsSchema = Type.Object({
-  service: Type.String({ pattern: '^[A-Za-z0-9_][A-Za-z0-9 _.@:+-]{0,63}$', description: 'Connection name, URL-encoded' }),
+  service: Type.String({
+    pattern: '^[A-Za-z0-9_][A-Za-z0-9 _.@:+-]{0,63}$',
+    description: 'Connection name, URL-encoded',
+  }),
 })
 
-export const DnsBodySchema = Type.Object({
-  servers: Type.Array(Type.String({ pattern: IPV4 }), { maxItems: 3, description: 'IPv4 DNS servers; empty: use the ones DHCP gives' }),
-}, { additionalProperties: false })
+export const DnsBodySchema = Type.Object(
+  {
+    servers: Type.Array(Type.String({ pattern: IPV4 }), {
+      maxItems: 3,
+      description: 'IPv4 DNS servers; empty: use the ones DHCP gives',
+    }),
+  },
+  { additionalProperties: false },
+)
 
-export const Ipv4BodySchema = Type.Object({
-  dhcp: Type.Boolean(),
-  ipv4: Type.Optional(Type.String({ pattern: IPV4 })),
-  subnetMask: Type.Optional(Type.String({ pattern: IPV4 })),
-  router: Type.Optional(Type.String({ pattern: IPV4 })),
-}, { additionalProperties: false, description: 'dhcp true; or dhcp false with ipv4 and subnetMask (router optional)' })
+export const Ipv4BodySchema = Type.Object(
+  {
+    dhcp: Type.Boolean(),
+    ipv4: Type.Optional(Type.String({ pattern: IPV4 })),
+    subnetMask: Type.Optional(Type.String({ pattern: IPV4 })),
+    router: Type.Optional(Type.String({ pattern: IPV4 })),
+  },
+  { additionalProperties: false, description: 'dhcp true; or dhcp false with ipv4 and subnetMask (router optional)' },
+)
 export type Ipv4Body = Static<typeof Ipv4BodySchema>
 
 export const EnabledBodySchema = Type.Object({ enabled: Type.Boolean() }, { additionalProperties: false })

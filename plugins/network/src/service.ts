@@ -3,9 +3,21 @@ import { maskToPrefix, type NetworkManagerAdapter } from './nmcli.ts'
 import type { Ipv4Body, NetworkService, PendingConfirm } from './schemas.ts'
 
 export const ServiceNotFound = defineError('HOSTD_NETWORK_SERVICE_NOT_FOUND', 404, 'No such network service')
-export const NothingToConfirm = defineError('HOSTD_NETWORK_NOTHING_TO_CONFIRM', 404, 'No change of this service is waiting for confirmation')
-export const ConfirmPending = defineError('HOSTD_NETWORK_CONFIRM_PENDING', 409, 'Another network change is waiting for confirmation; confirm it or let it revert first')
-export const AlreadyReverted = defineError('HOSTD_NETWORK_REVERTED', 409, 'Too late: the change was not confirmed in time and has been reverted')
+export const NothingToConfirm = defineError(
+  'HOSTD_NETWORK_NOTHING_TO_CONFIRM',
+  404,
+  'No change of this service is waiting for confirmation',
+)
+export const ConfirmPending = defineError(
+  'HOSTD_NETWORK_CONFIRM_PENDING',
+  409,
+  'Another network change is waiting for confirmation; confirm it or let it revert first',
+)
+export const AlreadyReverted = defineError(
+  'HOSTD_NETWORK_REVERTED',
+  409,
+  'Too late: the change was not confirmed in time and has been reverted',
+)
 
 export interface NetworkOptions {
   /** How long an admin has to confirm a change that could cut them off (the interface document's 60 s). */
@@ -53,16 +65,23 @@ export class NetworkConfiguration {
   }
 
   setDns(name: string, servers: string[], actor: Actor) {
-    return this.#change(name, 'network.dns', actor, () => false, async (before) => {
-      await this.#nm.setDns(name, servers)
-      if (before.enabled) await this.#nm.apply(name)
-    })
+    return this.#change(
+      name,
+      'network.dns',
+      actor,
+      () => false,
+      async (before) => {
+        await this.#nm.setDns(name, servers)
+        if (before.enabled) await this.#nm.apply(name)
+      },
+    )
   }
 
   setIpv4(name: string, body: Ipv4Body, actor: Actor, localAddress: string | undefined) {
     let change: { dhcp: true } | { dhcp: false; address: string; router?: string }
     if (body.dhcp) {
-      if (body.ipv4 || body.subnetMask || body.router) throw errors.badRequest('With dhcp true, leave out ipv4, subnetMask and router')
+      if (body.ipv4 || body.subnetMask || body.router)
+        throw errors.badRequest('With dhcp true, leave out ipv4, subnetMask and router')
       change = { dhcp: true }
     } else {
       if (!body.ipv4 || !body.subnetMask) throw errors.badRequest('A manual IPv4 setting needs ipv4 and subnetMask')
@@ -70,15 +89,26 @@ export class NetworkConfiguration {
       if (prefix === null || prefix === 0) throw errors.badRequest(`subnetMask ${body.subnetMask} is not a valid mask`)
       change = { dhcp: false, address: `${body.ipv4}/${prefix}`, ...(body.router ? { router: body.router } : {}) }
     }
-    return this.#change(name, 'network.ipv4', actor, (before) => this.#couldCutOff(before, localAddress), async (before) => {
-      await this.#nm.setIpv4(name, change)
-      if (before.enabled) await this.#nm.apply(name)
-    })
+    return this.#change(
+      name,
+      'network.ipv4',
+      actor,
+      (before) => this.#couldCutOff(before, localAddress),
+      async (before) => {
+        await this.#nm.setIpv4(name, change)
+        if (before.enabled) await this.#nm.apply(name)
+      },
+    )
   }
 
   async setEnabled(name: string, enabled: boolean, actor: Actor, localAddress: string | undefined) {
-    const { confirm } = await this.#change(name, 'network.enabled', actor, (before) => !enabled && this.#couldCutOff(before, localAddress),
-      () => this.#nm.setEnabled(name, enabled))
+    const { confirm } = await this.#change(
+      name,
+      'network.enabled',
+      actor,
+      (before) => !enabled && this.#couldCutOff(before, localAddress),
+      () => this.#nm.setEnabled(name, enabled),
+    )
     return { services: await this.#nm.list(), confirm }
   }
 
@@ -94,7 +124,14 @@ export class NetworkConfiguration {
     return this.#serial(async () => {
       const pending = await this.#settle(name, 'reverting', (checkpoint) => this.#nm.rollback(checkpoint))
       const after = await this.#nm.show(name).catch(() => null)
-      await this.#audit.record({ action: 'network.revert', target: name, detail: { reason: 'reverted by an admin', before: pending.changed, after } }, actor)
+      await this.#audit.record(
+        {
+          action: 'network.revert',
+          target: name,
+          detail: { reason: 'reverted by an admin', before: pending.changed, after },
+        },
+        actor,
+      )
     })
   }
 
@@ -102,7 +139,11 @@ export class NetworkConfiguration {
   pending(): PendingConfirm {
     const pending = this.#pending
     if (!pending || Date.now() >= pending.expiresAt.getTime()) return null
-    return { service: pending.service, expiresAt: pending.expiresAt.toISOString(), confirmPath: confirmPathOf(pending.service) }
+    return {
+      service: pending.service,
+      expiresAt: pending.expiresAt.toISOString(),
+      confirmPath: confirmPathOf(pending.service),
+    }
   }
 
   /** Forget pending timers (NetworkManager still rolls back an unconfirmed change by itself). */
@@ -140,7 +181,13 @@ export class NetworkConfiguration {
     return run
   }
 
-  #change(name: string, action: string, actor: Actor, risky: (before: NetworkService) => boolean, apply: (before: NetworkService) => Promise<void>) {
+  #change(
+    name: string,
+    action: string,
+    actor: Actor,
+    risky: (before: NetworkService) => boolean,
+    apply: (before: NetworkService) => Promise<void>,
+  ) {
     return this.#serial(async (): Promise<{ service: NetworkService; confirm: PendingConfirm }> => {
       const before = await this.find(name)
       const guarded = risky(before)
@@ -150,17 +197,27 @@ export class NetworkConfiguration {
       try {
         await apply(before)
       } catch (err) {
-        if (checkpoint) await this.#nm.rollback(checkpoint).catch((e: unknown) => this.#log.warn({ err: e }, 'rollback failed'))
-        await this.#audit.record({ action, target: name, result: 'failure', detail: { before, error: (err as Error).message } }, actor)
+        if (checkpoint)
+          await this.#nm.rollback(checkpoint).catch((e: unknown) => this.#log.warn({ err: e }, 'rollback failed'))
+        await this.#audit.record(
+          { action, target: name, result: 'failure', detail: { before, error: (err as Error).message } },
+          actor,
+        )
         throw err
       }
       const after = await this.#nm.show(name)
-      await this.#audit.record({ action, target: name, detail: { before, after, confirmBy: checkpoint ? expiresAt.toISOString() : null } }, actor)
+      await this.#audit.record(
+        { action, target: name, detail: { before, after, confirmBy: checkpoint ? expiresAt.toISOString() : null } },
+        actor,
+      )
       if (!checkpoint) return { service: after, confirm: null }
       const timer = setTimeout(() => void this.#reverted(name), this.#options.confirmSeconds * 1000 + 1000)
       timer.unref()
       this.#pending = { service: name, checkpoint, expiresAt, timer, changed: after, actor }
-      return { service: after, confirm: { service: name, expiresAt: expiresAt.toISOString(), confirmPath: confirmPathOf(name) } }
+      return {
+        service: after,
+        confirm: { service: name, expiresAt: expiresAt.toISOString(), confirmPath: confirmPathOf(name) },
+      }
     })
   }
 
@@ -170,6 +227,13 @@ export class NetworkConfiguration {
     if (!pending || pending.service !== name) return
     this.#pending = null
     const after = await this.#nm.show(name).catch(() => null)
-    await this.#audit.record({ action: 'network.revert', target: name, detail: { reason: 'not confirmed in time', before: pending.changed, after } }, pending.actor)
+    await this.#audit.record(
+      {
+        action: 'network.revert',
+        target: name,
+        detail: { reason: 'not confirmed in time', before: pending.changed, after },
+      },
+      pending.actor,
+    )
   }
 }

@@ -12,7 +12,8 @@ import { startNetworkManager, type NetworkManagerUnderTest } from './nm-namespac
 const NAME = 'Office LAN'
 const URL_NAME = encodeURIComponent(NAME)
 const BASE = '/api/system/network/services'
-const FIELDS = 'ipv4.method,ipv4.addresses,ipv4.gateway,ipv4.dns,connection.autoconnect,GENERAL.STATE,IP4.ADDRESS,IP4.GATEWAY,IP4.DNS'
+const FIELDS =
+  'ipv4.method,ipv4.addresses,ipv4.gateway,ipv4.dns,connection.autoconnect,GENERAL.STATE,IP4.ADDRESS,IP4.GATEWAY,IP4.DNS'
 
 async function until<T>(what: string, probe: () => Promise<T>, ok: (value: T) => boolean): Promise<T> {
   for (let attempt = 0; ; attempt++) {
@@ -29,17 +30,39 @@ describe('network plugin (real NetworkManager, real helper)', () => {
   let t: TestKernel
   let admin: { token: string; username: string }
 
-  const post = (path: string, body: unknown) => t.inject({ method: 'POST', url: `${BASE}/${path}`, as: { token: admin.token }, payload: body as object })
+  const post = (path: string, body: unknown) =>
+    t.inject({ method: 'POST', url: `${BASE}/${path}`, as: { token: admin.token }, payload: body as object })
   const state = () => nm.fields(NAME, FIELDS)
   const activated = () => until('activation', state, (f) => f['GENERAL.STATE'] === 'activated')
 
   beforeAll(async () => {
     nm = await startNetworkManager()
-    await nm.nmcli('connection', 'add', 'type', 'ethernet', 'ifname', nm.device, 'con-name', NAME, 'ipv4.method', 'manual',
-      'ipv4.addresses', '10.77.0.2/24', 'ipv4.gateway', '10.77.0.1', 'ipv4.dns', '10.77.0.1', 'ipv6.method', 'disabled')
+    await nm.nmcli(
+      'connection',
+      'add',
+      'type',
+      'ethernet',
+      'ifname',
+      nm.device,
+      'con-name',
+      NAME,
+      'ipv4.method',
+      'manual',
+      'ipv4.addresses',
+      '10.77.0.2/24',
+      'ipv4.gateway',
+      '10.77.0.1',
+      'ipv4.dns',
+      '10.77.0.1',
+      'ipv6.method',
+      'disabled',
+    )
     await activated()
     helper = await startHelper({ dbusSystemBus: nm.busAddress })
-    t = await startTestKernel({ plugins: [createNetworkPlugin({ confirmSeconds: 60 })], env: { HOSTD_HELPER_SOCKET: helper.socket } })
+    t = await startTestKernel({
+      plugins: [createNetworkPlugin({ confirmSeconds: 60 })],
+      env: { HOSTD_HELPER_SOCKET: helper.socket },
+    })
     admin = await t.login('admin', 'new-admin')
   }, 90_000)
   afterAll(async () => {
@@ -55,8 +78,15 @@ describe('network plugin (real NetworkManager, real helper)', () => {
     expect(services.map((s) => s.name)).toEqual([NAME])
     const f = await state()
     expect(services[0]).toEqual({
-      name: NAME, hardwarePort: 'Ethernet', device: nm.device, enabled: f['GENERAL.STATE'] === 'activated', dhcp: f['ipv4.method'] === 'auto',
-      ipv4: f['IP4.ADDRESS[1]']!.split('/')[0], subnetMask: '255.255.255.0', router: f['IP4.GATEWAY'], dnsServers: [f['IP4.DNS[1]']],
+      name: NAME,
+      hardwarePort: 'Ethernet',
+      device: nm.device,
+      enabled: f['GENERAL.STATE'] === 'activated',
+      dhcp: f['ipv4.method'] === 'auto',
+      ipv4: f['IP4.ADDRESS[1]']!.split('/')[0],
+      subnetMask: '255.255.255.0',
+      router: f['IP4.GATEWAY'],
+      dnsServers: [f['IP4.DNS[1]']],
     })
   })
 
@@ -67,20 +97,44 @@ describe('network plugin (real NetworkManager, real helper)', () => {
     const f = await activated()
     expect(f['ipv4.dns']).toBe('10.77.0.53,9.9.9.9')
     expect([f['IP4.DNS[1]'], f['IP4.DNS[2]']]).toEqual(['10.77.0.53', '9.9.9.9'])
-    const audit = (await t.inject({ url: '/api/audit?range=24h', as: 'admin' })).json().items as { action: string; username: string; detail: any }[]
+    const audit = (await t.inject({ url: '/api/audit?range=24h', as: 'admin' })).json().items as {
+      action: string
+      username: string
+      detail: any
+    }[]
     const entry = audit.find((e) => e.action === 'network.dns')
-    expect(entry).toMatchObject({ username: 'new-admin', detail: { before: { dnsServers: ['10.77.0.1'] }, after: { dnsServers: ['10.77.0.53', '9.9.9.9'] } } })
+    expect(entry).toMatchObject({
+      username: 'new-admin',
+      detail: { before: { dnsServers: ['10.77.0.1'] }, after: { dnsServers: ['10.77.0.53', '9.9.9.9'] } },
+    })
   })
 
   it('sets a manual IPv4 address with confirm-or-revert; once confirmed, nmcli shows it', async () => {
-    const res = await post(`${URL_NAME}/ipv4`, { dhcp: false, ipv4: '10.77.0.20', subnetMask: '255.255.255.0', router: '10.77.0.1' })
+    const res = await post(`${URL_NAME}/ipv4`, {
+      dhcp: false,
+      ipv4: '10.77.0.20',
+      subnetMask: '255.255.255.0',
+      router: '10.77.0.1',
+    })
     expect(res.statusCode, res.body).toBe(200)
     const body = res.json()
-    expect(body.service).toMatchObject({ dhcp: false, ipv4: '10.77.0.20', subnetMask: '255.255.255.0', router: '10.77.0.1' })
+    expect(body.service).toMatchObject({
+      dhcp: false,
+      ipv4: '10.77.0.20',
+      subnetMask: '255.255.255.0',
+      router: '10.77.0.1',
+    })
     expect(body.confirm).toMatchObject({ service: NAME, confirmPath: `${BASE}/${URL_NAME}/confirm` })
-    expect((await t.inject({ method: 'POST', url: body.confirm.confirmPath, as: { token: admin.token } })).statusCode).toBe(204)
+    expect(
+      (await t.inject({ method: 'POST', url: body.confirm.confirmPath, as: { token: admin.token } })).statusCode,
+    ).toBe(204)
     const f = await activated()
-    expect([f['ipv4.method'], f['ipv4.addresses'], f['ipv4.gateway'], f['IP4.ADDRESS[1]']]).toEqual(['manual', '10.77.0.20/24', '10.77.0.1', '10.77.0.20/24'])
+    expect([f['ipv4.method'], f['ipv4.addresses'], f['ipv4.gateway'], f['IP4.ADDRESS[1]']]).toEqual([
+      'manual',
+      '10.77.0.20/24',
+      '10.77.0.1',
+      '10.77.0.20/24',
+    ])
     expect((await post(`${URL_NAME}/confirm`, undefined)).statusCode).toBe(404) // nothing left to confirm
   })
 
@@ -111,19 +165,35 @@ describe('network plugin (real NetworkManager, real helper)', () => {
 
   it('tells the pending change (GET /api/system/network/pending) and reverts it at once when asked', async () => {
     const previous = await activated()
-    const res = await post(`${URL_NAME}/ipv4`, { dhcp: false, ipv4: '10.77.0.40', subnetMask: '255.255.255.0', router: '10.77.0.1' })
+    const res = await post(`${URL_NAME}/ipv4`, {
+      dhcp: false,
+      ipv4: '10.77.0.40',
+      subnetMask: '255.255.255.0',
+      router: '10.77.0.1',
+    })
     expect(res.statusCode, res.body).toBe(200)
     const pending = () => t.inject({ url: '/api/system/network/pending', as: { token: admin.token } })
     expect((await pending()).json()).toEqual({ confirm: res.json().confirm })
     expect((await state())['ipv4.addresses']).toBe('10.77.0.40/24')
     expect((await post(`${URL_NAME}/revert`, undefined)).statusCode).toBe(204)
-    const f = await until('the revert', state, (v) => v['ipv4.method'] === previous['ipv4.method'] && v['IP4.ADDRESS[1]'] !== '10.77.0.40/24')
+    const f = await until(
+      'the revert',
+      state,
+      (v) => v['ipv4.method'] === previous['ipv4.method'] && v['IP4.ADDRESS[1]'] !== '10.77.0.40/24',
+    )
     expect(f['ipv4.addresses']).toBe(previous['ipv4.addresses'])
     expect((await pending()).json()).toEqual({ confirm: null })
     expect((await post(`${URL_NAME}/revert`, undefined)).statusCode).toBe(404)
     expect((await post(`${URL_NAME}/confirm`, undefined)).statusCode).toBe(404)
-    const audit = (await t.inject({ url: '/api/audit?range=24h', as: 'admin' })).json().items as { action: string; username: string; detail: any }[]
-    expect(audit.find((e) => e.action === 'network.revert')).toMatchObject({ username: 'new-admin', detail: { reason: 'reverted by an admin', before: { ipv4: '10.77.0.40' } } })
+    const audit = (await t.inject({ url: '/api/audit?range=24h', as: 'admin' })).json().items as {
+      action: string
+      username: string
+      detail: any
+    }[]
+    expect(audit.find((e) => e.action === 'network.revert')).toMatchObject({
+      username: 'new-admin',
+      detail: { reason: 'reverted by an admin', before: { ipv4: '10.77.0.40' } },
+    })
   })
 
   it('refuses bad input with 400 (or 404 for an unknown service) and changes nothing', async () => {
@@ -159,8 +229,12 @@ describe('network plugin (real NetworkManager, real helper)', () => {
     await helper.stop(true)
     await new Promise((r) => setTimeout(r, 1100)) // past the kernel's 1 s probe cache
     for (const route of routes) {
-      const res = await t.inject({ method: route.method as 'POST', url: route.path.replace(':service', URL_NAME), as: { token: admin.token },
-        ...(route.method === 'POST' ? { payload: { servers: ['10.77.0.99'] } } : {}) })
+      const res = await t.inject({
+        method: route.method as 'POST',
+        url: route.path.replace(':service', URL_NAME),
+        as: { token: admin.token },
+        ...(route.method === 'POST' ? { payload: { servers: ['10.77.0.99'] } } : {}),
+      })
       expect(res.statusCode, `${route.method} ${route.path}`).toBe(423)
       expect(res.json().error).toBe('HOSTD_HELPER_UNAVAILABLE')
     }
@@ -183,20 +257,38 @@ describe('network plugin (real NetworkManager, real helper)', () => {
   })
 
   it('reverts an unconfirmed change: NetworkManager restores the previous settings after the confirm window', async () => {
-    const short = await startTestKernel({ plugins: [createNetworkPlugin({ confirmSeconds: 2 })], env: { HOSTD_HELPER_SOCKET: helper.socket } })
+    const short = await startTestKernel({
+      plugins: [createNetworkPlugin({ confirmSeconds: 2 })],
+      env: { HOSTD_HELPER_SOCKET: helper.socket },
+    })
     try {
       const previous = await activated()
-      const res = await short.inject({ method: 'POST', url: `${BASE}/${URL_NAME}/ipv4`, as: 'admin',
-        payload: { dhcp: false, ipv4: '10.77.0.30', subnetMask: '255.255.255.0', router: '10.77.0.1' } })
+      const res = await short.inject({
+        method: 'POST',
+        url: `${BASE}/${URL_NAME}/ipv4`,
+        as: 'admin',
+        payload: { dhcp: false, ipv4: '10.77.0.30', subnetMask: '255.255.255.0', router: '10.77.0.1' },
+      })
       expect(res.statusCode, res.body).toBe(200)
       expect(res.json().confirm).not.toBeNull()
       expect((await state())['ipv4.addresses']).toBe('10.77.0.30/24') // applied...
-      const reverted = await until('the revert', state, (f) => f['ipv4.method'] === previous['ipv4.method'] && f['ipv4.addresses'] === previous['ipv4.addresses'])
+      const reverted = await until(
+        'the revert',
+        state,
+        (f) => f['ipv4.method'] === previous['ipv4.method'] && f['ipv4.addresses'] === previous['ipv4.addresses'],
+      )
       expect(reverted['ipv4.addresses']).not.toBe('10.77.0.30/24') // ...and rolled back without a confirm
       const late = await short.inject({ method: 'POST', url: `${BASE}/${URL_NAME}/confirm`, as: 'admin' })
       expect([404, 409]).toContain(late.statusCode)
-      const audit = await until('the revert audit entry', async () => (await short.inject({ url: '/api/audit?range=24h', as: 'admin' })).json().items as { action: string; detail: any }[],
-        (entries) => entries.some((e) => e.action === 'network.revert'))
+      const audit = await until(
+        'the revert audit entry',
+        async () =>
+          (await short.inject({ url: '/api/audit?range=24h', as: 'admin' })).json().items as {
+            action: string
+            detail: any
+          }[],
+        (entries) => entries.some((e) => e.action === 'network.revert'),
+      )
       expect(audit.find((e) => e.action === 'network.revert')!.detail).toMatchObject({ before: { ipv4: '10.77.0.30' } })
     } finally {
       await short.close()

@@ -25,7 +25,9 @@ export interface NetworkManagerUnderTest {
 }
 
 function waitExit(child: ChildProcess): Promise<void> {
-  return child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise((r) => child.once('exit', () => r()))
+  return child.exitCode !== null || child.signalCode !== null
+    ? Promise.resolve()
+    : new Promise((r) => child.once('exit', () => r()))
 }
 
 export async function startNetworkManager(): Promise<NetworkManagerUnderTest> {
@@ -55,16 +57,26 @@ export async function startNetworkManager(): Promise<NetworkManagerUnderTest> {
   }
 
   try {
-    await writeFile(join(dir, 'bus.conf'), `<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN"
+    await writeFile(
+      join(dir, 'bus.conf'),
+      `<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN"
  "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
 <busconfig><type>system</type><listen>${busAddress}</listen><auth>EXTERNAL</auth>
-<policy context="default"><allow user="*"/><allow own="*"/><allow send_destination="*"/><allow receive_type="*"/></policy></busconfig>\n`)
-    busPid = Number(execFileSync('dbus-daemon', [`--config-file=${join(dir, 'bus.conf')}`, '--fork', '--print-pid'], { encoding: 'utf8' }).trim())
+<policy context="default"><allow user="*"/><allow own="*"/><allow send_destination="*"/><allow receive_type="*"/></policy></busconfig>\n`,
+    )
+    busPid = Number(
+      execFileSync('dbus-daemon', [`--config-file=${join(dir, 'bus.conf')}`, '--fork', '--print-pid'], {
+        encoding: 'utf8',
+      }).trim(),
+    )
 
     await mkdir(join(dir, 'connections'))
     await mkdir(join(dir, 'state'))
-    await writeFile(join(dir, 'nm.conf'), `[main]\nplugins=keyfile\nauth-polkit=false\ndhcp=internal\ndns=default\nrc-manager=unmanaged\n` +
-      `systemd-resolved=false\nhostname-mode=none\nno-auto-default=*\n[keyfile]\npath=${join(dir, 'connections')}\n`)
+    await writeFile(
+      join(dir, 'nm.conf'),
+      `[main]\nplugins=keyfile\nauth-polkit=false\ndhcp=internal\ndns=default\nrc-manager=unmanaged\n` +
+        `systemd-resolved=false\nhostname-mode=none\nno-auto-default=*\n[keyfile]\npath=${join(dir, 'connections')}\n`,
+    )
 
     await run('ip', ['netns', 'add', nsNm])
     await run('ip', ['netns', 'add', nsDhcp])
@@ -75,15 +87,25 @@ export async function startNetworkManager(): Promise<NetworkManagerUnderTest> {
     await run('ip', ['-n', nsDhcp, 'link', 'set', peer, 'up'])
 
     await writeFile(join(dir, 'leases'), '')
-    await writeFile(join(dir, 'udhcpd.conf'), `start 10.77.0.100\nend 10.77.0.110\ninterface ${peer}\nlease_file ${join(dir, 'leases')}\n` +
-      `pidfile ${join(dir, 'udhcpd.pid')}\noption subnet 255.255.255.0\noption router 10.77.0.1\noption dns 10.77.0.53\n`)
-    children.push(spawn('ip', ['netns', 'exec', nsDhcp, 'busybox', 'udhcpd', '-f', join(dir, 'udhcpd.conf')], { stdio: 'ignore' }))
+    await writeFile(
+      join(dir, 'udhcpd.conf'),
+      `start 10.77.0.100\nend 10.77.0.110\ninterface ${peer}\nlease_file ${join(dir, 'leases')}\n` +
+        `pidfile ${join(dir, 'udhcpd.pid')}\noption subnet 255.255.255.0\noption router 10.77.0.1\noption dns 10.77.0.53\n`,
+    )
+    children.push(
+      spawn('ip', ['netns', 'exec', nsDhcp, 'busybox', 'udhcpd', '-f', join(dir, 'udhcpd.conf')], { stdio: 'ignore' }),
+    )
 
     // Inside the namespace's own mount namespace (ip netns exec makes one): a read-only /sys so NetworkManager does not
     // wait for udev, a private /run, and its state dir under the test's temp dir. The script is fixed; paths are $1..$3.
-    const script = 'mount -o remount,bind,ro /sys && mount -t tmpfs tmpfs /run && mount --bind "$1" /var/lib/NetworkManager && ' +
+    const script =
+      'mount -o remount,bind,ro /sys && mount -t tmpfs tmpfs /run && mount --bind "$1" /var/lib/NetworkManager && ' +
       'exec env DBUS_SYSTEM_BUS_ADDRESS="$2" NetworkManager --debug --config="$3"'
-    const nm = spawn('ip', ['netns', 'exec', nsNm, 'sh', '-c', script, 'sh', join(dir, 'state'), busAddress, join(dir, 'nm.conf')], { stdio: 'ignore' })
+    const nm = spawn(
+      'ip',
+      ['netns', 'exec', nsNm, 'sh', '-c', script, 'sh', join(dir, 'state'), busAddress, join(dir, 'nm.conf')],
+      { stdio: 'ignore' },
+    )
     children.push(nm)
 
     const env = { ...process.env, DBUS_SYSTEM_BUS_ADDRESS: busAddress, LC_ALL: 'C' }
@@ -102,7 +124,12 @@ export async function startNetworkManager(): Promise<NetworkManagerUnderTest> {
       nmcli,
       async fields(connection, fields) {
         const out = await nmcli('--fields', fields, 'connection', 'show', 'id', connection)
-        return Object.fromEntries(out.split('\n').filter(Boolean).map((line) => [line.slice(0, line.indexOf(':')), line.slice(line.indexOf(':') + 1)]))
+        return Object.fromEntries(
+          out
+            .split('\n')
+            .filter(Boolean)
+            .map((line) => [line.slice(0, line.indexOf(':')), line.slice(line.indexOf(':') + 1)]),
+        )
       },
       stop,
     }

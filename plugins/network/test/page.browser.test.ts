@@ -33,11 +33,32 @@ describe('network page (real NetworkManager, real helper)', { timeout: 180_000 }
 
   beforeAll(async () => {
     nm = await startNetworkManager()
-    await nm.nmcli('connection', 'add', 'type', 'ethernet', 'ifname', nm.device, 'con-name', NAME, 'ipv4.method', 'manual',
-      'ipv4.addresses', '10.77.0.2/24', 'ipv4.gateway', '10.77.0.1', 'ipv4.dns', '10.77.0.1', 'ipv6.method', 'disabled')
+    await nm.nmcli(
+      'connection',
+      'add',
+      'type',
+      'ethernet',
+      'ifname',
+      nm.device,
+      'con-name',
+      NAME,
+      'ipv4.method',
+      'manual',
+      'ipv4.addresses',
+      '10.77.0.2/24',
+      'ipv4.gateway',
+      '10.77.0.1',
+      'ipv4.dns',
+      '10.77.0.1',
+      'ipv6.method',
+      'disabled',
+    )
     await nmShows((f) => f['GENERAL.STATE'] === 'activated')
     helper = await startHelper({ dbusSystemBus: nm.busAddress })
-    ui = await startUi({ builtinPlugins: true, env: { HOSTD_HELPER_SOCKET: helper.socket, HOSTD_NETWORK_CONFIRM_SECONDS: String(WINDOW_SECONDS) } })
+    ui = await startUi({
+      builtinPlugins: true,
+      env: { HOSTD_HELPER_SOCKET: helper.socket, HOSTD_NETWORK_CONFIRM_SECONDS: String(WINDOW_SECONDS) },
+    })
     page = await ui.open('admin', '/network')
   }, 150_000)
   afterAll(async () => {
@@ -47,7 +68,9 @@ describe('network page (real NetworkManager, real helper)', { timeout: 180_000 }
   })
 
   const editIpv4 = async (address: string) => {
-    await card().getByRole('button', { name: `Edit IPv4 of ${NAME}` }).click()
+    await card()
+      .getByRole('button', { name: `Edit IPv4 of ${NAME}` })
+      .click()
     const dialog = page.getByRole('dialog', { name: `IPv4 of ${NAME}` })
     await dialog.getByRole('combobox', { name: 'Configure IPv4' }).selectOption('manual')
     await dialog.getByRole('textbox', { name: 'IP address' }).fill(address)
@@ -64,7 +87,9 @@ describe('network page (real NetworkManager, real helper)', { timeout: 180_000 }
     await expectAccessible(page, 'network')
     await screenshot(page, 'network')
 
-    await card().getByRole('button', { name: `Edit DNS of ${NAME}` }).click()
+    await card()
+      .getByRole('button', { name: `Edit DNS of ${NAME}` })
+      .click()
     const dialog = page.getByRole('dialog', { name: `DNS servers of ${NAME}` })
     await dialog.getByRole('textbox', { name: 'DNS server 1' }).fill('10.77.0.53')
     await dialog.getByRole('textbox', { name: 'DNS server 2' }).fill('9.9.9.9')
@@ -84,7 +109,11 @@ describe('network page (real NetworkManager, real helper)', { timeout: 180_000 }
     const pending = await editIpv4('10.77.0.20')
     await pending.getByRole('timer').waitFor()
     await nmShows((f) => f['ipv4.addresses'] === '10.77.0.20/24')
-    expect(await card().getByRole('button', { name: `Edit IPv4 of ${NAME}` }).isDisabled()).toBe(true) // one pending change at a time
+    expect(
+      await card()
+        .getByRole('button', { name: `Edit IPv4 of ${NAME}` })
+        .isDisabled(),
+    ).toBe(true) // one pending change at a time
     await expectAccessible(page, 'network: pending change')
     await screenshot(page, 'network-confirm')
     await pending.getByRole('button', { name: 'Keep these settings' }).click()
@@ -109,7 +138,9 @@ describe('network page (real NetworkManager, real helper)', { timeout: 180_000 }
     await page.reload() // the countdown comes back from GET /api/system/network/pending
     const pending = page.getByRole('region', { name: `Keep the new settings of ${NAME}?` })
     await pending.getByRole('timer').waitFor()
-    await page.getByText(/Time is up: the change to Office LAN was not confirmed/).waitFor({ timeout: (WINDOW_SECONDS + 15) * 1000 })
+    await page
+      .getByText(/Time is up: the change to Office LAN was not confirmed/)
+      .waitFor({ timeout: (WINDOW_SECONDS + 15) * 1000 })
     await nmShows((f) => f['ipv4.addresses'] === '10.77.0.20/24')
     await card().getByText('10.77.0.20', { exact: true }).waitFor({ timeout: 15_000 })
     await screenshot(page, 'network-reverted')
@@ -124,14 +155,19 @@ describe('network page (real NetworkManager, real helper)', { timeout: 180_000 }
     helper = await startHelper({ dbusSystemBus: nm.busAddress, dir: helper.dir })
     // The helper listens before it can reach NetworkManager: the button is pressed once the daemon can read the
     // services again, as a person would press it after starting the helper.
-    const services = () => ui.daemon.fetch('/api/system/network/services', { headers: { authorization: `Bearer ${ui.adminToken}` } }).then((r) => r.status)
+    const services = () =>
+      ui.daemon
+        .fetch('/api/system/network/services', { headers: { authorization: `Bearer ${ui.adminToken}` } })
+        .then((r) => r.status)
     await expect.poll(services, { timeout: 30_000 }).toBe(200)
     await page.getByRole('button', { name: 'Check again' }).click()
     await card().getByText('10.77.0.20', { exact: true }).waitFor()
 
     const operator = await ui.open('operator', '/')
     await operator.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Overview' }).waitFor()
-    expect(await operator.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Network' }).count()).toBe(0)
+    expect(
+      await operator.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Network' }).count(),
+    ).toBe(0)
     expect((await operator.request.get(`${ui.url}/api/system/network/services`)).status()).toBe(403)
     ui.assertNoCspViolations()
   })

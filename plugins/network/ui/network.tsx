@@ -5,8 +5,29 @@
  */
 import { useEffect, useState } from 'preact/hooks'
 import {
-  ApiError, Badge, Button, Card, Countdown, Dialog, Empty, ErrorState, Form, Icon, KeyValues, Loading, PageHeader, PrivilegesMissing,
-  Select, TextField, defineElement, errorMessage, isPrivilegesMissing, adoptStyles, useResource, type FormValues, type PageContext,
+  ApiError,
+  Badge,
+  Button,
+  Card,
+  Countdown,
+  Dialog,
+  Empty,
+  ErrorState,
+  Form,
+  Icon,
+  KeyValues,
+  Loading,
+  PageHeader,
+  PrivilegesMissing,
+  Select,
+  TextField,
+  defineElement,
+  errorMessage,
+  isPrivilegesMissing,
+  adoptStyles,
+  useResource,
+  type FormValues,
+  type PageContext,
 } from '@hostd/ui'
 import css from './network.css' with { type: 'text' }
 import type { Static } from '@hostd/sdk'
@@ -25,7 +46,10 @@ type Editing = { kind: 'dns' | 'ipv4'; service: Service } | null
 
 function NetworkPage({ ctx }: { ctx: PageContext }) {
   const services = useResource((signal) => ctx.api.get<Service[]>(BASE, { signal }), [])
-  const pendingNow = useResource((signal) => ctx.api.get<{ confirm: Pending | null }>('/api/system/network/pending', { signal }), [])
+  const pendingNow = useResource(
+    (signal) => ctx.api.get<{ confirm: Pending | null }>('/api/system/network/pending', { signal }),
+    [],
+  )
   const [pending, setPending] = useState<Pending | null>(null)
   const [expired, setExpired] = useState<string | null>(null)
   const [editing, setEditing] = useState<Editing>(null)
@@ -50,7 +74,9 @@ function NetworkPage({ ctx }: { ctx: PageContext }) {
       if (!ok) return
     }
     try {
-      const answer = await ctx.api.post<{ confirm: Pending | null }>(servicePath(s.name, 'enabled'), { enabled: !s.enabled })
+      const answer = await ctx.api.post<{ confirm: Pending | null }>(servicePath(s.name, 'enabled'), {
+        enabled: !s.enabled,
+      })
       changed(answer.confirm, `${s.name} is ${s.enabled ? 'disabled' : 'enabled'}`)
     } catch (err) {
       ctx.toast.error(err)
@@ -64,7 +90,18 @@ function NetworkPage({ ctx }: { ctx: PageContext }) {
       <PageHeader
         title="Network"
         description="This server's network connections. A change that could cut you off must be confirmed in time, or the previous settings come back by themselves."
-        actions={<Button icon="refresh" onClick={() => { services.reload(); pendingNow.reload() }} busy={services.loading && services.data !== undefined}>Refresh</Button>}
+        actions={
+          <Button
+            icon="refresh"
+            onClick={() => {
+              services.reload()
+              pendingNow.reload()
+            }}
+            busy={services.loading && services.data !== undefined}
+          >
+            Refresh
+          </Button>
+        }
       />
       <div class="stack">
         {pending && (
@@ -86,7 +123,8 @@ function NetworkPage({ ctx }: { ctx: PageContext }) {
         )}
         {expired && (
           <p class="notice" role="status">
-            <Icon name="rotate-ccw" /> Time is up: the change to {expired} was not confirmed, so NetworkManager restored its previous settings.
+            <Icon name="rotate-ccw" /> Time is up: the change to {expired} was not confirmed, so NetworkManager restored
+            its previous settings.
           </p>
         )}
         {services.data === undefined ? (
@@ -94,7 +132,11 @@ function NetworkPage({ ctx }: { ctx: PageContext }) {
             <PrivilegesMissing affected="reading and changing network settings" onRetry={services.reload} />
           ) : services.error !== undefined ? (
             <ErrorState
-              title={services.error instanceof ApiError && services.error.code === 'HOSTD_NETWORK_BACKEND_UNAVAILABLE' ? 'NetworkManager is not running' : 'The network settings could not be read'}
+              title={
+                services.error instanceof ApiError && services.error.code === 'HOSTD_NETWORK_BACKEND_UNAVAILABLE'
+                  ? 'NetworkManager is not running'
+                  : 'The network settings could not be read'
+              }
               error={services.error}
               onRetry={services.reload}
             />
@@ -102,22 +144,44 @@ function NetworkPage({ ctx }: { ctx: PageContext }) {
             <Loading label="Reading the network settings…" />
           )
         ) : services.data.length === 0 ? (
-          <Empty icon="network" title="No network connections">NetworkManager manages no connection on this server.</Empty>
+          <Empty icon="network" title="No network connections">
+            NetworkManager manages no connection on this server.
+          </Empty>
         ) : (
           <div class="network-services">
             {services.data.map((s) => (
-              <ServiceCard key={s.name} service={s} busy={pending !== null} onEdit={(kind) => setEditing({ kind, service: s })} onToggle={() => void toggle(s)} />
+              <ServiceCard
+                key={s.name}
+                service={s}
+                busy={pending !== null}
+                onEdit={(kind) => setEditing({ kind, service: s })}
+                onToggle={() => void toggle(s)}
+              />
             ))}
           </div>
         )}
       </div>
-      {editing?.kind === 'dns' && <DnsDialog ctx={ctx} service={editing.service} onClose={() => setEditing(null)} onDone={changed} />}
-      {editing?.kind === 'ipv4' && <Ipv4Dialog ctx={ctx} service={editing.service} onClose={() => setEditing(null)} onDone={changed} />}
+      {editing?.kind === 'dns' && (
+        <DnsDialog ctx={ctx} service={editing.service} onClose={() => setEditing(null)} onDone={changed} />
+      )}
+      {editing?.kind === 'ipv4' && (
+        <Ipv4Dialog ctx={ctx} service={editing.service} onClose={() => setEditing(null)} onDone={changed} />
+      )}
     </>
   )
 }
 
-function ServiceCard({ service: s, busy, onEdit, onToggle }: { service: Service; busy: boolean; onEdit: (kind: 'dns' | 'ipv4') => void; onToggle: () => void }) {
+function ServiceCard({
+  service: s,
+  busy,
+  onEdit,
+  onToggle,
+}: {
+  service: Service
+  busy: boolean
+  onEdit: (kind: 'dns' | 'ipv4') => void
+  onToggle: () => void
+}) {
   return (
     <Card title={s.name}>
       <div class="stack">
@@ -132,14 +196,37 @@ function ServiceCard({ service: s, busy, onEdit, onToggle }: { service: Service;
             ['Address', s.ipv4 || <span class="muted">none</span>],
             ['Subnet mask', s.subnetMask || <span class="muted">none</span>],
             ['Router', s.router || <span class="muted">none</span>],
-            ['DNS servers', s.dnsServers.length ? s.dnsServers.join(', ') : <span class="muted">{s.dhcp ? 'from DHCP' : 'none'}</span>],
+            [
+              'DNS servers',
+              s.dnsServers.length ? (
+                s.dnsServers.join(', ')
+              ) : (
+                <span class="muted">{s.dhcp ? 'from DHCP' : 'none'}</span>
+              ),
+            ],
           ]}
         />
       </div>
       <div class="network-actions">
-        <Button size="sm" icon="pencil" aria-label={`Edit DNS of ${s.name}`} onClick={() => onEdit('dns')}>DNS</Button>
-        <Button size="sm" icon="pencil" aria-label={`Edit IPv4 of ${s.name}`} disabled={busy} onClick={() => onEdit('ipv4')}>IPv4</Button>
-        <Button size="sm" variant={s.enabled ? 'ghost' : 'secondary'} icon="power" disabled={busy && s.enabled} onClick={onToggle}>
+        <Button size="sm" icon="pencil" aria-label={`Edit DNS of ${s.name}`} onClick={() => onEdit('dns')}>
+          DNS
+        </Button>
+        <Button
+          size="sm"
+          icon="pencil"
+          aria-label={`Edit IPv4 of ${s.name}`}
+          disabled={busy}
+          onClick={() => onEdit('ipv4')}
+        >
+          IPv4
+        </Button>
+        <Button
+          size="sm"
+          variant={s.enabled ? 'ghost' : 'secondary'}
+          icon="power"
+          disabled={busy && s.enabled}
+          onClick={onToggle}
+        >
           {s.enabled ? `Disable ${s.name}` : `Enable ${s.name}`}
         </Button>
       </div>
@@ -164,7 +251,11 @@ function PendingChange({ ctx, pending, onSettled, onExpired }: PendingProps) {
     try {
       if (kind === 'keep') await ctx.api.post(pending.confirmPath)
       else await ctx.api.post(servicePath(pending.service, 'revert'))
-      onSettled(kind === 'keep' ? `${pending.service} keeps its new settings` : `The previous settings of ${pending.service} are back`)
+      onSettled(
+        kind === 'keep'
+          ? `${pending.service} keeps its new settings`
+          : `The previous settings of ${pending.service} are back`,
+      )
     } catch (err) {
       if (err instanceof ApiError && err.code === 'HOSTD_NETWORK_REVERTED') onExpired()
       else setError(errorMessage(err))
@@ -174,17 +265,37 @@ function PendingChange({ ctx, pending, onSettled, onExpired }: PendingProps) {
   return (
     <Card title={`Keep the new settings of ${pending.service}?`} class="network-pending">
       <p>
-        If you can read this, the change did not cut this page off from the server. Keep it, or put the previous settings back.
-        If nobody confirms in time, NetworkManager restores the previous settings by itself, even if this page is closed.
+        If you can read this, the change did not cut this page off from the server. Keep it, or put the previous
+        settings back. If nobody confirms in time, NetworkManager restores the previous settings by itself, even if this
+        page is closed.
       </p>
       <div class="network-pending-row">
         <Countdown until={Date.parse(pending.expiresAt)} label="The previous settings return" onDone={onExpired} />
         <span class="network-actions">
-          <Button variant="primary" icon="check" busy={busy === 'keep'} disabled={busy !== null} onClick={() => void act('keep')}>Keep these settings</Button>
-          <Button icon="rotate-ccw" busy={busy === 'revert'} disabled={busy !== null} onClick={() => void act('revert')}>Revert now</Button>
+          <Button
+            variant="primary"
+            icon="check"
+            busy={busy === 'keep'}
+            disabled={busy !== null}
+            onClick={() => void act('keep')}
+          >
+            Keep these settings
+          </Button>
+          <Button
+            icon="rotate-ccw"
+            busy={busy === 'revert'}
+            disabled={busy !== null}
+            onClick={() => void act('revert')}
+          >
+            Revert now
+          </Button>
         </span>
       </div>
-      {error && <p class="form-error" role="alert"><Icon name="circle-alert" /> {error}</p>}
+      {error && (
+        <p class="form-error" role="alert">
+          <Icon name="circle-alert" /> {error}
+        </p>
+      )}
     </Card>
   )
 }
@@ -202,14 +313,30 @@ function DnsDialog({ ctx, service, onClose, onDone }: EditProps) {
   const submit = async (v: FormValues) => {
     const servers = [v.dns1, v.dns2, v.dns3].map(text).filter(Boolean)
     const answer = await ctx.api.post<{ confirm: Pending | null }>(servicePath(service.name, 'dns'), { servers })
-    onDone(answer.confirm, servers.length ? `${service.name} now asks ${servers.join(', ')}` : `${service.name} now uses the DNS servers DHCP gives`)
+    onDone(
+      answer.confirm,
+      servers.length
+        ? `${service.name} now asks ${servers.join(', ')}`
+        : `${service.name} now uses the DNS servers DHCP gives`,
+    )
   }
   return (
     <Dialog open title={`DNS servers of ${service.name}`} onClose={onClose}>
       <Form submitLabel="Save DNS servers" actions={<Button onClick={onClose}>Cancel</Button>} onSubmit={submit}>
-        <p class="dialog-text">Up to three IPv4 addresses, asked in this order. Leave them all empty to use the ones DHCP gives.</p>
+        <p class="dialog-text">
+          Up to three IPv4 addresses, asked in this order. Leave them all empty to use the ones DHCP gives.
+        </p>
         {[1, 2, 3].map((n) => (
-          <TextField key={n} name={`dns${n}`} label={`DNS server ${n}`} pattern={IPV4} inputMode="decimal" autoComplete="off" defaultValue={service.dnsServers[n - 1] ?? ''} placeholder={n === 1 ? '192.0.2.53' : undefined} />
+          <TextField
+            key={n}
+            name={`dns${n}`}
+            label={`DNS server ${n}`}
+            pattern={IPV4}
+            inputMode="decimal"
+            autoComplete="off"
+            defaultValue={service.dnsServers[n - 1] ?? ''}
+            placeholder={n === 1 ? '192.0.2.53' : undefined}
+          />
         ))}
       </Form>
     </Dialog>
@@ -219,7 +346,14 @@ function DnsDialog({ ctx, service, onClose, onDone }: EditProps) {
 function Ipv4Dialog({ ctx, service, onClose, onDone }: EditProps) {
   const [dhcp, setDhcp] = useState(service.dhcp)
   const submit = async (v: FormValues) => {
-    const body = dhcp ? { dhcp: true } : { dhcp: false, ipv4: text(v.ipv4), subnetMask: text(v.subnetMask), ...(text(v.router) ? { router: text(v.router) } : {}) }
+    const body = dhcp
+      ? { dhcp: true }
+      : {
+          dhcp: false,
+          ipv4: text(v.ipv4),
+          subnetMask: text(v.subnetMask),
+          ...(text(v.router) ? { router: text(v.router) } : {}),
+        }
     const answer = await ctx.api.post<{ confirm: Pending | null }>(servicePath(service.name, 'ipv4'), body)
     onDone(answer.confirm, `${service.name} was changed`)
   }
@@ -231,18 +365,44 @@ function Ipv4Dialog({ ctx, service, onClose, onDone }: EditProps) {
           label="Configure IPv4"
           value={dhcp ? 'dhcp' : 'manual'}
           onChange={(e) => setDhcp(e.currentTarget.value === 'dhcp')}
-          options={[{ value: 'dhcp', label: 'Automatically (DHCP)' }, { value: 'manual', label: 'Manually' }]}
+          options={[
+            { value: 'dhcp', label: 'Automatically (DHCP)' },
+            { value: 'manual', label: 'Manually' },
+          ]}
         />
         {!dhcp && (
           <>
-            <TextField name="ipv4" label="IP address" required pattern={IPV4} inputMode="decimal" autoComplete="off" defaultValue={service.ipv4} />
-            <TextField name="subnetMask" label="Subnet mask" required pattern={IPV4} inputMode="decimal" autoComplete="off" defaultValue={service.subnetMask || '255.255.255.0'} />
-            <TextField name="router" label="Router (optional)" pattern={IPV4} inputMode="decimal" autoComplete="off" defaultValue={service.router} />
+            <TextField
+              name="ipv4"
+              label="IP address"
+              required
+              pattern={IPV4}
+              inputMode="decimal"
+              autoComplete="off"
+              defaultValue={service.ipv4}
+            />
+            <TextField
+              name="subnetMask"
+              label="Subnet mask"
+              required
+              pattern={IPV4}
+              inputMode="decimal"
+              autoComplete="off"
+              defaultValue={service.subnetMask || '255.255.255.0'}
+            />
+            <TextField
+              name="router"
+              label="Router (optional)"
+              pattern={IPV4}
+              inputMode="decimal"
+              autoComplete="off"
+              defaultValue={service.router}
+            />
           </>
         )}
         <p class="dialog-text">
-          <Icon name="info" size={16} /> If this server is reached through {service.name}, you will have to confirm the change; otherwise the
-          previous settings come back by themselves.
+          <Icon name="info" size={16} /> If this server is reached through {service.name}, you will have to confirm the
+          change; otherwise the previous settings come back by themselves.
         </p>
       </Form>
     </Dialog>

@@ -36,7 +36,8 @@ export class DumpavailParser {
   push(chunk: Buffer): void {
     const data = this.#rest.length ? Buffer.concat([this.#rest, chunk]) : chunk
     let start = 0
-    for (let end = data.indexOf(10, start); end >= 0; start = end + 1, end = data.indexOf(10, start)) this.#line(data, start, end)
+    for (let end = data.indexOf(10, start); end >= 0; start = end + 1, end = data.indexOf(10, start))
+      this.#line(data, start, end)
     this.#rest = Buffer.from(data.subarray(start))
   }
 
@@ -49,7 +50,11 @@ export class DumpavailParser {
   #line(data: Buffer, start: number, end: number): void {
     if (end === start) return this.#flush()
     for (const [prefix, slot] of PREFIXES) {
-      if (end - start > prefix.length && data[start] === prefix[0] && data.compare(prefix, 0, prefix.length, start, start + prefix.length) === 0) {
+      if (
+        end - start > prefix.length &&
+        data[start] === prefix[0] &&
+        data.compare(prefix, 0, prefix.length, start, start + prefix.length) === 0
+      ) {
         this.#fields[slot] = data.toString('utf8', start + prefix.length, end).trim()
         return
       }
@@ -98,7 +103,8 @@ export class AptCatalog {
       return this.#candidates
     }
     const signature = await this.#signature()
-    if (signature !== this.#candidates.signature) this.#build(false).catch((err: unknown) => this.#log.warn({ err }, 'reading apt candidates failed'))
+    if (signature !== this.#candidates.signature)
+      this.#build(false).catch((err: unknown) => this.#log.warn({ err }, 'reading apt candidates failed'))
     return this.#candidates
   }
 
@@ -127,10 +133,17 @@ export class AptCatalog {
 
   /** apt's lists directory's time (a refresh renames files into it) and dpkg's database signature. */
   async #signature(): Promise<string> {
-    this.#listsDir ??= runReader('apt-config', ['shell', 'LISTS', 'Dir::State::lists/d'], this.#env)
-      .then((out) => /^LISTS='(.*)'$/m.exec(out)?.[1] ?? null, () => null)
+    this.#listsDir ??= runReader('apt-config', ['shell', 'LISTS', 'Dir::State::lists/d'], this.#env).then(
+      (out) => /^LISTS='(.*)'$/m.exec(out)?.[1] ?? null,
+      () => null,
+    )
     const lists = await this.#listsDir
-    const listsTime = lists ? await stat(lists).then((s) => s.mtimeMs, () => 0) : 0
+    const listsTime = lists
+      ? await stat(lists).then(
+          (s) => s.mtimeMs,
+          () => 0,
+        )
+      : 0
     // An unreadable database reads as a change: the rebuild then reports what is wrong.
     return `${listsTime}|${await this.#dpkg.signature().catch(() => 'unreadable')}`
   }
@@ -141,9 +154,11 @@ export class AptCatalog {
     if (running && (running.withIndex || !withIndex)) return running.promise
     const promise = (running?.promise ?? Promise.resolve()).catch(() => undefined).then(() => this.#read(withIndex))
     this.#building = { withIndex, promise }
-    promise.finally(() => {
-      if (this.#building?.promise === promise) this.#building = null
-    }).catch(() => undefined)
+    promise
+      .finally(() => {
+        if (this.#building?.promise === promise) this.#building = null
+      })
+      .catch(() => undefined)
     return promise
   }
 
@@ -164,7 +179,10 @@ export class AptCatalog {
       child.stderr.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-2000)))
       child.on('error', (err) => reject(PackageErrors.queryFailed(`apt-cache cannot run: ${err.message}`)))
       child.on('close', (code) => {
-        if (code !== 0) return reject(PackageErrors.queryFailed(`apt-cache dumpavail failed: ${stderr.trim().split('\n').pop() ?? code}`))
+        if (code !== 0)
+          return reject(
+            PackageErrors.queryFailed(`apt-cache dumpavail failed: ${stderr.trim().split('\n').pop() ?? code}`),
+          )
         parser.end()
         resolve()
       })

@@ -15,7 +15,8 @@ export interface InstalledPackage {
 }
 
 // Tab-separated; the summary is last so a tab inside it (never seen, but allowed) cannot shift the other fields.
-const FORMAT = '${Package}\\t${Architecture}\\t${Version}\\t${db:Status-Status}\\t${Installed-Size}\\t${binary:Summary}\\n'
+const FORMAT =
+  '${Package}\\t${Architecture}\\t${Version}\\t${db:Status-Status}\\t${Installed-Size}\\t${binary:Summary}\\n'
 /** Left in the database after a removal (config-files) or never installed: not installed packages. */
 const NOT_INSTALLED = new Set(['not-installed', 'config-files'])
 
@@ -24,7 +25,11 @@ export function runReader(program: string, args: string[], env: Record<string, s
   return new Promise((resolve, reject) => {
     execFile(program, args, { env, maxBuffer: 256 * 1024 * 1024, encoding: 'utf8' }, (err, stdout, stderr) => {
       if (err && !(program === 'dpkg-query' && stdout === '' && /no packages found/i.test(stderr))) {
-        reject(PackageErrors.queryFailed(`${program} failed: ${(stderr.trim().split('\n').pop() || err.message).slice(0, 300)}`))
+        reject(
+          PackageErrors.queryFailed(
+            `${program} failed: ${(stderr.trim().split('\n').pop() || err.message).slice(0, 300)}`,
+          ),
+        )
       } else resolve(stdout)
     })
   })
@@ -36,7 +41,14 @@ export function parseDpkgQuery(stdout: string): InstalledPackage[] {
     if (!line) continue
     const [name, architecture, version, state, size, ...summary] = line.split('\t')
     if (!name || !version || NOT_INSTALLED.has(state!)) continue
-    out.push({ name, architecture: architecture!, version, state: state!, installedSizeInBytes: (Number(size) || 0) * 1024, summary: summary.join('\t') })
+    out.push({
+      name,
+      architecture: architecture!,
+      version,
+      state: state!,
+      installedSizeInBytes: (Number(size) || 0) * 1024,
+      summary: summary.join('\t'),
+    })
   }
   return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.architecture < b.architecture ? -1 : 1))
 }
@@ -58,7 +70,10 @@ export class DpkgDatabase {
   }
 
   async signature(): Promise<string> {
-    const [status, updates] = await Promise.all([stat(join(this.admindir, 'status')), stat(join(this.admindir, 'updates')).catch(() => null)])
+    const [status, updates] = await Promise.all([
+      stat(join(this.admindir, 'status')),
+      stat(join(this.admindir, 'updates')).catch(() => null),
+    ])
     return `${status.ino}:${status.size}:${status.mtimeMs}:${updates?.mtimeMs ?? 0}`
   }
 
@@ -68,13 +83,20 @@ export class DpkgDatabase {
     })
     if (this.#cached?.signature === signature) return this.#cached.packages
     if (this.#reading?.signature === signature) return this.#reading.promise
-    const promise = runReader('dpkg-query', [`--admindir=${this.admindir}`, '-W', `-f=${FORMAT}`], this.#env).then(parseDpkgQuery)
+    const promise = runReader('dpkg-query', [`--admindir=${this.admindir}`, '-W', `-f=${FORMAT}`], this.#env).then(
+      parseDpkgQuery,
+    )
     this.#reading = { signature, promise }
-    promise.then((packages) => {
-      this.#cached = { signature, packages }
-    }, () => undefined).finally(() => {
-      if (this.#reading?.promise === promise) this.#reading = null
-    })
+    promise
+      .then(
+        (packages) => {
+          this.#cached = { signature, packages }
+        },
+        () => undefined,
+      )
+      .finally(() => {
+        if (this.#reading?.promise === promise) this.#reading = null
+      })
     return promise
   }
 }

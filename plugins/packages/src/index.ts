@@ -14,7 +14,10 @@ export interface PackagesOptions {
 
 /** HOSTD_PACKAGES_DPKG_ADMINDIR (default /var/lib/dpkg) and HOSTD_PACKAGES_APT_CONFIG (default unset). */
 export function packagesOptionsFromEnv(env: Record<string, string | undefined> = process.env): PackagesOptions {
-  return { admindir: env.HOSTD_PACKAGES_DPKG_ADMINDIR || '/var/lib/dpkg', aptConfig: env.HOSTD_PACKAGES_APT_CONFIG || null }
+  return {
+    admindir: env.HOSTD_PACKAGES_DPKG_ADMINDIR || '/var/lib/dpkg',
+    aptConfig: env.HOSTD_PACKAGES_APT_CONFIG || null,
+  }
 }
 
 /** The packages plugin; `options` override the environment (tests point it at an isolated apt and dpkg root). */
@@ -35,10 +38,24 @@ export function createPackagesPlugin(options: Partial<PackagesOptions> = {}) {
     id: 'packages',
     version: '1.0.0',
     kernel: '^1.0.0',
-    description: "The host's Debian packages: installed list with upgrades, search, and live install, upgrade and removal through the root helper.",
-    ui: { pages: [{ path: '/packages', title: 'Packages', icon: 'package', role: 'viewer', module: 'ui/packages.tsx', element: 'packages-page' }] },
+    description:
+      "The host's Debian packages: installed list with upgrades, search, and live install, upgrade and removal through the root helper.",
+    ui: {
+      pages: [
+        {
+          path: '/packages',
+          title: 'Packages',
+          icon: 'package',
+          role: 'viewer',
+          module: 'ui/packages.tsx',
+          element: 'packages-page',
+        },
+      ],
+    },
     deps: { helper: tokens.helper, audit: tokens.audit, log: tokens.logger },
-    conditions: [conditions.pathExists('/usr/bin/dpkg-query', 'dpkg is not installed: this host has no Debian package manager')],
+    conditions: [
+      conditions.pathExists('/usr/bin/dpkg-query', 'dpkg is not installed: this host has no Debian package manager'),
+    ],
     routes: (r, deps) => packageRoutes(r, service(deps)),
     sockets: (s, deps) => packageSockets(s, service(deps)),
     stop: () => catalog?.stop(),

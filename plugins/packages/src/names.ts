@@ -13,10 +13,13 @@ export function packageNameProblem(name: unknown): string | null {
   if (typeof name !== 'string' || name.length === 0) return 'a package name must be a non-empty string'
   if (name.length > MAX_NAME_LENGTH) return `a package name has at most ${MAX_NAME_LENGTH} characters`
   if (name.startsWith('-')) return `"${printable(name)}" starts with "-": apt would read it as an option`
-  if (/[+-]$/.test(name.split(':')[0]!)) return `"${printable(name)}" ends with "+" or "-": apt would read it as install or remove`
+  if (/[+-]$/.test(name.split(':')[0]!))
+    return `"${printable(name)}" ends with "+" or "-": apt would read it as install or remove`
   if (/[?~]/.test(name)) return `"${printable(name)}" holds "?" or "~": apt would read it as a search pattern`
-  if (/[=/]/.test(name)) return `"${printable(name)}" holds "=" or "/": apt would read it as a version, a release or a file`
-  if (!PACKAGE_NAME.test(name)) return `"${printable(name)}" is not a Debian package name (lowercase letters, digits, "+", "-", "." and an optional ":arch")`
+  if (/[=/]/.test(name))
+    return `"${printable(name)}" holds "=" or "/": apt would read it as a version, a release or a file`
+  if (!PACKAGE_NAME.test(name))
+    return `"${printable(name)}" is not a Debian package name (lowercase letters, digits, "+", "-", "." and an optional ":arch")`
   return null
 }
 

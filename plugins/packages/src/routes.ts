@@ -6,6 +6,9 @@ import type { Packages } from './service.ts'
 export function packageRoutes(r: RouteRegistrar, packages: Packages): void {
   r.get('/api/packages', { role: 'viewer', schema: { response: { 200: PackageListSchema } } }, () => packages.list())
 
-  r.get('/api/packages/search', { role: 'viewer', schema: { querystring: SearchQuerySchema, response: { 200: SearchResultSchema } } },
-    (req) => packages.search(req.query.q))
+  r.get(
+    '/api/packages/search',
+    { role: 'viewer', schema: { querystring: SearchQuerySchema, response: { 200: SearchResultSchema } } },
+    (req) => packages.search(req.query.q),
+  )
 }

@@ -2,9 +2,19 @@ import { Type, type Static } from '@hostd/sdk'
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()])
 
-export const JobActionSchema = Type.Union([
-  Type.Literal('install'), Type.Literal('upgrade'), Type.Literal('remove'), Type.Literal('purge'), Type.Literal('refresh'),
-], { description: 'install, upgrade (no names: every upgradable package), remove, purge (remove with its configuration), refresh (apt-get update)' })
+export const JobActionSchema = Type.Union(
+  [
+    Type.Literal('install'),
+    Type.Literal('upgrade'),
+    Type.Literal('remove'),
+    Type.Literal('purge'),
+    Type.Literal('refresh'),
+  ],
+  {
+    description:
+      'install, upgrade (no names: every upgradable package), remove, purge (remove with its configuration), refresh (apt-get update)',
+  },
+)
 export type JobAction = Static<typeof JobActionSchema>
 
 /** The package job running now (one at a time). */
@@ -23,7 +33,9 @@ export const InstalledPackageSchema = Type.Object({
   architecture: Type.String({ description: 'amd64, arm64, all, ...' }),
   summary: Type.String({ description: 'First line of the description' }),
   installedSizeInBytes: Type.Integer({ description: "dpkg's Installed-Size (KiB) in bytes" }),
-  state: Type.String({ description: "dpkg's status: installed, or half-configured, unpacked, ... for a package a failed job left behind" }),
+  state: Type.String({
+    description: "dpkg's status: installed, or half-configured, unpacked, ... for a package a failed job left behind",
+  }),
   upgradable: Type.Boolean({ description: "apt's candidate version differs from the installed one" }),
   candidateVersion: Nullable(Type.String({ description: 'The version an upgrade installs; null unless upgradable' })),
 })
@@ -33,12 +45,21 @@ export const PackageListSchema = Type.Object({
   items: Type.Array(InstalledPackageSchema, { description: 'Sorted by name, then architecture' }),
   total: Type.Integer(),
   upgradableCount: Type.Integer(),
-  upgradesCheckedAt: Nullable(Type.String({ format: 'date-time', description: "When apt's candidates were last read; null if apt could not be read" })),
+  upgradesCheckedAt: Nullable(
+    Type.String({
+      format: 'date-time',
+      description: "When apt's candidates were last read; null if apt could not be read",
+    }),
+  ),
   job: Nullable(JobSchema),
 })
 
 export const SearchQuerySchema = Type.Object({
-  q: Type.String({ minLength: 1, maxLength: 100, description: 'Text (not a regex, not an apt pattern), matched case-insensitively in names and summaries' }),
+  q: Type.String({
+    minLength: 1,
+    maxLength: 100,
+    description: 'Text (not a regex, not an apt pattern), matched case-insensitively in names and summaries',
+  }),
 })
 
 export const SearchItemSchema = Type.Object({
@@ -56,12 +77,18 @@ export const SearchResultSchema = Type.Object({
   query: Type.String(),
   total: Type.Integer({ description: 'Matches before the cap' }),
   truncated: Type.Boolean(),
-  items: Type.Array(SearchItemSchema, { description: 'Exact name first, then names starting with the query, names holding it, summaries holding it; by name within each' }),
+  items: Type.Array(SearchItemSchema, {
+    description:
+      'Exact name first, then names starting with the query, names holding it, summaries holding it; by name within each',
+  }),
 })
 
 /** The first (and only) client message on /api/packages/exec. */
-export const ExecRequestSchema = Type.Object({
-  action: JobActionSchema,
-  packages: Type.Optional(Type.Array(Type.String(), { maxItems: 50 })),
-}, { additionalProperties: false })
+export const ExecRequestSchema = Type.Object(
+  {
+    action: JobActionSchema,
+    packages: Type.Optional(Type.Array(Type.String(), { maxItems: 50 })),
+  },
+  { additionalProperties: false },
+)
 export type ExecRequest = Static<typeof ExecRequestSchema>

@@ -67,7 +67,11 @@ export class Packages {
   async search(query: string) {
     const text = query.trim().toLowerCase()
     if (!text) throw PackageErrors.invalidRequest('q must hold some text')
-    const [index, installed, candidates] = await Promise.all([this.#apt.index(), this.#dpkg.list(), this.#apt.candidates()])
+    const [index, installed, candidates] = await Promise.all([
+      this.#apt.index(),
+      this.#dpkg.list(),
+      this.#apt.candidates(),
+    ])
     const byKey = new Map<string, InstalledPackage>(installed.map((p) => [`${p.name}:${p.architecture}`, p]))
     const rank = (name: string, lowerSummary: string) =>
       name === text ? 0 : name.startsWith(text) ? 1 : name.includes(text) ? 2 : lowerSummary.includes(text) ? 3 : -1
@@ -76,7 +80,15 @@ export class Packages {
       const mine = byKey.get(`${name}:${architecture}`)
       hits.push({
         rank: r,
-        item: { name, architecture, version, summary, installed: !!mine, installedVersion: mine?.version ?? null, upgradable: !!mine && mine.version !== version },
+        item: {
+          name,
+          architecture,
+          version,
+          summary,
+          installed: !!mine,
+          installedVersion: mine?.version ?? null,
+          upgradable: !!mine && mine.version !== version,
+        },
       })
     }
     for (const record of index) {
@@ -93,14 +105,30 @@ export class Packages {
       const r = rank(p.name, p.summary.toLowerCase())
       if (r >= 0) hit(r, p.name, p.architecture, p.version, p.summary)
     }
-    hits.sort((a, b) => a.rank - b.rank || (a.item.name < b.item.name ? -1 : a.item.name > b.item.name ? 1 : a.item.architecture < b.item.architecture ? -1 : 1))
-    return { query, total: hits.length, truncated: hits.length > SEARCH_LIMIT, items: hits.slice(0, SEARCH_LIMIT).map((h) => h.item) }
+    hits.sort(
+      (a, b) =>
+        a.rank - b.rank ||
+        (a.item.name < b.item.name
+          ? -1
+          : a.item.name > b.item.name
+            ? 1
+            : a.item.architecture < b.item.architecture
+              ? -1
+              : 1),
+    )
+    return {
+      query,
+      total: hits.length,
+      truncated: hits.length > SEARCH_LIMIT,
+      items: hits.slice(0, SEARCH_LIMIT).map((h) => h.item),
+    }
   }
 
   /** Checks a job request: the names (Debian's rules), and how many each action takes. */
   check(request: ExecRequest): string[] {
     const packages = checkPackageNames(request.packages ?? [])
-    if (request.action === 'refresh' && packages.length) throw PackageErrors.invalidRequest('refresh takes no package names')
+    if (request.action === 'refresh' && packages.length)
+      throw PackageErrors.invalidRequest('refresh takes no package names')
     if (['install', 'remove', 'purge'].includes(request.action) && !packages.length) {
       throw PackageErrors.invalidRequest(`${request.action} needs at least one package name`)
     }
@@ -112,12 +140,23 @@ export class Packages {
    * may have closed meanwhile (the job goes on; dpkg is never interrupted). The outcome is audited, then apt's
    * candidates are read again so the list shows what changed. A second job while one runs is refused (409).
    */
-  async run(request: ExecRequest, actor: Actor & { username?: string | null }, onStart: (job: Job) => void, onEvent: (event: JobEvent) => void): Promise<JobOutcome> {
+  async run(
+    request: ExecRequest,
+    actor: Actor & { username?: string | null },
+    onStart: (job: Job) => void,
+    onEvent: (event: JobEvent) => void,
+  ): Promise<JobOutcome> {
     const packages = this.check(request)
     if (this.#job) throw busy(this.#job)
     if (!(await this.#helper.available())) throw errors.privilegesMissing()
     if (this.#job) throw busy(this.#job) // another socket started one meanwhile
-    const job: Job = { id: randomUUID(), action: request.action, packages, startedAt: new Date().toISOString(), username: actor?.username ?? null }
+    const job: Job = {
+      id: randomUUID(),
+      action: request.action,
+      packages,
+      startedAt: new Date().toISOString(),
+      username: actor?.username ?? null,
+    }
     this.#job = job
     const target = packages.join(' ') || (request.action === 'refresh' ? 'package lists' : 'all upgradable packages')
     const tail: string[] = []
@@ -125,29 +164,46 @@ export class Packages {
       onStart(job)
       let exitCode: number
       try {
-        ({ exitCode } = await this.#helper.call<{ exitCode: number }>(`pkg.${request.action}`, packages.length ? { packages } : {}, {
-          timeoutMs: JOB_TIMEOUT_MS,
-          onEvent: (raw) => {
-            const event = toJobEvent(raw)
-            if (!event) return
-            if (event.type === 'line' && event.stream !== 'status') {
-              tail.push(event.text)
-              if (tail.length > TAIL_LINES) tail.shift()
-            }
-            onEvent(event)
+        ;({ exitCode } = await this.#helper.call<{ exitCode: number }>(
+          `pkg.${request.action}`,
+          packages.length ? { packages } : {},
+          {
+            timeoutMs: JOB_TIMEOUT_MS,
+            onEvent: (raw) => {
+              const event = toJobEvent(raw)
+              if (!event) return
+              if (event.type === 'line' && event.stream !== 'status') {
+                tail.push(event.text)
+                if (tail.length > TAIL_LINES) tail.shift()
+              }
+              onEvent(event)
+            },
           },
-        }))
+        ))
       } catch (err) {
-        await this.#audit.record({ action: `packages.${request.action}`, target, result: 'failure', detail: { jobId: job.id, packages, error: (err as Error).message } }, actor)
+        await this.#audit.record(
+          {
+            action: `packages.${request.action}`,
+            target,
+            result: 'failure',
+            detail: { jobId: job.id, packages, error: (err as Error).message },
+          },
+          actor,
+        )
         throw err instanceof HostdError && err.code === 'HOSTD_HELPER_BUSY' ? busy(null) : err
       }
-      await this.#audit.record({
-        action: `packages.${request.action}`,
-        target,
-        result: exitCode === 0 ? 'success' : 'failure',
-        detail: { jobId: job.id, packages, exitCode, ...(exitCode === 0 ? {} : { output: tail }) },
-      }, actor)
-      await this.#apt.refresh().catch((err: unknown) => this.#log.warn({ err }, 'reading apt candidates after a package job failed'))
+      await this.#audit.record(
+        {
+          action: `packages.${request.action}`,
+          target,
+          result: exitCode === 0 ? 'success' : 'failure',
+          detail: { jobId: job.id, packages, exitCode, ...(exitCode === 0 ? {} : { output: tail }) },
+        },
+        actor,
+      )
+      await this.#apt
+        .refresh()
+        .catch((err: unknown) => this.#log.warn({ err }, 'reading apt candidates after a package job failed'))
       return { ok: exitCode === 0, exitCode, action: request.action, packages, jobId: job.id }
     } finally {
       this.#job = null
@@ -158,7 +214,9 @@ export class Packages {
 function busy(job: Job | null) {
   if (!job) return PackageErrors.busy('Another package job is running on this host; try again when it has finished')
   const what = [job.action, ...job.packages].join(' ')
-  return PackageErrors.busy(`Another package job is running: ${what} (started ${job.startedAt}${job.username ? ` by ${job.username}` : ''})`)
+  return PackageErrors.busy(
+    `Another package job is running: ${what} (started ${job.startedAt}${job.username ? ` by ${job.username}` : ''})`,
+  )
 }
 
 /** A helper event ({stream, text}) as the socket's message: status lines parsed into progress. */

@@ -16,15 +16,23 @@ export function packageSockets(s: SocketRegistrar, packages: Packages): void {
     const actor = { userId: ctx.user.id, username: ctx.user.username, ip: ctx.request.ip }
     try {
       const request = await receiveFirstMessage(socket, ExecRequestSchema, ctx.signal, PackageErrors.invalidRequest)
-      const outcome = await packages.run(request, actor,
+      const outcome = await packages.run(
+        request,
+        actor,
         (job) => send(socket, { type: 'accepted', job }),
         (event) => {
           if (event.type === 'progress' || socket.bufferedAmount < HIGH_WATER) send(socket, event)
-        })
+        },
+      )
       send(socket, { type: 'result', ...outcome })
       if (socket.readyState === socket.OPEN) socket.close(1000, 'done')
     } catch (err) {
-      closeWithError(socket, err, 'HOSTD_PACKAGES_INTERNAL', err instanceof HostdError && err.code === PackageErrors.busy.code ? { job: packages.job } : {})
+      closeWithError(
+        socket,
+        err,
+        'HOSTD_PACKAGES_INTERNAL',
+        err instanceof HostdError && err.code === PackageErrors.busy.code ? { job: packages.job } : {},
+      )
     }
   })
 }

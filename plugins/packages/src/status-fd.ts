@@ -7,7 +7,16 @@
  * The percent counts from 0 to 100 twice: once over the downloads (dlstatus), once over dpkg's work (pm*). The middle
  * field may hold ":" itself (pkg:arch, never all digits), so the percent is the first ":<number>:". Other lines (media-change) are not progress; the socket passes them on as lines.
  */
-export type ProgressPhase = 'download' | 'install' | 'configure' | 'remove' | 'purge' | 'trigger' | 'dpkg' | 'error' | 'conffile'
+export type ProgressPhase =
+  | 'download'
+  | 'install'
+  | 'configure'
+  | 'remove'
+  | 'purge'
+  | 'trigger'
+  | 'dpkg'
+  | 'error'
+  | 'conffile'
 
 export interface Progress {
   type: 'progress'
@@ -33,7 +42,12 @@ export function parseStatusLine(line: string): Progress | null {
   const m = LINE.exec(line)
   if (!m) return null
   const [, kind, subject, percent, text] = m as unknown as [string, string, string, string, string]
-  const progress = { type: 'progress' as const, package: null as string | null, percent: Math.min(100, Math.round(Number(percent) * 10) / 10), text }
+  const progress = {
+    type: 'progress' as const,
+    package: null as string | null,
+    percent: Math.min(100, Math.round(Number(percent) * 10) / 10),
+    text,
+  }
   switch (kind) {
     case 'dlstatus':
       return { ...progress, phase: 'download' }

@@ -20,7 +20,8 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 40)
 const COLD_ROUNDS = Math.max(5, Math.round(ROUNDS / 4))
 const GOAL = 1.5
 const PASSWORD = 'correct horse battery'
-const FORMAT = '${Package}\\t${Architecture}\\t${Version}\\t${db:Status-Status}\\t${Installed-Size}\\t${binary:Summary}\\n'
+const FORMAT =
+  '${Package}\\t${Architecture}\\t${Version}\\t${db:Status-Status}\\t${Installed-Size}\\t${binary:Summary}\\n'
 
 const median = (v: number[]) => {
   const s = [...v].sort((a, b) => a - b)
@@ -31,11 +32,16 @@ const round2 = (x: number) => Math.round(x * 100) / 100
 function dpkgQuery(admindir: string): Promise<number> {
   const t0 = performance.now()
   return new Promise((resolve, reject) => {
-    execFile('dpkg-query', [`--admindir=${admindir}`, '-W', `-f=${FORMAT}`], { maxBuffer: 64 * 1024 * 1024 }, (err, stdout) => {
-      if (err) return reject(err)
-      if (!stdout.includes('\t')) return reject(new Error('dpkg-query printed nothing'))
-      resolve(performance.now() - t0)
-    })
+    execFile(
+      'dpkg-query',
+      [`--admindir=${admindir}`, '-W', `-f=${FORMAT}`],
+      { maxBuffer: 64 * 1024 * 1024 },
+      (err, stdout) => {
+        if (err) return reject(err)
+        if (!stdout.includes('\t')) return reject(new Error('dpkg-query printed nothing'))
+        resolve(performance.now() - t0)
+      },
+    )
   })
 }
 
@@ -48,9 +54,15 @@ await copyFile('/var/lib/dpkg/status', join(admindir, 'status'))
 // This plugin alone, as the built-in it is (its UI pages are compiled only for built-ins).
 const daemon = await startDaemon({ env: { HOSTD_BUILTIN_PLUGINS: 'packages', HOSTD_PACKAGES_DPKG_ADMINDIR: admindir } })
 try {
-  await daemon.fetch('/api/setup', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'bench', password: PASSWORD }) })
+  await daemon.fetch('/api/setup', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ username: 'bench', password: PASSWORD }),
+  })
   const login = await daemon.fetch('/api/auth/login', {
-    method: 'POST', headers: { 'content-type': 'application/json', 'x-svc-client': 'bench' }, body: JSON.stringify({ username: 'bench', password: PASSWORD }),
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-svc-client': 'bench' },
+    body: JSON.stringify({ username: 'bench', password: PASSWORD }),
   })
   const { token } = (await login.json()) as { token: string }
   const headers = { authorization: `Bearer ${token}` }
@@ -91,22 +103,48 @@ try {
   const met = warmRatio <= GOAL
   const row = (label: string, h: number[], d: number[], goal: string) =>
     `${label.padEnd(34)} ${median(h).toFixed(2).padStart(8)} ms ${median(d).toFixed(2).padStart(8)} ms ${(median(h) / median(d)).toFixed(3).padStart(7)}  ${goal}`
-  console.log(`\npackages bench: ${total} installed packages, ${ROUNDS} warm and ${COLD_ROUNDS} cold rounds, alternating (medians)\n`)
+  console.log(
+    `\npackages bench: ${total} installed packages, ${ROUNDS} warm and ${COLD_ROUNDS} cold rounds, alternating (medians)\n`,
+  )
   console.log(`${'case'.padEnd(34)} ${'GET'.padStart(11)} ${'dpkg-query'.padStart(11)} ${'ratio'.padStart(7)}  goal`)
   console.log(row('GET /api/packages, warm', warm.hostd, warm.dpkg, `<= ${GOAL}: ${met ? 'met' : 'NOT MET'}`))
   console.log(row('GET /api/packages, database changed', cold.hostd, cold.dpkg, '(informational)'))
-  console.log(`\nsearch "python": first ${firstSearchMs.toFixed(0)} ms (reads apt's index), then median ${median(searches).toFixed(1)} ms`)
+  console.log(
+    `\nsearch "python": first ${firstSearchMs.toFixed(0)} ms (reads apt's index), then median ${median(searches).toFixed(1)} ms`,
+  )
   const result = {
     packages: total,
-    warm: { hostdMs: round2(median(warm.hostd)), dpkgQueryMs: round2(median(warm.dpkg)), ratio: round2(warmRatio), goal: GOAL, met },
+    warm: {
+      hostdMs: round2(median(warm.hostd)),
+      dpkgQueryMs: round2(median(warm.dpkg)),
+      ratio: round2(warmRatio),
+      goal: GOAL,
+      met,
+    },
     cold: { hostdMs: round2(median(cold.hostd)), dpkgQueryMs: round2(median(cold.dpkg)), ratio: round2(coldRatio) },
     search: { firstMs: Math.round(firstSearchMs), repeatMs: round2(median(searches)) },
   }
   console.log('')
-  printBenchJson('packages', [
-    figure('GET /api/packages / dpkg-query -W (warm)', warmRatio, 'x', { op: '<=', target: GOAL }, `${result.warm.hostdMs} vs ${result.warm.dpkgQueryMs} ms`),
-    figure('GET /api/packages / dpkg-query -W (database just changed)', coldRatio, 'x', undefined, `${result.cold.hostdMs} vs ${result.cold.dpkgQueryMs} ms`),
-  ], result)
+  printBenchJson(
+    'packages',
+    [
+      figure(
+        'GET /api/packages / dpkg-query -W (warm)',
+        warmRatio,
+        'x',
+        { op: '<=', target: GOAL },
+        `${result.warm.hostdMs} vs ${result.warm.dpkgQueryMs} ms`,
+      ),
+      figure(
+        'GET /api/packages / dpkg-query -W (database just changed)',
+        coldRatio,
+        'x',
+        undefined,
+        `${result.cold.hostdMs} vs ${result.cold.dpkgQueryMs} ms`,
+      ),
+    ],
+    result,
+  )
 } finally {
   await daemon.stop()
   await rm(work, { recursive: true, force: true })

@@ -37,7 +37,13 @@ describe('packages plugin (real apt and dpkg on an isolated root, real helper)',
   const list = async () => {
     const res = await t.inject({ url: '/api/packages', as: 'viewer' })
     expect(res.statusCode, res.body).toBe(200)
-    return res.json() as { items: any[]; total: number; upgradableCount: number; upgradesCheckedAt: string | null; job: unknown }
+    return res.json() as {
+      items: any[]
+      total: number
+      upgradableCount: number
+      upgradesCheckedAt: string | null
+      job: unknown
+    }
   }
   const find = async (name: string) => (await list()).items.find((p) => p.name === name)
   const search = async (q: string) => {
@@ -45,7 +51,8 @@ describe('packages plugin (real apt and dpkg on an isolated root, real helper)',
     expect(res.statusCode, res.body).toBe(200)
     return res.json() as { query: string; total: number; truncated: boolean; items: any[] }
   }
-  const audit = async () => (await t.inject({ url: '/api/audit?range=all&limit=500', as: 'admin' })).json().items as any[]
+  const audit = async () =>
+    (await t.inject({ url: '/api/audit?range=all&limit=500', as: 'admin' })).json().items as any[]
 
   beforeAll(async () => {
     statusBefore = machineStatus()
@@ -72,17 +79,35 @@ describe('packages plugin (real apt and dpkg on an isolated root, real helper)',
 
   it('refreshes the package lists through the socket', async () => {
     const { result, messages } = await job({ action: 'refresh' })
-    expect(result, JSON.stringify(messages)).toMatchObject({ type: 'result', ok: true, exitCode: 0, action: 'refresh', packages: [] })
-    expect(messages[0]).toMatchObject({ type: 'accepted', job: { action: 'refresh', packages: [], username: 'pkg-admin' } })
+    expect(result, JSON.stringify(messages)).toMatchObject({
+      type: 'result',
+      ok: true,
+      exitCode: 0,
+      action: 'refresh',
+      packages: [],
+    })
+    expect(messages[0]).toMatchObject({
+      type: 'accepted',
+      job: { action: 'refresh', packages: [], username: 'pkg-admin' },
+    })
   })
 
   it('searches names and summaries as text: exact name first, then prefix, then substring, then summary', async () => {
     const found = await search('HOSTD-DEMO')
     expect(found.items.map((p) => p.name)).toEqual(['hostd-demo', 'hostd-demo-extras', 'hostd-tools'])
-    expect(found.items[0]).toEqual({ name: 'hostd-demo', architecture: 'all', version: '1.0', summary: 'Demo package for hostd tests', installed: false, installedVersion: null, upgradable: false })
+    expect(found.items[0]).toEqual({
+      name: 'hostd-demo',
+      architecture: 'all',
+      version: '1.0',
+      summary: 'Demo package for hostd tests',
+      installed: false,
+      installedVersion: null,
+      upgradable: false,
+    })
     expect((await search('waits for')).items.map((p) => p.name)).toEqual(['hostd-slow'])
     // Regex and apt-pattern characters are just text: nothing holds them.
-    for (const q of ['hostd.*', '?essential', '~nhostd', '^hostd', '(', '[a-z]']) expect((await search(q)).total, q).toBe(0)
+    for (const q of ['hostd.*', '?essential', '~nhostd', '^hostd', '(', '[a-z]'])
+      expect((await search(q)).total, q).toBe(0)
   })
 
   it('refuses an empty or too long query with 400', async () => {
@@ -97,19 +122,37 @@ describe('packages plugin (real apt and dpkg on an isolated root, real helper)',
     expect(result).toMatchObject({ ok: true, exitCode: 0, action: 'install', packages: ['hostd-demo'] })
     expect(closed.code).toBe(1000)
     const progress = messages.filter((m) => m.type === 'progress')
-    expect(progress).toContainEqual({ type: 'progress', phase: 'install', package: 'hostd-demo', percent: 20, text: 'Unpacking hostd-demo (amd64)' })
+    expect(progress).toContainEqual({
+      type: 'progress',
+      phase: 'install',
+      package: 'hostd-demo',
+      percent: 20,
+      text: 'Unpacking hostd-demo (amd64)',
+    })
     expect(progress.some((m) => m.phase === 'download')).toBe(true)
     // Downloading and dpkg's work each count from 0 to 100.
     const dpkgPercents = progress.filter((m) => m.phase !== 'download').map((m) => m.percent)
     expect(dpkgPercents).toEqual([...dpkgPercents].sort((a, b) => a - b))
-    expect(messages.some((m) => m.type === 'line' && m.stream === 'stdout' && m.text === 'Setting up hostd-demo (1.0) ...')).toBe(true)
+    expect(
+      messages.some((m) => m.type === 'line' && m.stream === 'stdout' && m.text === 'Setting up hostd-demo (1.0) ...'),
+    ).toBe(true)
     expect(messages.at(-1)).toEqual(result)
     expect(await apt.installed()).toEqual({ 'hostd-demo': '1.0' })
     expect(await find('hostd-demo')).toEqual({
-      name: 'hostd-demo', version: '1.0', architecture: 'all', summary: 'Demo package for hostd tests', installedSizeInBytes: 8192,
-      state: 'installed', upgradable: false, candidateVersion: null,
+      name: 'hostd-demo',
+      version: '1.0',
+      architecture: 'all',
+      summary: 'Demo package for hostd tests',
+      installedSizeInBytes: 8192,
+      state: 'installed',
+      upgradable: false,
+      candidateVersion: null,
     })
-    expect((await search('hostd-demo')).items[0]).toMatchObject({ installed: true, installedVersion: '1.0', upgradable: false })
+    expect((await search('hostd-demo')).items[0]).toMatchObject({
+      installed: true,
+      installedVersion: '1.0',
+      upgradable: false,
+    })
   })
 
   it('sees a newer version after a refresh, upgrades to it, and the list follows', async () => {
@@ -129,7 +172,9 @@ describe('packages plugin (real apt and dpkg on an isolated root, real helper)',
     expect((await job({ action: 'install', packages: ['hostd-demo-extras'] })).result).toMatchObject({ ok: true })
     const removed = await job({ action: 'remove', packages: ['hostd-demo'] })
     expect(removed.result).toMatchObject({ ok: true, exitCode: 0, action: 'remove' })
-    expect(removed.messages.some((m) => m.type === 'progress' && m.phase === 'remove' && m.package === 'hostd-demo')).toBe(true)
+    expect(
+      removed.messages.some((m) => m.type === 'progress' && m.phase === 'remove' && m.package === 'hostd-demo'),
+    ).toBe(true)
     expect(await find('hostd-demo')).toBeUndefined()
     expect((await job({ action: 'purge', packages: ['hostd-demo-extras'] })).result).toMatchObject({ ok: true })
     expect(await apt.installed()).toEqual({})
@@ -139,28 +184,64 @@ describe('packages plugin (real apt and dpkg on an isolated root, real helper)',
   it('reports a failed job with its exit code and output, and audits it as a failure', async () => {
     const { result, messages } = await job({ action: 'install', packages: ['no-such-package'] })
     expect(result).toMatchObject({ ok: false, exitCode: 100, action: 'install', packages: ['no-such-package'] })
-    expect(messages.some((m) => m.type === 'line' && m.stream === 'stderr' && /Unable to locate package no-such-package/.test(m.text))).toBe(true)
+    expect(
+      messages.some(
+        (m) => m.type === 'line' && m.stream === 'stderr' && /Unable to locate package no-such-package/.test(m.text),
+      ),
+    ).toBe(true)
     const entry = (await audit()).find((e) => e.action === 'packages.install' && e.target === 'no-such-package')
-    expect(entry).toMatchObject({ result: 'failure', username: 'pkg-admin', detail: { exitCode: 100, packages: ['no-such-package'] } })
+    expect(entry).toMatchObject({
+      result: 'failure',
+      username: 'pkg-admin',
+      detail: { exitCode: 100, packages: ['no-such-package'] },
+    })
     expect(entry.detail.output.join('\n')).toMatch(/Unable to locate package/)
   })
 
   it('audits every job with who ran it', async () => {
     const entries = await audit()
-    for (const [action, target] of [['packages.refresh', 'package lists'], ['packages.install', 'hostd-demo'], ['packages.upgrade', 'hostd-demo'], ['packages.remove', 'hostd-demo'], ['packages.purge', 'hostd-demo-extras']]) {
-      expect(entries.find((e) => e.action === action && e.target === target), `${action} ${target}`).toMatchObject({ result: 'success', username: 'pkg-admin' })
+    for (const [action, target] of [
+      ['packages.refresh', 'package lists'],
+      ['packages.install', 'hostd-demo'],
+      ['packages.upgrade', 'hostd-demo'],
+      ['packages.remove', 'hostd-demo'],
+      ['packages.purge', 'hostd-demo-extras'],
+    ]) {
+      expect(
+        entries.find((e) => e.action === action && e.target === target),
+        `${action} ${target}`,
+      ).toMatchObject({ result: 'success', username: 'pkg-admin' })
     }
   })
 
   const INJECTIONS: unknown[] = [
-    '-oAPT::Update::Pre-Invoke::=/bin/sh', 'foo-', 'foo+', '?essential', '~nfoo', 'hostd-demo=1.0', 'hostd-demo/bookworm', './x.deb',
-    '*', 'hostd.*', '^hostd', 'a|b', 'foo\nbar', 'foo\0bar', '', 'x'.repeat(129), 'Foo', 7,
+    '-oAPT::Update::Pre-Invoke::=/bin/sh',
+    'foo-',
+    'foo+',
+    '?essential',
+    '~nfoo',
+    'hostd-demo=1.0',
+    'hostd-demo/bookworm',
+    './x.deb',
+    '*',
+    'hostd.*',
+    '^hostd',
+    'a|b',
+    'foo\nbar',
+    'foo\0bar',
+    '',
+    'x'.repeat(129),
+    'Foo',
+    7,
   ]
   it('refuses every injection form with 400 before anything reaches the helper', async () => {
     const before = (await helper.log()).length
     for (const bad of INJECTIONS) {
       const { result, closed } = await job({ action: 'install', packages: [bad] })
-      expect(result, JSON.stringify(bad)).toMatchObject({ ok: false, error: typeof bad === 'string' ? 'HOSTD_PACKAGES_NAME_INVALID' : 'HOSTD_PACKAGES_REQUEST_INVALID' })
+      expect(result, JSON.stringify(bad)).toMatchObject({
+        ok: false,
+        error: typeof bad === 'string' ? 'HOSTD_PACKAGES_NAME_INVALID' : 'HOSTD_PACKAGES_REQUEST_INVALID',
+      })
       expect(closed.code).toBe(4400)
     }
     expect((await job({ action: 'install', packages: ['foo-'] })).result.message).toMatch(/ends with "\+" or "-"/)
@@ -169,8 +250,15 @@ describe('packages plugin (real apt and dpkg on an isolated root, real helper)',
   })
 
   it('refuses malformed requests: unknown action, extra keys, names where none belong, none where some must be', async () => {
-    for (const request of [{ action: 'dist-upgrade' }, { action: 'install', packages: ['hostd-demo'], force: true }, { action: 'refresh', packages: ['hostd-demo'] },
-      { action: 'install' }, { action: 'remove', packages: [] }, 'not json', '{"action":"install","action":"remove","packages":["a1"]}']) {
+    for (const request of [
+      { action: 'dist-upgrade' },
+      { action: 'install', packages: ['hostd-demo'], force: true },
+      { action: 'refresh', packages: ['hostd-demo'] },
+      { action: 'install' },
+      { action: 'remove', packages: [] },
+      'not json',
+      '{"action":"install","action":"remove","packages":["a1"]}',
+    ]) {
       const { result, closed } = await job(request)
       expect(result, JSON.stringify(request)).toMatchObject({ ok: false, error: 'HOSTD_PACKAGES_REQUEST_INVALID' })
       expect(closed.code).toBe(4400)
@@ -182,7 +270,13 @@ describe('packages plugin (real apt and dpkg on an isolated root, real helper)',
       const { token } = await t.login(role)
       expect((await openSocket(t, '/api/packages/exec', token, { action: 'refresh' }).closed).code, role).toBe(403)
     }
-    const crossOrigin = openSocket(t, '/api/packages/exec', admin.token, { action: 'refresh' }, { origin: 'https://evil.example' })
+    const crossOrigin = openSocket(
+      t,
+      '/api/packages/exec',
+      admin.token,
+      { action: 'refresh' },
+      { origin: 'https://evil.example' },
+    )
     expect((await crossOrigin.closed).code).toBe(403)
   })
 
@@ -192,15 +286,23 @@ describe('packages plugin (real apt and dpkg on an isolated root, real helper)',
     await first.waitFor((m) => m.type === 'progress' && m.phase === 'configure' && m.package === 'hostd-slow')
     expect((await list()).job).toMatchObject({ action: 'install', packages: ['hostd-slow'], username: 'pkg-admin' })
     // dpkg already lists the half-installed package while apt's candidates predate it: a search lists it once.
-    expect((await search('hostd-slow')).items).toEqual([expect.objectContaining({ name: 'hostd-slow', installed: true })])
+    expect((await search('hostd-slow')).items).toEqual([
+      expect.objectContaining({ name: 'hostd-slow', installed: true }),
+    ])
     const second = await job({ action: 'install', packages: ['hostd-demo'] })
-    expect(second.result).toMatchObject({ ok: false, error: 'HOSTD_PACKAGES_BUSY', job: { action: 'install', packages: ['hostd-slow'] } })
+    expect(second.result).toMatchObject({
+      ok: false,
+      error: 'HOSTD_PACKAGES_BUSY',
+      job: { action: 'install', packages: ['hostd-slow'] },
+    })
     expect(second.result.message).toMatch(/install hostd-slow/)
     expect(second.closed.code).toBe(4409)
     first.ws.close()
     await first.closed
     await apt.release()
-    const entry = await until('the audit of the abandoned job', audit, (entries) => entries.some((e) => e.action === 'packages.install' && e.target === 'hostd-slow'))
+    const entry = await until('the audit of the abandoned job', audit, (entries) =>
+      entries.some((e) => e.action === 'packages.install' && e.target === 'hostd-slow'),
+    )
     expect(entry.find((e) => e.target === 'hostd-slow')).toMatchObject({ result: 'success', detail: { exitCode: 0 } })
     expect(await apt.installed()).toEqual({ 'hostd-slow': '1.0' })
     expect(await find('hostd-slow')).toMatchObject({ version: '1.0', state: 'installed' })
@@ -208,12 +310,17 @@ describe('packages plugin (real apt and dpkg on an isolated root, real helper)',
   })
 
   it('answers 423 on the socket without the root helper, and runs nothing', async () => {
-    const alone = await startTestKernel({ plugins: [createPackagesPlugin({ admindir: apt.admindir, aptConfig: apt.aptConfig })], listen: true })
+    const alone = await startTestKernel({
+      plugins: [createPackagesPlugin({ admindir: apt.admindir, aptConfig: apt.aptConfig })],
+      listen: true,
+    })
     try {
       const { token } = await alone.login('admin')
       const session = openSocket(alone, '/api/packages/exec', token, { action: 'install', packages: ['hostd-demo'] })
       expect((await session.closed).code).toBe(4423)
-      expect(session.messages).toEqual([expect.objectContaining({ type: 'result', ok: false, error: 'HOSTD_HELPER_UNAVAILABLE' })])
+      expect(session.messages).toEqual([
+        expect.objectContaining({ type: 'result', ok: false, error: 'HOSTD_HELPER_UNAVAILABLE' }),
+      ])
     } finally {
       await alone.close()
     }

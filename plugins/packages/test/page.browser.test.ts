@@ -32,7 +32,8 @@ describe('packages page (real apt and dpkg on an isolated root, real helper)', {
   }
   const installedTable = () => page.getByRole('table', { name: 'Installed packages' })
   /** The row of a package in a table (its name cell's text is exactly the name). */
-  const rowOf = (table: Locator, name: string) => table.getByRole('row').filter({ has: table.page().getByText(name, { exact: true }) })
+  const rowOf = (table: Locator, name: string) =>
+    table.getByRole('row').filter({ has: table.page().getByText(name, { exact: true }) })
   /** Runs `action` while recording every value the job's progress bar takes (a MutationObserver in the page). */
   async function recordingProgress(action: () => Promise<void>): Promise<number[]> {
     await page.evaluate(() => {
@@ -43,7 +44,12 @@ describe('packages page (real apt and dpkg on an isolated root, real helper)', {
           const value = Number(bar.getAttribute('aria-valuenow'))
           if (seen.at(-1) !== value) seen.push(value)
         }
-      }).observe(document.body, { subtree: true, childList: true, attributes: true, attributeFilter: ['aria-valuenow'] })
+      }).observe(document.body, {
+        subtree: true,
+        childList: true,
+        attributes: true,
+        attributeFilter: ['aria-valuenow'],
+      })
     })
     await action()
     return page.evaluate(() => (window as any).__progress as number[])
@@ -60,7 +66,11 @@ describe('packages page (real apt and dpkg on an isolated root, real helper)', {
     helper = await startHelper({ env: { HOSTD_HELPER_APT_CONFIG: apt.aptConfig } })
     ui = await startUi({
       builtinPlugins: true,
-      env: { HOSTD_HELPER_SOCKET: helper.socket, HOSTD_PACKAGES_DPKG_ADMINDIR: apt.admindir, HOSTD_PACKAGES_APT_CONFIG: apt.aptConfig },
+      env: {
+        HOSTD_HELPER_SOCKET: helper.socket,
+        HOSTD_PACKAGES_DPKG_ADMINDIR: apt.admindir,
+        HOSTD_PACKAGES_APT_CONFIG: apt.aptConfig,
+      },
     })
   }, 120_000)
   afterAll(async () => {
@@ -81,7 +91,11 @@ describe('packages page (real apt and dpkg on an isolated root, real helper)', {
 
     await page.getByRole('button', { name: 'Refresh package lists' }).click()
     await waitForResult('Refreshing the package lists')
-    await jobPanel('Refreshing the package lists').getByRole('log').getByText(/Reading package lists/).first().waitFor()
+    await jobPanel('Refreshing the package lists')
+      .getByRole('log')
+      .getByText(/Reading package lists/)
+      .first()
+      .waitFor()
 
     await page.getByRole('tab', { name: 'Find packages' }).click()
     await page.getByRole('searchbox', { name: 'Search packages' }).fill('demo')
@@ -105,7 +119,9 @@ describe('packages page (real apt and dpkg on an isolated root, real helper)', {
     const panel = jobPanel('Installing hostd-demo')
     expect(await panel.getByRole('progressbar').getAttribute('aria-valuenow')).toBe('100')
     await panel.getByRole('log').getByText('Setting up hostd-demo (1.0) ...').waitFor()
-    await rowOf(page.getByRole('table', { name: 'Packages matching “demo”' }), 'hostd-demo').getByText('Installed', { exact: true }).waitFor()
+    await rowOf(page.getByRole('table', { name: 'Packages matching “demo”' }), 'hostd-demo')
+      .getByText('Installed', { exact: true })
+      .waitFor()
     expect(await apt.installed()).toEqual({ 'hostd-demo': '1.0' })
     await expectAccessible(page, 'packages installed result')
     await shot(page, 'packages-install-done')
@@ -160,7 +176,8 @@ describe('packages page (real apt and dpkg on an isolated root, real helper)', {
     await page.getByText('No installed package matches “nothing-like-this”').waitFor()
     await page.getByRole('searchbox', { name: 'Filter installed packages' }).fill('')
     await expect.poll(names).toBe(2)
-    const first = async () => (await installedTable().getByRole('row').nth(1).getByRole('cell').first().innerText()).split('\n')[0]
+    const first = async () =>
+      (await installedTable().getByRole('row').nth(1).getByRole('cell').first().innerText()).split('\n')[0]
     expect(await first()).toBe('hostd-demo')
     await installedTable().getByRole('button', { name: 'Package' }).click()
     expect(await first()).toBe('hostd-demo-extras')
@@ -182,7 +199,10 @@ describe('packages page (real apt and dpkg on an isolated root, real helper)', {
     await page.getByRole('button', { name: 'Install hostd-slow' }).click()
     const panel = jobPanel('Installing hostd-slow')
     // The gated postinst holds the job at "Setting up" until the test releases it.
-    await panel.getByText(/Setting up hostd-slow/).first().waitFor({ timeout: 120_000 })
+    await panel
+      .getByText(/Setting up hostd-slow/)
+      .first()
+      .waitFor({ timeout: 120_000 })
     expect(await page.getByRole('button', { name: 'Refresh package lists' }).isDisabled()).toBe(true)
     await expectAccessible(page, 'packages job running')
     await shot(page, 'packages-job-running')
@@ -226,7 +246,9 @@ describe('packages page (real apt and dpkg on an isolated root, real helper)', {
     expect(await apt.installed()).not.toHaveProperty('hostd-demo')
 
     for (const name of ['hostd-demo-extras', 'hostd-slow']) {
-      await installedTable().getByRole('button', { name: `Remove ${name}` }).click()
+      await installedTable()
+        .getByRole('button', { name: `Remove ${name}` })
+        .click()
       const dialog = page.getByRole('dialog', { name: `Remove ${name}?` })
       await dialog.getByRole('checkbox', { name: 'Also delete its configuration files (purge)' }).check()
       await dialog.getByRole('button', { name: 'Remove and purge' }).click()
@@ -239,8 +261,11 @@ describe('packages page (real apt and dpkg on an isolated root, real helper)', {
   it('shows a viewer the lists and the search, with no control', async () => {
     const viewer = await ui.open('viewer', '/packages/search?q=demo')
     // The first search after the purges reads the catalog again: slow on a loaded machine.
-    await rowOf(viewer.getByRole('table', { name: 'Packages matching “demo”' }), 'hostd-demo').waitFor({ timeout: 90_000 })
-    for (const name of ['Refresh package lists', 'Install hostd-demo', 'Remove hostd-demo']) expect(await viewer.getByRole('button', { name }).count(), name).toBe(0)
+    await rowOf(viewer.getByRole('table', { name: 'Packages matching “demo”' }), 'hostd-demo').waitFor({
+      timeout: 90_000,
+    })
+    for (const name of ['Refresh package lists', 'Install hostd-demo', 'Remove hostd-demo'])
+      expect(await viewer.getByRole('button', { name }).count(), name).toBe(0)
     await expectAccessible(viewer, 'packages viewer')
     await shot(viewer, 'packages-viewer')
     await viewer.context().close()

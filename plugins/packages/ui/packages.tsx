@@ -7,8 +7,25 @@
  */
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks'
 import {
-  Async, Badge, Button, Card, Checkbox, DataTable, Dialog, Empty, Loading, ErrorState, Tabs, TextField, PageHeader,
-  defineElement, formatBytes, formatRelative, useResource, type Column, type PageContext,
+  Async,
+  Badge,
+  Button,
+  Card,
+  Checkbox,
+  DataTable,
+  Dialog,
+  Empty,
+  Loading,
+  ErrorState,
+  Tabs,
+  TextField,
+  PageHeader,
+  defineElement,
+  formatBytes,
+  formatRelative,
+  useResource,
+  type Column,
+  type PageContext,
 } from '@hostd/ui'
 import type { ExecRequest, InstalledPackageItem, Job, SearchItem } from '../src/schemas.ts'
 import { FIT, JobPanel, createJobStore, describeJob, type JobStore } from './parts/job.tsx'
@@ -54,9 +71,40 @@ function rowActions(a: Actions, p: { name: string; installed: boolean; upgradabl
   if (!a.admin) return null
   return (
     <div class="row-actions">
-      {!p.installed && <Button size="sm" icon="download" disabled={a.busy} aria-label={`Install ${p.name}`} onClick={() => a.run({ action: 'install', packages: [p.name] })}>Install</Button>}
-      {p.upgradable && <Button size="sm" icon="arrow-up" disabled={a.busy} aria-label={`Upgrade ${p.name}`} onClick={() => a.run({ action: 'upgrade', packages: [p.name] })}>Upgrade</Button>}
-      {p.installed && <Button size="sm" variant="ghost" icon="trash" disabled={a.busy} aria-label={`Remove ${p.name}`} onClick={() => a.askRemove(p.name)}>Remove</Button>}
+      {!p.installed && (
+        <Button
+          size="sm"
+          icon="download"
+          disabled={a.busy}
+          aria-label={`Install ${p.name}`}
+          onClick={() => a.run({ action: 'install', packages: [p.name] })}
+        >
+          Install
+        </Button>
+      )}
+      {p.upgradable && (
+        <Button
+          size="sm"
+          icon="arrow-up"
+          disabled={a.busy}
+          aria-label={`Upgrade ${p.name}`}
+          onClick={() => a.run({ action: 'upgrade', packages: [p.name] })}
+        >
+          Upgrade
+        </Button>
+      )}
+      {p.installed && (
+        <Button
+          size="sm"
+          variant="ghost"
+          icon="trash"
+          disabled={a.busy}
+          aria-label={`Remove ${p.name}`}
+          onClick={() => a.askRemove(p.name)}
+        >
+          Remove
+        </Button>
+      )}
     </div>
   )
 }
@@ -72,25 +120,53 @@ interface InstalledTableProps {
 function InstalledTable({ items, filter, actions, upgradesOnly, onFind }: InstalledTableProps) {
   const needle = filter.trim().toLowerCase()
   const rows = useMemo(
-    () => items.filter((p) => (!upgradesOnly || p.upgradable) && (!needle || p.name.includes(needle) || p.summary.toLowerCase().includes(needle))),
+    () =>
+      items.filter(
+        (p) =>
+          (!upgradesOnly || p.upgradable) &&
+          (!needle || p.name.includes(needle) || p.summary.toLowerCase().includes(needle)),
+      ),
     [items, needle, upgradesOnly],
   )
   const columns: Column<InstalledPackageItem>[] = [
     { key: 'name', label: 'Package', sortable: true, render: (p) => packageCell(p.name, p.summary) },
     {
-      key: 'version', label: 'Version', sortable: true,
+      key: 'version',
+      label: 'Version',
+      sortable: true,
       render: (p) => (
         <>
           <span class="mono">{p.version}</span>
-          {p.upgradable && <div><Badge tone="warning">Upgrade to {p.candidateVersion}</Badge></div>}
-          {p.state !== 'installed' && <div><Badge tone="danger">{p.state}</Badge></div>}
+          {p.upgradable && (
+            <div>
+              <Badge tone="warning">Upgrade to {p.candidateVersion}</Badge>
+            </div>
+          )}
+          {p.state !== 'installed' && (
+            <div>
+              <Badge tone="danger">{p.state}</Badge>
+            </div>
+          )}
         </>
       ),
     },
     { key: 'architecture', label: 'Arch', sortable: true, secondary: true },
-    { key: 'installedSizeInBytes', label: 'Size', sortable: true, align: 'end', secondary: true, render: (p) => formatBytes(p.installedSizeInBytes) },
+    {
+      key: 'installedSizeInBytes',
+      label: 'Size',
+      sortable: true,
+      align: 'end',
+      secondary: true,
+      render: (p) => formatBytes(p.installedSizeInBytes),
+    },
   ]
-  if (actions.admin) columns.push({ key: 'actions', label: 'Actions', align: 'end', render: (p) => rowActions(actions, { name: p.name, installed: true, upgradable: p.upgradable }) })
+  if (actions.admin)
+    columns.push({
+      key: 'actions',
+      label: 'Actions',
+      align: 'end',
+      render: (p) => rowActions(actions, { name: p.name, installed: true, upgradable: p.upgradable }),
+    })
   return (
     <DataTable
       caption={upgradesOnly ? 'Upgradable packages' : 'Installed packages'}
@@ -99,19 +175,51 @@ function InstalledTable({ items, filter, actions, upgradesOnly, onFind }: Instal
       rowKey={(p) => `${p.name}:${p.architecture}`}
       initialSort={{ key: 'name', direction: 'ascending' }}
       columns={columns}
-      empty={needle
-        ? <Empty icon="search" title={`No ${upgradesOnly ? 'upgradable' : 'installed'} package matches “${filter.trim()}”`} />
-        : upgradesOnly
-          ? <Empty icon="circle-check" title="Everything is up to date">Refresh the package lists to look for new versions.</Empty>
-          : <Empty icon="package" title="No packages installed" action={<Button icon="search" onClick={onFind}>Find packages</Button>}>dpkg's database is empty.</Empty>}
+      empty={
+        needle ? (
+          <Empty
+            icon="search"
+            title={`No ${upgradesOnly ? 'upgradable' : 'installed'} package matches “${filter.trim()}”`}
+          />
+        ) : upgradesOnly ? (
+          <Empty icon="circle-check" title="Everything is up to date">
+            Refresh the package lists to look for new versions.
+          </Empty>
+        ) : (
+          <Empty
+            icon="package"
+            title="No packages installed"
+            action={
+              <Button icon="search" onClick={onFind}>
+                Find packages
+              </Button>
+            }
+          >
+            dpkg's database is empty.
+          </Empty>
+        )
+      }
     />
   )
 }
 
-function SearchView({ ctx, query, actions, generation }: { ctx: PageContext; query: string; actions: Actions; generation: number }) {
+function SearchView({
+  ctx,
+  query,
+  actions,
+  generation,
+}: {
+  ctx: PageContext
+  query: string
+  actions: Actions
+  generation: number
+}) {
   const [text, setText] = useState(query)
   const results = useResource(
-    (signal) => (query ? ctx.api.get<SearchResult>(`/api/packages/search?q=${encodeURIComponent(query)}`, { signal }) : Promise.resolve(null)),
+    (signal) =>
+      query
+        ? ctx.api.get<SearchResult>(`/api/packages/search?q=${encodeURIComponent(query)}`, { signal })
+        : Promise.resolve(null),
     [query, generation],
   )
   // While the next search loads, the previous results stay on screen.
@@ -120,7 +228,10 @@ function SearchView({ ctx, query, actions, generation }: { ctx: PageContext; que
   useEffect(() => {
     const wanted = text.trim()
     if (wanted === query) return
-    const timer = setTimeout(() => ctx.navigate(`${ctx.base}/search${wanted ? `?q=${encodeURIComponent(wanted)}` : ''}`, { replace: true }), SEARCH_DELAY_MS)
+    const timer = setTimeout(
+      () => ctx.navigate(`${ctx.base}/search${wanted ? `?q=${encodeURIComponent(wanted)}` : ''}`, { replace: true }),
+      SEARCH_DELAY_MS,
+    )
     return () => clearTimeout(timer)
   }, [text, query])
 
@@ -128,14 +239,21 @@ function SearchView({ ctx, query, actions, generation }: { ctx: PageContext; que
     { key: 'name', label: 'Package', render: (p) => packageCell(p.name, p.summary) },
     { key: 'version', label: 'Version', render: (p) => <span class="mono">{p.version}</span> },
     {
-      key: 'installed', label: 'Status',
-      render: (p) => (!p.installed ? <span class="muted">Not installed</span>
-        : p.upgradable ? <Badge tone="warning">{p.installedVersion} installed, upgradable</Badge>
-        : <Badge tone="success">Installed</Badge>),
+      key: 'installed',
+      label: 'Status',
+      render: (p) =>
+        !p.installed ? (
+          <span class="muted">Not installed</span>
+        ) : p.upgradable ? (
+          <Badge tone="warning">{p.installedVersion} installed, upgradable</Badge>
+        ) : (
+          <Badge tone="success">Installed</Badge>
+        ),
     },
     { key: 'architecture', label: 'Arch', secondary: true },
   ]
-  if (actions.admin) columns.push({ key: 'actions', label: 'Actions', align: 'end', render: (p) => rowActions(actions, p) })
+  if (actions.admin)
+    columns.push({ key: 'actions', label: 'Actions', align: 'end', render: (p) => rowActions(actions, p) })
   return (
     <div class="stack" style={FIT}>
       <form role="search" onSubmit={(e) => e.preventDefault()} style={{ maxWidth: '36rem' }}>
@@ -152,7 +270,9 @@ function SearchView({ ctx, query, actions, generation }: { ctx: PageContext; que
         />
       </form>
       {!query ? (
-        <Empty icon="search" title="Find a package">Type part of its name or of its description. What apt offers is searched, installed or not.</Empty>
+        <Empty icon="search" title="Find a package">
+          Type part of its name or of its description. What apt offers is searched, installed or not.
+        </Empty>
       ) : results.error !== undefined && !results.loading ? (
         <ErrorState error={results.error} onRetry={results.reload} />
       ) : !found ? (
@@ -160,10 +280,13 @@ function SearchView({ ctx, query, actions, generation }: { ctx: PageContext; que
       ) : (
         <>
           <p class="toolbar-status" aria-live="polite">
-            {results.loading ? 'Searching…'
-              : found.total === 0 ? 'No matches'
-              : found.truncated ? `The first ${found.items.length} of ${found.total} matches: type more to narrow it down`
-              : `${found.total} ${found.total === 1 ? 'match' : 'matches'}`}
+            {results.loading
+              ? 'Searching…'
+              : found.total === 0
+                ? 'No matches'
+                : found.truncated
+                  ? `The first ${found.items.length} of ${found.total} matches: type more to narrow it down`
+                  : `${found.total} ${found.total === 1 ? 'match' : 'matches'}`}
           </p>
           <DataTable
             caption={`Packages matching “${query}”`}
@@ -171,7 +294,11 @@ function SearchView({ ctx, query, actions, generation }: { ctx: PageContext; que
             rows={found.items}
             rowKey={(p) => `${p.name}:${p.architecture}`}
             columns={columns}
-            empty={<Empty icon="search" title={`Nothing matches “${query}”`}>Try another word, or refresh the package lists.</Empty>}
+            empty={
+              <Empty icon="search" title={`Nothing matches “${query}”`}>
+                Try another word, or refresh the package lists.
+              </Empty>
+            }
           />
         </>
       )}
@@ -180,7 +307,15 @@ function SearchView({ ctx, query, actions, generation }: { ctx: PageContext; que
 }
 
 /** Asks before removing: remove keeps the package's configuration files, purge deletes them too. */
-function RemoveDialog({ name, onClose, onRemove }: { name: string | null; onClose: () => void; onRemove: (purge: boolean) => void }) {
+function RemoveDialog({
+  name,
+  onClose,
+  onRemove,
+}: {
+  name: string | null
+  onClose: () => void
+  onRemove: (purge: boolean) => void
+}) {
   const [purge, setPurge] = useState(false)
   useEffect(() => setPurge(false), [name])
   return (
@@ -192,12 +327,21 @@ function RemoveDialog({ name, onClose, onRemove }: { name: string | null; onClos
       actions={
         <>
           <Button onClick={onClose}>Cancel</Button>
-          <Button variant="danger" onClick={() => onRemove(purge)}>{purge ? 'Remove and purge' : 'Remove'}</Button>
+          <Button variant="danger" onClick={() => onRemove(purge)}>
+            {purge ? 'Remove and purge' : 'Remove'}
+          </Button>
         </>
       }
     >
-      <p class="dialog-text">apt also removes the packages that depend on it. Its own output in the job panel lists them.</p>
-      <Checkbox name="purge" label="Also delete its configuration files (purge)" checked={purge} onChange={(e) => setPurge(e.currentTarget.checked)} />
+      <p class="dialog-text">
+        apt also removes the packages that depend on it. Its own output in the job panel lists them.
+      </p>
+      <Checkbox
+        name="purge"
+        label="Also delete its configuration files (purge)"
+        checked={purge}
+        onChange={(e) => setPurge(e.currentTarget.checked)}
+      />
     </Dialog>
   )
 }
@@ -250,27 +394,43 @@ function PackagesPage({ ctx }: { ctx: PageContext }) {
   }
 
   const go = (to: View) => {
-    const keep = to === 'search' ? (lastQuery.current && `?q=${encodeURIComponent(lastQuery.current)}`) : filter && `?filter=${encodeURIComponent(filter)}`
+    const keep =
+      to === 'search'
+        ? lastQuery.current && `?q=${encodeURIComponent(lastQuery.current)}`
+        : filter && `?filter=${encodeURIComponent(filter)}`
     ctx.navigate(`${ctx.base}${to === 'installed' ? '' : `/${to}`}${keep}`)
   }
-  const setFilter = (value: string) => ctx.navigate(`${ctx.base}${view === 'installed' ? '' : `/${view}`}${value ? `?filter=${encodeURIComponent(value)}` : ''}`, { replace: true })
+  const setFilter = (value: string) =>
+    ctx.navigate(
+      `${ctx.base}${view === 'installed' ? '' : `/${view}`}${value ? `?filter=${encodeURIComponent(value)}` : ''}`,
+      { replace: true },
+    )
 
   return (
     <>
       <PageHeader
         title="Packages"
         description="The Debian packages on this host and what apt offers. Every install, upgrade and removal is written to the audit log."
-        actions={admin && (
-          <>
-            <Button icon="refresh" disabled={busy} onClick={() => run({ action: 'refresh' })}>Refresh package lists</Button>
-            {data && data.upgradableCount > 0 && <Button variant="primary" icon="arrow-up" disabled={busy} onClick={() => void upgradeAll()}>Upgrade all ({data.upgradableCount})</Button>}
-          </>
-        )}
+        actions={
+          admin && (
+            <>
+              <Button icon="refresh" disabled={busy} onClick={() => run({ action: 'refresh' })}>
+                Refresh package lists
+              </Button>
+              {data && data.upgradableCount > 0 && (
+                <Button variant="primary" icon="arrow-up" disabled={busy} onClick={() => void upgradeAll()}>
+                  Upgrade all ({data.upgradableCount})
+                </Button>
+              )}
+            </>
+          )
+        }
       />
       <div class="stack" style={FIT}>
         {foreignJob && (
           <p class="notice" role="status">
-            Another package job is running: {describeJob(foreignJob)}. New jobs can start when it ends; this page follows it.
+            Another package job is running: {describeJob(foreignJob)}. New jobs can start when it ends; this page
+            follows it.
           </p>
         )}
         <JobPanel store={store} />
@@ -304,12 +464,24 @@ function PackagesPage({ ctx }: { ctx: PageContext }) {
                     </div>
                     <p class="toolbar-status" style={{ paddingBottom: 'var(--space-2)' }}>
                       {d.total} installed ·{' '}
-                      {d.upgradableCount > 0 ? <Badge tone="warning">{d.upgradableCount} {d.upgradableCount === 1 ? 'upgrade' : 'upgrades'} available</Badge> : 'no upgrades available'}
+                      {d.upgradableCount > 0 ? (
+                        <Badge tone="warning">
+                          {d.upgradableCount} {d.upgradableCount === 1 ? 'upgrade' : 'upgrades'} available
+                        </Badge>
+                      ) : (
+                        'no upgrades available'
+                      )}
                       {' · '}
                       {d.upgradesCheckedAt ? `checked ${formatRelative(d.upgradesCheckedAt)}` : 'apt could not be read'}
                     </p>
                   </div>
-                  <InstalledTable items={d.items} filter={filter} actions={actions} upgradesOnly={view === 'upgrades'} onFind={() => go('search')} />
+                  <InstalledTable
+                    items={d.items}
+                    filter={filter}
+                    actions={actions}
+                    upgradesOnly={view === 'upgrades'}
+                    onFind={() => go('search')}
+                  />
                 </div>
               )}
             </Async>

@@ -47,7 +47,10 @@ export class BlobStore {
   }
 
   async has(hash: string): Promise<boolean> {
-    return stat(this.pathOf(hash)).then((s) => s.isFile(), () => false)
+    return stat(this.pathOf(hash)).then(
+      (s) => s.isFile(),
+      () => false,
+    )
   }
 
   /** Stores `data` durably under its hash; a blob already present is left as it is. */
@@ -100,7 +103,8 @@ export class BlobStore {
       }
       if (names.every((n) => !referenced.has(n))) await rm(join(this.#blobs, dir), { recursive: true, force: true })
     }
-    for (const name of await readdir(this.#tmp).catch(() => [] as string[])) await rm(join(this.#tmp, name), { force: true })
+    for (const name of await readdir(this.#tmp).catch(() => [] as string[]))
+      await rm(join(this.#tmp, name), { force: true })
     return removed
   }
 }

@@ -36,16 +36,23 @@ function show(raw: string): string {
  */
 export function normalizePath(raw: unknown): string {
   if (typeof raw !== 'string' || raw.length === 0) throw SkillErrors.invalidPath('A file path is empty')
-  if (raw.length > LIMITS.pathChars) throw SkillErrors.invalidPath(`The path ${show(raw)} is longer than ${LIMITS.pathChars} characters`)
+  if (raw.length > LIMITS.pathChars)
+    throw SkillErrors.invalidPath(`The path ${show(raw)} is longer than ${LIMITS.pathChars} characters`)
   if (raw.includes('\0')) throw SkillErrors.invalidPath(`The path ${show(raw)} holds a NUL byte`)
-  if (raw.includes('\\')) throw SkillErrors.invalidPath(`The path ${show(raw)} holds a backslash: separate folders with /`)
+  if (raw.includes('\\'))
+    throw SkillErrors.invalidPath(`The path ${show(raw)} holds a backslash: separate folders with /`)
   if (CONTROL.test(raw)) throw SkillErrors.invalidPath(`The path ${show(raw)} holds a control character`)
-  if (raw.startsWith('/')) throw SkillErrors.invalidPath(`The path ${show(raw)} is absolute: paths are relative to the skill folder`)
+  if (raw.startsWith('/'))
+    throw SkillErrors.invalidPath(`The path ${show(raw)} is absolute: paths are relative to the skill folder`)
   if (/^[A-Za-z]:/.test(raw)) throw SkillErrors.invalidPath(`The path ${show(raw)} starts with a drive letter`)
   if (raw.endsWith('/')) throw SkillErrors.invalidPath(`The path ${show(raw)} names a folder, not a file`)
-  const segments = raw.normalize('NFC').split('/').filter((s) => s !== '' && s !== '.')
+  const segments = raw
+    .normalize('NFC')
+    .split('/')
+    .filter((s) => s !== '' && s !== '.')
   if (segments.length === 0) throw SkillErrors.invalidPath(`The path ${show(raw)} names no file`)
-  if (segments.includes('..')) throw SkillErrors.invalidPath(`The path ${show(raw)} climbs out of the skill folder with ..`)
+  if (segments.includes('..'))
+    throw SkillErrors.invalidPath(`The path ${show(raw)} climbs out of the skill folder with ..`)
   const long = segments.find((s) => Buffer.byteLength(s) > LIMITS.segmentBytes)
   if (long) throw SkillErrors.invalidPath(`A name in ${show(raw)} is longer than ${LIMITS.segmentBytes} bytes`)
   return segments.join('/')
@@ -56,13 +63,17 @@ export const pathKey = (path: string) => path.toLowerCase()
 
 /** Decoded size of a base64 string, or an error when it is not canonical base64 (checked before decoding). */
 export function base64Size(path: string, content: string): number {
-  if (content.length % 4 !== 0) throw SkillErrors.invalidBase64(`The content of ${show(path)} is not valid base64 (length is not a multiple of 4; send it unwrapped, e.g. base64 -w0)`)
+  if (content.length % 4 !== 0)
+    throw SkillErrors.invalidBase64(
+      `The content of ${show(path)} is not valid base64 (length is not a multiple of 4; send it unwrapped, e.g. base64 -w0)`,
+    )
   const padding = content.endsWith('==') ? 2 : content.endsWith('=') ? 1 : 0
   return (content.length / 4) * 3 - padding
 }
 
 const BASE64_VALUES = new Int8Array(128).fill(-1)
-for (const [i, c] of [...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'].entries()) BASE64_VALUES[c.charCodeAt(0)] = i
+for (const [i, c] of [...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'].entries())
+  BASE64_VALUES[c.charCodeAt(0)] = i
 
 /**
  * Decodes canonical base64 only: text that decodes and encodes back to itself. Decided in one decode, without
@@ -76,14 +87,22 @@ export function decodeBase64(path: string, content: string): Buffer {
   const padding = (content.length / 4) * 3 - size
   const last = BASE64_VALUES[content.charCodeAt(content.length - 1 - padding)] ?? -1
   const unusedBits = padding === 2 ? 0x0f : padding === 1 ? 0x03 : 0
-  if (data.length !== size || content.includes('-') || content.includes('_') || (padding > 0 && (last < 0 || (last & unusedBits) !== 0))) {
-    throw SkillErrors.invalidBase64(`The content of ${show(path)} is not valid base64 (only A-Z a-z 0-9 + / and = padding; no line breaks)`)
+  if (
+    data.length !== size ||
+    content.includes('-') ||
+    content.includes('_') ||
+    (padding > 0 && (last < 0 || (last & unusedBits) !== 0))
+  ) {
+    throw SkillErrors.invalidBase64(
+      `The content of ${show(path)} is not valid base64 (only A-Z a-z 0-9 + / and = padding; no line breaks)`,
+    )
   }
   return data
 }
 
 export function checkFileSize(path: string, size: number): void {
-  if (size > LIMITS.fileBytes) throw SkillErrors.fileTooLarge(`${path} is ${size} bytes: the limit is ${mib(LIMITS.fileBytes)} per file`)
+  if (size > LIMITS.fileBytes)
+    throw SkillErrors.fileTooLarge(`${path} is ${size} bytes: the limit is ${mib(LIMITS.fileBytes)} per file`)
 }
 
 /**
@@ -92,7 +111,9 @@ export function checkFileSize(path: string, size: number): void {
  */
 export function checkManifest(skillMdBytes: number, files: { path: string; size: number }[]): void {
   if (files.length + 1 > LIMITS.files) {
-    throw SkillErrors.tooManyFiles(`The bundle has ${files.length + 1} files including SKILL.md: the limit is ${LIMITS.files}`)
+    throw SkillErrors.tooManyFiles(
+      `The bundle has ${files.length + 1} files including SKILL.md: the limit is ${LIMITS.files}`,
+    )
   }
   checkFileSize(SKILL_MD, skillMdBytes)
   let total = skillMdBytes
@@ -100,13 +121,19 @@ export function checkManifest(skillMdBytes: number, files: { path: string; size:
   const folders = new Set<string>()
   for (const file of files) {
     const key = pathKey(file.path)
-    if (key === pathKey(SKILL_MD)) throw SkillErrors.invalidPath(`${show(file.path)} collides with SKILL.md: send the instructions as "body"`)
+    if (key === pathKey(SKILL_MD))
+      throw SkillErrors.invalidPath(`${show(file.path)} collides with SKILL.md: send the instructions as "body"`)
     const other = seen.get(key)
-    if (other !== undefined) throw SkillErrors.invalidPath(`${show(file.path)} and ${show(other)} are the same path (paths are compared ignoring case)`)
+    if (other !== undefined)
+      throw SkillErrors.invalidPath(
+        `${show(file.path)} and ${show(other)} are the same path (paths are compared ignoring case)`,
+      )
     seen.set(key, file.path)
     const segments = key.split('/')
     if (segments.length - 1 > LIMITS.depth) {
-      throw SkillErrors.tooDeep(`${show(file.path)} lies ${segments.length - 1} folders deep: the limit is ${LIMITS.depth} levels`)
+      throw SkillErrors.tooDeep(
+        `${show(file.path)} lies ${segments.length - 1} folders deep: the limit is ${LIMITS.depth} levels`,
+      )
     }
     for (let i = 1; i < segments.length; i++) folders.add(segments.slice(0, i).join('/'))
     checkFileSize(file.path, file.size)
@@ -115,7 +142,8 @@ export function checkManifest(skillMdBytes: number, files: { path: string; size:
   for (const [key, path] of seen) {
     if (folders.has(key)) throw SkillErrors.invalidPath(`${show(path)} is both a file and a folder in this bundle`)
   }
-  if (total > LIMITS.bundleBytes) throw SkillErrors.bundleTooLarge(`The bundle is ${total} bytes: the limit is ${mib(LIMITS.bundleBytes)}`)
+  if (total > LIMITS.bundleBytes)
+    throw SkillErrors.bundleTooLarge(`The bundle is ${total} bytes: the limit is ${mib(LIMITS.bundleBytes)}`)
 }
 
 /**
@@ -125,7 +153,9 @@ export function checkManifest(skillMdBytes: number, files: { path: string; size:
  */
 export function checkIncomingFiles(skillMdBytes: number, incoming: IncomingFile[]): PendingFile[] {
   if (incoming.length + 1 > LIMITS.files) {
-    throw SkillErrors.tooManyFiles(`The bundle has ${incoming.length + 1} files including SKILL.md: the limit is ${LIMITS.files}`)
+    throw SkillErrors.tooManyFiles(
+      `The bundle has ${incoming.length + 1} files including SKILL.md: the limit is ${LIMITS.files}`,
+    )
   }
   const checked = incoming.map((f) => {
     const path = normalizePath(f.path)

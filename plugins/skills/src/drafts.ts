@@ -1,6 +1,14 @@
 import { randomUUID } from 'node:crypto'
 import { sha256 } from './blobs.ts'
-import { base64Size, checkFileSize, checkManifest, decodeBase64, normalizePath, pathKey, type ManifestEntry } from './bundle.ts'
+import {
+  base64Size,
+  checkFileSize,
+  checkManifest,
+  decodeBase64,
+  normalizePath,
+  pathKey,
+  type ManifestEntry,
+} from './bundle.ts'
 import { SkillDraftEntity, SkillEntity } from './entities.ts'
 import { SkillErrors } from './errors.ts'
 import { parseSkillMarkdown } from './frontmatter.ts'
@@ -8,7 +16,7 @@ import { LIMITS } from './limits.ts'
 import type { CreateDraft, SkillDetail, SkillDraft } from './schemas.ts'
 import type { ActorLike, SkillService } from './service.ts'
 
-type DraftRow = typeof SkillDraftEntity['~entity']
+type DraftRow = (typeof SkillDraftEntity)['~entity']
 
 const DRAFT_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
@@ -20,7 +28,9 @@ function ownerOf(actor: ActorLike): string {
 
 /** The creating request, canonically: a retry must send exactly this again. */
 function requestHash(input: CreateDraft): string {
-  return sha256(JSON.stringify([input.name ?? null, input.body, input.targetSkillId ?? null, input.baseRevision ?? null]))
+  return sha256(
+    JSON.stringify([input.name ?? null, input.body, input.targetSkillId ?? null, input.baseRevision ?? null]),
+  )
 }
 
 /**
@@ -63,12 +73,19 @@ export class DraftService {
    */
   async #own(draftId: string, actor: ActorLike, em = this.#skills.db.em()): Promise<DraftRow> {
     const row = await em.findOne(SkillDraftEntity, { id: draftId })
-    if (!row || row.ownerId !== ownerOf(actor) || this.#expired(row)) throw SkillErrors.draftNotFound(`You have no draft ${draftId}`)
+    if (!row || row.ownerId !== ownerOf(actor) || this.#expired(row))
+      throw SkillErrors.draftNotFound(`You have no draft ${draftId}`)
     return row
   }
 
   async list(actor: ActorLike): Promise<SkillDraft[]> {
-    const rows = await this.#skills.db.em().find(SkillDraftEntity, { ownerId: ownerOf(actor), expiresAt: { $gt: this.#skills.now() } }, { orderBy: { createdAt: 'desc' } })
+    const rows = await this.#skills.db
+      .em()
+      .find(
+        SkillDraftEntity,
+        { ownerId: ownerOf(actor), expiresAt: { $gt: this.#skills.now() } },
+        { orderBy: { createdAt: 'desc' } },
+      )
     return Promise.all(rows.map((r) => this.toDraft(r)))
   }
 
@@ -78,9 +95,14 @@ export class DraftService {
 
   /** Creates a draft, or returns it again for an exact retry. `created` tells which. */
   create(input: CreateDraft, actor: ActorLike): Promise<{ draft: SkillDraft; created: boolean }> {
-    if (!DRAFT_ID.test(input.draftId)) throw SkillErrors.invalidDraftId(`draftId ${JSON.stringify(input.draftId.slice(0, 64))} is not a lowercase UUID (make one with crypto.randomUUID())`)
+    if (!DRAFT_ID.test(input.draftId))
+      throw SkillErrors.invalidDraftId(
+        `draftId ${JSON.stringify(input.draftId.slice(0, 64))} is not a lowercase UUID (make one with crypto.randomUUID())`,
+      )
     if ((input.targetSkillId === undefined) !== (input.baseRevision === undefined)) {
-      throw SkillErrors.draftTargetIncomplete('An edit draft names both targetSkillId and baseRevision; a new-skill draft names neither')
+      throw SkillErrors.draftTargetIncomplete(
+        'An edit draft names both targetSkillId and baseRevision; a new-skill draft names neither',
+      )
     }
     const owner = ownerOf(actor)
     const hash = requestHash(input)
@@ -94,7 +116,9 @@ export class DraftService {
       } else if (existing) {
         if (existing.ownerId !== owner) throw SkillErrors.draftNotFound(`You have no draft ${input.draftId}`)
         if (existing.requestHash !== hash) {
-          throw SkillErrors.draftConflict(`Draft ${input.draftId} was created with a different body: a retry must send exactly the same body, a new draft needs a new draftId`)
+          throw SkillErrors.draftConflict(
+            `Draft ${input.draftId} was created with a different body: a retry must send exactly the same body, a new draft needs a new draftId`,
+          )
         }
         return { draft: await this.toDraft(existing), created: false }
       }
@@ -103,7 +127,9 @@ export class DraftService {
       if (input.targetSkillId !== undefined && input.baseRevision !== undefined) {
         const target = await this.#skills.row(input.targetSkillId)
         if (target.source === 'synced') {
-          throw SkillErrors.readOnly(`"${target.name}" is synced and read-only: duplicate it (POST /api/skills/${target.id}/duplicate) and draft an edit of the copy`)
+          throw SkillErrors.readOnly(
+            `"${target.name}" is synced and read-only: duplicate it (POST /api/skills/${target.id}/duplicate) and draft an edit of the copy`,
+          )
         }
         files = (await this.#skills.revisionRow(target.id, input.baseRevision)).files.map((f) => ({ ...f }))
       }
@@ -111,10 +137,19 @@ export class DraftService {
       const md = await this.#skills.blobs.put(Buffer.from(doc.markdown, 'utf8'))
       const now = this.#skills.now()
       const row = em.create(SkillDraftEntity, {
-        id: input.draftId, ownerId: owner, requestHash: hash, requestName: input.name ?? null, markdownSha: md.sha256, markdownSize: md.size,
-        targetSkillId: input.targetSkillId ?? null, baseRevision: input.baseRevision ?? null,
-        publishSkillId: input.targetSkillId ?? randomUUID(), files, publishedRevision: null,
-        createdAt: now, expiresAt: new Date(now.getTime() + LIMITS.draftLifetimeMs),
+        id: input.draftId,
+        ownerId: owner,
+        requestHash: hash,
+        requestName: input.name ?? null,
+        markdownSha: md.sha256,
+        markdownSize: md.size,
+        targetSkillId: input.targetSkillId ?? null,
+        baseRevision: input.baseRevision ?? null,
+        publishSkillId: input.targetSkillId ?? randomUUID(),
+        files,
+        publishedRevision: null,
+        createdAt: now,
+        expiresAt: new Date(now.getTime() + LIMITS.draftLifetimeMs),
       })
       try {
         await em.flush()
@@ -122,25 +157,40 @@ export class DraftService {
         await this.#skills.gcLocked()
         throw err
       }
-      await this.#skills.audit({ action: 'skill.draft.create', target: row.id, detail: { name: doc.meta.name, targetSkillId: row.targetSkillId, baseRevision: row.baseRevision } }, actor)
+      await this.#skills.audit(
+        {
+          action: 'skill.draft.create',
+          target: row.id,
+          detail: { name: doc.meta.name, targetSkillId: row.targetSkillId, baseRevision: row.baseRevision },
+        },
+        actor,
+      )
       return { draft: await this.toDraft(row), created: true }
     })
   }
 
   #unpublished(row: DraftRow): void {
     if (row.publishedRevision !== null && row.publishedRevision !== undefined) {
-      throw SkillErrors.draftPublished(`Draft ${row.id} was published as revision ${row.publishedRevision} and can no longer change: start a new draft`)
+      throw SkillErrors.draftPublished(
+        `Draft ${row.id} was published as revision ${row.publishedRevision} and can no longer change: start a new draft`,
+      )
     }
   }
 
   /** Changes the draft's name or SKILL.md; its target and base revision never change. */
-  update(draftId: string, input: { name?: string; body?: string; targetSkillId?: string; baseRevision?: number }, actor: ActorLike): Promise<SkillDraft> {
+  update(
+    draftId: string,
+    input: { name?: string; body?: string; targetSkillId?: string; baseRevision?: number },
+    actor: ActorLike,
+  ): Promise<SkillDraft> {
     return this.#skills.lock.run(async () => {
       const em = this.#skills.db.em()
       const row = await this.#own(draftId, actor, em)
       this.#unpublished(row)
-      if (input.targetSkillId !== undefined && input.targetSkillId !== (row.targetSkillId ?? '')) throw SkillErrors.draftFixed('A draft\'s targetSkillId cannot change: start a new draft')
-      if (input.baseRevision !== undefined && input.baseRevision !== row.baseRevision) throw SkillErrors.draftFixed('A draft\'s baseRevision cannot change: start a new draft')
+      if (input.targetSkillId !== undefined && input.targetSkillId !== (row.targetSkillId ?? ''))
+        throw SkillErrors.draftFixed("A draft's targetSkillId cannot change: start a new draft")
+      if (input.baseRevision !== undefined && input.baseRevision !== row.baseRevision)
+        throw SkillErrors.draftFixed("A draft's baseRevision cannot change: start a new draft")
       const markdown = input.body ?? (await this.#skills.blobs.read(row.markdownSha)).toString('utf8')
       const name = input.name ?? row.requestName ?? undefined
       const doc = parseSkillMarkdown(markdown, name)
@@ -191,7 +241,8 @@ export class DraftService {
       const row = await this.#own(draftId, actor, em)
       this.#unpublished(row)
       const kept = row.files.filter((f) => pathKey(f.path) !== pathKey(path))
-      if (kept.length === row.files.length) throw SkillErrors.fileNotFound(`Draft ${draftId} has no file ${JSON.stringify(path)}`)
+      if (kept.length === row.files.length)
+        throw SkillErrors.fileNotFound(`Draft ${draftId} has no file ${JSON.stringify(path)}`)
       row.files = kept
       await em.flush()
       await this.#skills.gcLocked()
@@ -218,25 +269,42 @@ export class DraftService {
         const target = await em.findOne(SkillEntity, { id: row.targetSkillId! })
         if (!target) throw SkillErrors.notFound(`The skill this draft edits (${row.targetSkillId}) no longer exists`)
         if (target.revision !== row.baseRevision) {
-          throw SkillErrors.staleRevision(`This draft edits revision ${row.baseRevision}, but the skill is at revision ${target.revision} now: start a new draft from the current revision`)
+          throw SkillErrors.staleRevision(
+            `This draft edits revision ${row.baseRevision}, but the skill is at revision ${target.revision} now: start a new draft from the current revision`,
+          )
         }
       }
       const other = await em.findOne(SkillEntity, { nameKey: doc.meta.name.toLowerCase(), source: 'local' })
-      if (other && other.id !== row.publishSkillId) throw SkillErrors.nameTaken(`A local skill named "${other.name}" exists already: choose another name`)
+      if (other && other.id !== row.publishSkillId)
+        throw SkillErrors.nameTaken(`A local skill named "${other.name}" exists already: choose another name`)
       checkManifest(row.markdownSize, row.files)
       const skill = await this.#skills.publishLocked(
-        isEdit ? { skillId: row.publishSkillId, baseRevision: row.baseRevision! } : { skillId: row.publishSkillId, create: { source: 'local' } },
-        doc, row.files.map((f) => ({ ...f })), 'draft', actor,
+        isEdit
+          ? { skillId: row.publishSkillId, baseRevision: row.baseRevision! }
+          : { skillId: row.publishSkillId, create: { source: 'local' } },
+        doc,
+        row.files.map((f) => ({ ...f })),
+        'draft',
+        actor,
         // Marked published in the same transaction: a crash leaves either both or neither.
         async (tx, published) => {
           const managed = await tx.findOneOrFail(SkillDraftEntity, { id: row.id })
           managed.publishedRevision = published.revision
         },
       )
-      await this.#skills.audit({
-        action: 'skill.draft.publish', target: skill.id,
-        detail: { draftId: row.id, name: skill.name, revision: skill.revision, ...(isEdit ? { before: { revision: row.baseRevision } } : { created: true }) },
-      }, actor)
+      await this.#skills.audit(
+        {
+          action: 'skill.draft.publish',
+          target: skill.id,
+          detail: {
+            draftId: row.id,
+            name: skill.name,
+            revision: skill.revision,
+            ...(isEdit ? { before: { revision: row.baseRevision } } : { created: true }),
+          },
+        },
+        actor,
+      )
       return { detail: await this.#skills.detail(skill.id), created: !isEdit }
     })
   }
@@ -246,14 +314,19 @@ export class DraftService {
       const row = await this.#own(draftId, actor)
       await this.#skills.db.em().nativeDelete(SkillDraftEntity, { id: row.id })
       await this.#skills.gcLocked()
-      await this.#skills.audit({ action: 'skill.draft.discard', target: row.id, detail: { files: row.files.length } }, actor)
+      await this.#skills.audit(
+        { action: 'skill.draft.discard', target: row.id, detail: { files: row.files.length } },
+        actor,
+      )
     })
   }
 
   /** Removes drafts past their 24 hours (and the blobs only they held). */
   sweep(): Promise<number> {
     return this.#skills.lock.run(async () => {
-      const removed = await this.#skills.db.em().nativeDelete(SkillDraftEntity, { expiresAt: { $lte: this.#skills.now() } })
+      const removed = await this.#skills.db
+        .em()
+        .nativeDelete(SkillDraftEntity, { expiresAt: { $lte: this.#skills.now() } })
       if (removed > 0) await this.#skills.gcLocked()
       return removed
     })

@@ -6,7 +6,11 @@ export const SkillErrors = {
   revisionNotFound: defineError('HOSTD_SKILLS_REVISION_NOT_FOUND', 404, 'No such revision of this skill'),
   fileNotFound: defineError('HOSTD_SKILLS_FILE_NOT_FOUND', 404, 'No such file in this skill'),
   staleRevision: defineError('HOSTD_SKILLS_STALE_REVISION', 409, 'The skill changed since your base revision'),
-  readOnly: defineError('HOSTD_SKILLS_READ_ONLY', 409, 'This skill is synced and read-only: duplicate it to edit a local copy'),
+  readOnly: defineError(
+    'HOSTD_SKILLS_READ_ONLY',
+    409,
+    'This skill is synced and read-only: duplicate it to edit a local copy',
+  ),
   nameTaken: defineError('HOSTD_SKILLS_NAME_TAKEN', 409, 'Another local skill has that name'),
   invalidName: defineError('HOSTD_SKILLS_NAME_INVALID', 400, 'Invalid skill name'),
   invalidFrontmatter: defineError('HOSTD_SKILLS_FRONTMATTER_INVALID', 400, 'Invalid SKILL.md frontmatter'),
@@ -18,8 +22,20 @@ export const SkillErrors = {
   bundleTooLarge: defineError('HOSTD_SKILLS_BUNDLE_TOO_LARGE', 413, 'The bundle is larger than the bundle limit'),
   draftNotFound: defineError('HOSTD_SKILLS_DRAFT_NOT_FOUND', 404, 'No such draft'),
   draftConflict: defineError('HOSTD_SKILLS_DRAFT_CONFLICT', 409, 'This draftId was already used with a different body'),
-  draftFixed: defineError('HOSTD_SKILLS_DRAFT_TARGET_FIXED', 409, 'targetSkillId and baseRevision of a draft cannot change'),
-  draftTargetIncomplete: defineError('HOSTD_SKILLS_DRAFT_TARGET_INCOMPLETE', 400, 'An edit draft names both targetSkillId and baseRevision'),
-  draftPublished: defineError('HOSTD_SKILLS_DRAFT_PUBLISHED', 409, 'This draft is already published; start a new draft'),
+  draftFixed: defineError(
+    'HOSTD_SKILLS_DRAFT_TARGET_FIXED',
+    409,
+    'targetSkillId and baseRevision of a draft cannot change',
+  ),
+  draftTargetIncomplete: defineError(
+    'HOSTD_SKILLS_DRAFT_TARGET_INCOMPLETE',
+    400,
+    'An edit draft names both targetSkillId and baseRevision',
+  ),
+  draftPublished: defineError(
+    'HOSTD_SKILLS_DRAFT_PUBLISHED',
+    409,
+    'This draft is already published; start a new draft',
+  ),
   invalidDraftId: defineError('HOSTD_SKILLS_DRAFT_ID_INVALID', 400, 'draftId must be a lowercase UUID'),
 } as const

@@ -37,7 +37,8 @@ const CONTROL = /[\u0000-\u001f\u007f]/
 export function checkName(raw: string): string {
   const name = raw.trim()
   if (name.length === 0) throw SkillErrors.invalidName('The skill name is empty')
-  if ([...name].length > LIMITS.nameChars) throw SkillErrors.invalidName(`The skill name is longer than ${LIMITS.nameChars} characters`)
+  if ([...name].length > LIMITS.nameChars)
+    throw SkillErrors.invalidName(`The skill name is longer than ${LIMITS.nameChars} characters`)
   if (CONTROL.test(name)) throw SkillErrors.invalidName('The skill name holds a control character')
   return name
 }
@@ -47,7 +48,8 @@ function optionalString(fm: Record<string, unknown>, key: string, max: number): 
   if (value === undefined || value === null) return ''
   if (typeof value !== 'string') throw SkillErrors.invalidFrontmatter(`Frontmatter "${key}" must be a string`)
   const text = value.trim()
-  if ([...text].length > max) throw SkillErrors.invalidFrontmatter(`Frontmatter "${key}" is longer than ${max} characters`)
+  if ([...text].length > max)
+    throw SkillErrors.invalidFrontmatter(`Frontmatter "${key}" is longer than ${max} characters`)
   return text
 }
 
@@ -60,7 +62,8 @@ function readTags(value: unknown): string[] {
   const tags = [...new Set((list as string[]).map((t) => t.trim()).filter(Boolean))]
   if (tags.length > LIMITS.tags) throw SkillErrors.invalidFrontmatter(`At most ${LIMITS.tags} tags`)
   const long = tags.find((t) => [...t].length > LIMITS.tagChars)
-  if (long) throw SkillErrors.invalidFrontmatter(`The tag "${long.slice(0, 20)}…" is longer than ${LIMITS.tagChars} characters`)
+  if (long)
+    throw SkillErrors.invalidFrontmatter(`The tag "${long.slice(0, 20)}…" is longer than ${LIMITS.tagChars} characters`)
   return tags
 }
 
@@ -86,8 +89,12 @@ export function parseSkillMarkdown(text: string, requestName?: string, fallbackN
       throw SkillErrors.invalidFrontmatter(`The frontmatter is larger than ${LIMITS.frontmatterBytes / 1024} KiB`)
     }
     doc = yaml().parseDocument(yamlText, { schema: 'core', uniqueKeys: true, prettyErrors: false })
-    if (doc.errors.length > 0) throw SkillErrors.invalidFrontmatter(`The frontmatter is not valid YAML: ${doc.errors[0]!.message.split('\n')[0]}`)
-    if (doc.contents !== null && !yaml().isMap(doc.contents)) throw SkillErrors.invalidFrontmatter('The frontmatter must be a YAML mapping (key: value lines)')
+    if (doc.errors.length > 0)
+      throw SkillErrors.invalidFrontmatter(
+        `The frontmatter is not valid YAML: ${doc.errors[0]!.message.split('\n')[0]}`,
+      )
+    if (doc.contents !== null && !yaml().isMap(doc.contents))
+      throw SkillErrors.invalidFrontmatter('The frontmatter must be a YAML mapping (key: value lines)')
     let js: unknown
     try {
       js = doc.toJS({ maxAliasCount: 50 })
@@ -98,12 +105,17 @@ export function parseSkillMarkdown(text: string, requestName?: string, fallbackN
     fm = js === null || js === undefined ? {} : (JSON.parse(JSON.stringify(js)) as Record<string, unknown>)
   }
   const fmName = fm.name
-  if (fmName !== undefined && fmName !== null && typeof fmName !== 'string') throw SkillErrors.invalidFrontmatter('Frontmatter "name" must be a string')
+  if (fmName !== undefined && fmName !== null && typeof fmName !== 'string')
+    throw SkillErrors.invalidFrontmatter('Frontmatter "name" must be a string')
   const rawName = requestName ?? (typeof fmName === 'string' && fmName.trim() ? fmName : (fallbackName ?? ''))
-  if (!rawName.trim()) throw SkillErrors.invalidName('A skill needs a name: send "name" or put name: in the frontmatter')
+  if (!rawName.trim())
+    throw SkillErrors.invalidName('A skill needs a name: send "name" or put name: in the frontmatter')
   const name = checkName(rawName)
   const description = optionalString(fm, 'description', LIMITS.descriptionChars)
-  if (!description) throw SkillErrors.invalidFrontmatter('SKILL.md needs a YAML frontmatter block with a non-empty description: (---\\ndescription: ...\\n---)')
+  if (!description)
+    throw SkillErrors.invalidFrontmatter(
+      'SKILL.md needs a YAML frontmatter block with a non-empty description: (---\\ndescription: ...\\n---)',
+    )
   const meta: SkillMeta = {
     name,
     description,

@@ -32,21 +32,39 @@ export function createSkillsPlugin(options: SkillsPluginOptions = {}) {
     version: '1.0.0',
     kernel: '^1.0.0',
     description: 'Local workflow library (skills): bundles with revisions and drafts, a synced folder, zip export.',
-    ui: { pages: [{ path: '/skills', title: 'Skills', icon: 'sparkles', role: 'admin', module: 'ui/skills.tsx', element: 'skills-page' }] },
+    ui: {
+      pages: [
+        {
+          path: '/skills',
+          title: 'Skills',
+          icon: 'sparkles',
+          role: 'admin',
+          module: 'ui/skills.tsx',
+          element: 'skills-page',
+        },
+      ],
+    },
     deps: { db: tokens.database, audit: tokens.audit, log: tokens.logger, kernel: tokens.kernel },
     entities: skillEntities,
     routes: (r, { db, audit, log, kernel }) => {
       const root = join(kernel.dataDir, 'skills')
       skills = new SkillService({ db, audit, log, blobs: new BlobStore(root), hooks: options.hooks })
       drafts = new DraftService(skills)
-      sync = new SkillSync(skills, resolve(options.syncDir ?? (process.env.HOSTD_SKILLS_SYNC_DIR || join(root, 'sync'))), log)
+      sync = new SkillSync(
+        skills,
+        resolve(options.syncDir ?? (process.env.HOSTD_SKILLS_SYNC_DIR || join(root, 'sync'))),
+        log,
+      )
       skillRoutes(r, skills, drafts, sync)
     },
     start: async ({ log }) => {
       await skills!.start()
       await drafts!.sweep()
       await sync!.start()
-      sweeper = setInterval(() => void drafts!.sweep().catch((err: unknown) => log.error({ err }, 'skills: draft sweep failed')), SWEEP_MS)
+      sweeper = setInterval(
+        () => void drafts!.sweep().catch((err: unknown) => log.error({ err }, 'skills: draft sweep failed')),
+        SWEEP_MS,
+      )
       sweeper.unref()
     },
     stop: async () => {

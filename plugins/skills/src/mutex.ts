@@ -9,7 +9,8 @@ export class Mutex {
   }
 }
 
-const shared: Map<string, Mutex> = ((globalThis as Record<symbol, unknown>)[Symbol.for('hostd.skills.locks')] ??= new Map<string, Mutex>()) as Map<string, Mutex>
+const shared: Map<string, Mutex> = ((globalThis as Record<symbol, unknown>)[Symbol.for('hostd.skills.locks')] ??=
+  new Map<string, Mutex>()) as Map<string, Mutex>
 
 /**
  * One lock per data folder for the whole process: while a hot upgrade runs two versions of this plugin side by

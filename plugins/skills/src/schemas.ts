@@ -40,7 +40,9 @@ export const FileSchema = Type.Object(
 )
 
 const Name = Type.String({ minLength: 1, maxLength: 256, description: 'Wins over the frontmatter name' })
-const Body = Type.String({ description: 'The whole SKILL.md: YAML frontmatter (name, description; optional icon, category, tags) and markdown' })
+const Body = Type.String({
+  description: 'The whole SKILL.md: YAML frontmatter (name, description; optional icon, category, tags) and markdown',
+})
 
 export const CreateSkillSchema = Type.Object(
   { name: Type.Optional(Name), body: Body, files: Type.Optional(Type.Array(FileSchema)) },
@@ -66,7 +68,12 @@ export const ListQuery = Type.Object(
     category: Type.Optional(Type.String({ maxLength: 64 })),
     tag: Type.Optional(Type.String({ maxLength: 64 })),
     source: Type.Optional(Type.Union([Type.Literal('local'), Type.Literal('synced')])),
-    q: Type.Optional(Type.String({ maxLength: 256, description: 'Text found in name, description, category or tags (case-insensitive)' })),
+    q: Type.Optional(
+      Type.String({
+        maxLength: 256,
+        description: 'Text found in name, description, category or tags (case-insensitive)',
+      }),
+    ),
     enabled: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false },
@@ -127,7 +134,10 @@ export const UpdateDraftSchema = Type.Object(
   { additionalProperties: false },
 )
 export const DraftParams = Type.Object({ draftId: UuidSchema })
-export const DraftFileQuery = Type.Object({ path: Type.String({ minLength: 1, maxLength: 4096 }) }, { additionalProperties: false })
+export const DraftFileQuery = Type.Object(
+  { path: Type.String({ minLength: 1, maxLength: 4096 }) },
+  { additionalProperties: false },
+)
 
 export const SyncStatusSchema = Type.Object({
   dir: Type.String(),

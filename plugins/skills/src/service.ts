@@ -1,7 +1,16 @@
 import { randomUUID } from 'node:crypto'
 import type { AuditService, Database, Logger, SessionUser } from '@hostd/sdk'
 import { BlobStore, sha256 } from './blobs.ts'
-import { checkIncomingFiles, checkManifest, normalizePath, pathKey, SKILL_MD, type IncomingFile, type ManifestEntry, type PendingFile } from './bundle.ts'
+import {
+  checkIncomingFiles,
+  checkManifest,
+  normalizePath,
+  pathKey,
+  SKILL_MD,
+  type IncomingFile,
+  type ManifestEntry,
+  type PendingFile,
+} from './bundle.ts'
 import { SkillEntity, SkillRevisionEntity, SkillDraftEntity } from './entities.ts'
 import { SkillErrors } from './errors.ts'
 import { checkName, parseSkillMarkdown, type SkillDocument } from './frontmatter.ts'
@@ -19,8 +28,8 @@ export interface SkillHooks {
   now?: () => number
 }
 
-export type SkillRow = typeof SkillEntity['~entity']
-export type RevisionRow = typeof SkillRevisionEntity['~entity']
+export type SkillRow = (typeof SkillEntity)['~entity']
+export type RevisionRow = (typeof SkillRevisionEntity)['~entity']
 export type TxEntityManager = ReturnType<Database['em']>
 
 export interface PublishTarget {
@@ -100,7 +109,8 @@ export class SkillService {
   async start(): Promise<void> {
     await this.blobs.init()
     const removed = await this.lock.run(() => this.gcLocked())
-    if (removed > 0) this.#log.warn({ removed }, 'skills: removed blobs no revision or draft refers to (an interrupted publish)')
+    if (removed > 0)
+      this.#log.warn({ removed }, 'skills: removed blobs no revision or draft refers to (an interrupted publish)')
   }
 
   /** Call with the lock held. */
@@ -168,9 +178,25 @@ export class SkillService {
     const markdown = (await this.blobs.read(rev.markdownSha)).toString('utf8')
     const doc = parseSkillMarkdown(markdown, rev.name)
     const summary = this.toSummary(row)
-    const skill = revision === undefined || revision === row.revision ? summary
-      : { ...summary, name: rev.name, description: rev.description, icon: rev.icon, category: rev.category, tags: rev.tags, revision: rev.revision }
-    return { skill, body: doc.body, files: rev.files.map((f) => f.path), frontmatter: doc.frontmatter, markdown: doc.markdown }
+    const skill =
+      revision === undefined || revision === row.revision
+        ? summary
+        : {
+            ...summary,
+            name: rev.name,
+            description: rev.description,
+            icon: rev.icon,
+            category: rev.category,
+            tags: rev.tags,
+            revision: rev.revision,
+          }
+    return {
+      skill,
+      body: doc.body,
+      files: rev.files.map((f) => f.path),
+      frontmatter: doc.frontmatter,
+      markdown: doc.markdown,
+    }
   }
 
   async revisions(id: string): Promise<RevisionInfo[]> {
@@ -195,13 +221,15 @@ export class SkillService {
     const key = pathKey(normalizePath(path.replace(/^\/+/, '')))
     if (key === pathKey(SKILL_MD)) return { sha256: rev.markdownSha, size: rev.markdownSize, path: SKILL_MD }
     const entry = rev.files.find((f) => pathKey(f.path) === key)
-    if (!entry) throw SkillErrors.fileNotFound(`Revision ${rev.revision} of this skill has no file ${JSON.stringify(path)}`)
+    if (!entry)
+      throw SkillErrors.fileNotFound(`Revision ${rev.revision} of this skill has no file ${JSON.stringify(path)}`)
     return entry
   }
 
   async #checkNameFree(name: string, exceptId: string | null): Promise<void> {
     const other = await this.#db.em().findOne(SkillEntity, { nameKey: name.toLowerCase(), source: 'local' })
-    if (other && other.id !== exceptId) throw SkillErrors.nameTaken(`A local skill named "${other.name}" exists already: choose another name`)
+    if (other && other.id !== exceptId)
+      throw SkillErrors.nameTaken(`A local skill named "${other.name}" exists already: choose another name`)
   }
 
   /**
@@ -211,20 +239,32 @@ export class SkillService {
    * previous revision is untouched and the blobs written for this attempt are collected.
    */
   async publishLocked(
-    target: PublishTarget, doc: SkillDocument, files: PendingFile[], origin: string, actor: ActorLike,
+    target: PublishTarget,
+    doc: SkillDocument,
+    files: PendingFile[],
+    origin: string,
+    actor: ActorLike,
     alsoInTransaction?: (em: TxEntityManager, skill: SkillRow) => Promise<void>,
   ): Promise<SkillRow> {
     try {
       // SKILL.md and the files are written side by side: their fsyncs overlap instead of each waiting its turn.
-      const markdown: PendingFile = { path: SKILL_MD, size: Buffer.byteLength(doc.markdown), data: Buffer.from(doc.markdown, 'utf8') }
-      const [md, ...manifest] = await mapLimit([markdown, ...files], BLOB_WRITES_AT_ONCE, async (file): Promise<ManifestEntry> => {
-        if (file.sha256) {
-          if (!(await this.blobs.has(file.sha256))) throw new Error(`blob ${file.sha256} of ${file.path} is missing`)
-          return { path: file.path, sha256: file.sha256, size: file.size }
-        }
-        if (!file.data) throw new Error(`${file.path} has neither content nor a blob`)
-        return { path: file.path, ...(await this.blobs.put(file.data)) }
-      }) as [ManifestEntry, ...ManifestEntry[]]
+      const markdown: PendingFile = {
+        path: SKILL_MD,
+        size: Buffer.byteLength(doc.markdown),
+        data: Buffer.from(doc.markdown, 'utf8'),
+      }
+      const [md, ...manifest] = (await mapLimit(
+        [markdown, ...files],
+        BLOB_WRITES_AT_ONCE,
+        async (file): Promise<ManifestEntry> => {
+          if (file.sha256) {
+            if (!(await this.blobs.has(file.sha256))) throw new Error(`blob ${file.sha256} of ${file.path} is missing`)
+            return { path: file.path, sha256: file.sha256, size: file.size }
+          }
+          if (!file.data) throw new Error(`${file.path} has neither content nor a blob`)
+          return { path: file.path, ...(await this.blobs.put(file.data)) }
+        },
+      )) as [ManifestEntry, ...ManifestEntry[]]
       manifest.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
       await this.#hooks.beforeCommit?.({ skillId: target.skillId, origin })
       const now = this.now()
@@ -233,23 +273,54 @@ export class SkillService {
         if (!skill) {
           if (!target.create) throw SkillErrors.notFound(`No skill with id ${target.skillId}`)
           skill = em.create(SkillEntity, {
-            id: target.skillId, name: doc.meta.name, nameKey: doc.meta.name.toLowerCase(), description: '', icon: '', category: '', tags: [],
-            source: target.create.source, syncFolder: target.create.syncFolder ?? null, enabled: true, revision: 0, version: 0, createdAt: now, updatedAt: now,
+            id: target.skillId,
+            name: doc.meta.name,
+            nameKey: doc.meta.name.toLowerCase(),
+            description: '',
+            icon: '',
+            category: '',
+            tags: [],
+            source: target.create.source,
+            syncFolder: target.create.syncFolder ?? null,
+            enabled: true,
+            revision: 0,
+            version: 0,
+            createdAt: now,
+            updatedAt: now,
           })
         } else if (target.baseRevision !== undefined && skill.revision !== target.baseRevision) {
-          throw SkillErrors.staleRevision(`baseRevision ${target.baseRevision} is stale: the skill is at revision ${skill.revision}. Reload it and apply your change again`)
+          throw SkillErrors.staleRevision(
+            `baseRevision ${target.baseRevision} is stale: the skill is at revision ${skill.revision}. Reload it and apply your change again`,
+          )
         }
         const revision = skill.revision + 1
         em.create(SkillRevisionEntity, {
-          skillId: skill.id, revision, ...doc.meta, markdownSha: md.sha256, markdownSize: md.size, files: manifest,
-          size: md.size + manifest.reduce((n, f) => n + f.size, 0), digest: digestOf(md.sha256, manifest), origin, createdAt: now, createdBy: nameOf(actor),
+          skillId: skill.id,
+          revision,
+          ...doc.meta,
+          markdownSha: md.sha256,
+          markdownSize: md.size,
+          files: manifest,
+          size: md.size + manifest.reduce((n, f) => n + f.size, 0),
+          digest: digestOf(md.sha256, manifest),
+          origin,
+          createdAt: now,
+          createdBy: nameOf(actor),
         })
-        Object.assign(skill, { ...doc.meta, nameKey: doc.meta.name.toLowerCase(), revision, version: skill.version + 1, updatedAt: now })
+        Object.assign(skill, {
+          ...doc.meta,
+          nameKey: doc.meta.name.toLowerCase(),
+          revision,
+          version: skill.version + 1,
+          updatedAt: now,
+        })
         await alsoInTransaction?.(em, skill)
         return skill
       })
     } catch (err) {
-      await this.gcLocked().catch((e: unknown) => this.#log.error({ err: e }, 'skills: blob collection after a failed publish failed'))
+      await this.gcLocked().catch((e: unknown) =>
+        this.#log.error({ err: e }, 'skills: blob collection after a failed publish failed'),
+      )
       throw err
     }
   }
@@ -269,8 +340,21 @@ export class SkillService {
     const files = checkIncomingFiles(Buffer.byteLength(doc.markdown), input.files ?? [])
     return this.lock.run(async () => {
       await this.#checkNameFree(doc.meta.name, null)
-      const skill = await this.publishLocked({ skillId: randomUUID(), create: { source: 'local' } }, doc, files, 'create', actor)
-      await this.#audit.record({ action: 'skill.create', target: skill.id, detail: { name: skill.name, revision: skill.revision, files: files.length } }, actor)
+      const skill = await this.publishLocked(
+        { skillId: randomUUID(), create: { source: 'local' } },
+        doc,
+        files,
+        'create',
+        actor,
+      )
+      await this.#audit.record(
+        {
+          action: 'skill.create',
+          target: skill.id,
+          detail: { name: skill.name, revision: skill.revision, files: files.length },
+        },
+        actor,
+      )
       return this.detail(skill.id)
     })
   }
@@ -278,17 +362,25 @@ export class SkillService {
   /** Local skills only: a synced one is read-only (its folder is the source of truth). */
   #writable(row: SkillRow): void {
     if (row.source === 'synced') {
-      throw SkillErrors.readOnly(`"${row.name}" is synced from the sync directory and read-only: duplicate it (POST /api/skills/${row.id}/duplicate) and edit the local copy`)
+      throw SkillErrors.readOnly(
+        `"${row.name}" is synced from the sync directory and read-only: duplicate it (POST /api/skills/${row.id}/duplicate) and edit the local copy`,
+      )
     }
   }
 
   #checkBase(row: SkillRow, baseRevision: number): void {
     if (row.revision !== baseRevision) {
-      throw SkillErrors.staleRevision(`baseRevision ${baseRevision} is stale: the skill is at revision ${row.revision}. Reload it and apply your change again`)
+      throw SkillErrors.staleRevision(
+        `baseRevision ${baseRevision} is stale: the skill is at revision ${row.revision}. Reload it and apply your change again`,
+      )
     }
   }
 
-  replace(id: string, input: { name?: string; body: string; baseRevision: number; files?: IncomingFile[] }, actor: ActorLike): Promise<SkillDetail> {
+  replace(
+    id: string,
+    input: { name?: string; body: string; baseRevision: number; files?: IncomingFile[] },
+    actor: ActorLike,
+  ): Promise<SkillDetail> {
     const doc = parseSkillMarkdown(input.body, input.name)
     const mdBytes = Buffer.byteLength(doc.markdown)
     const incoming = input.files === undefined ? null : checkIncomingFiles(mdBytes, input.files)
@@ -304,11 +396,25 @@ export class SkillService {
         checkManifest(mdBytes, files)
       }
       const before = { name: row.name, revision: row.revision }
-      const skill = await this.publishLocked({ skillId: id, baseRevision: input.baseRevision }, doc, files, 'update', actor)
-      await this.#audit.record({
-        action: 'skill.update', target: id,
-        detail: { before, after: { name: skill.name, revision: skill.revision }, files: incoming ? 'replaced' : 'kept' },
-      }, actor)
+      const skill = await this.publishLocked(
+        { skillId: id, baseRevision: input.baseRevision },
+        doc,
+        files,
+        'update',
+        actor,
+      )
+      await this.#audit.record(
+        {
+          action: 'skill.update',
+          target: id,
+          detail: {
+            before,
+            after: { name: skill.name, revision: skill.revision },
+            files: incoming ? 'replaced' : 'kept',
+          },
+        },
+        actor,
+      )
       return this.detail(id)
     })
   }
@@ -317,7 +423,12 @@ export class SkillService {
   async #copyName(name: string): Promise<string> {
     for (let n = 1; n < 1000; n++) {
       const suffix = n === 1 ? ' (copy)' : ` (copy ${n})`
-      const candidate = checkName([...name].slice(0, LIMITS.nameChars - suffix.length).join('').trimEnd() + suffix)
+      const candidate = checkName(
+        [...name]
+          .slice(0, LIMITS.nameChars - suffix.length)
+          .join('')
+          .trimEnd() + suffix,
+      )
       const other = await this.#db.em().findOne(SkillEntity, { nameKey: candidate.toLowerCase(), source: 'local' })
       if (!other) return candidate
     }
@@ -333,8 +444,21 @@ export class SkillService {
       const doc = parseSkillMarkdown(markdown, name)
       const files = rev.files.map((f) => ({ ...f }))
       checkManifest(Buffer.byteLength(doc.markdown), files)
-      const skill = await this.publishLocked({ skillId: randomUUID(), create: { source: 'local' } }, doc, files, 'duplicate', actor)
-      await this.#audit.record({ action: 'skill.duplicate', target: skill.id, detail: { from: id, fromRevision: rev.revision, name: skill.name, source: row.source } }, actor)
+      const skill = await this.publishLocked(
+        { skillId: randomUUID(), create: { source: 'local' } },
+        doc,
+        files,
+        'duplicate',
+        actor,
+      )
+      await this.#audit.record(
+        {
+          action: 'skill.duplicate',
+          target: skill.id,
+          detail: { from: id, fromRevision: rev.revision, name: skill.name, source: row.source },
+        },
+        actor,
+      )
       return this.detail(skill.id)
     })
   }
@@ -348,8 +472,21 @@ export class SkillService {
       await this.#checkNameFree(rev.name, id)
       const markdown = (await this.blobs.read(rev.markdownSha)).toString('utf8')
       const doc = parseSkillMarkdown(markdown, rev.name)
-      const skill = await this.publishLocked({ skillId: id, baseRevision }, doc, rev.files.map((f) => ({ ...f })), 'restore', actor)
-      await this.#audit.record({ action: 'skill.restore', target: id, detail: { restored: revision, before: { revision: row.revision }, after: { revision: skill.revision } } }, actor)
+      const skill = await this.publishLocked(
+        { skillId: id, baseRevision },
+        doc,
+        rev.files.map((f) => ({ ...f })),
+        'restore',
+        actor,
+      )
+      await this.#audit.record(
+        {
+          action: 'skill.restore',
+          target: id,
+          detail: { restored: revision, before: { revision: row.revision }, after: { revision: skill.revision } },
+        },
+        actor,
+      )
       return this.detail(id)
     })
   }
@@ -358,14 +495,19 @@ export class SkillService {
     return this.lock.run(async () => {
       const row = await this.row(id)
       if (row.source === 'synced') {
-        throw SkillErrors.readOnly(`"${row.name}" is synced and read-only: remove its folder from the sync directory instead`)
+        throw SkillErrors.readOnly(
+          `"${row.name}" is synced and read-only: remove its folder from the sync directory instead`,
+        )
       }
       await this.#db.em().transactional(async (em) => {
         await em.nativeDelete(SkillRevisionEntity, { skillId: id })
         await em.nativeDelete(SkillEntity, { id })
       })
       await this.gcLocked()
-      await this.#audit.record({ action: 'skill.delete', target: id, detail: { name: row.name, revision: row.revision } }, actor)
+      await this.#audit.record(
+        { action: 'skill.delete', target: id, detail: { name: row.name, revision: row.revision } },
+        actor,
+      )
     })
   }
 
@@ -381,7 +523,14 @@ export class SkillService {
         row.updatedAt = this.now()
         await em.flush()
       }
-      await this.#audit.record({ action: enabled ? 'skill.enable' : 'skill.disable', target: id, detail: { name: row.name, before: { enabled: before }, after: { enabled } } }, actor)
+      await this.#audit.record(
+        {
+          action: enabled ? 'skill.enable' : 'skill.disable',
+          target: id,
+          detail: { name: row.name, before: { enabled: before }, after: { enabled } },
+        },
+        actor,
+      )
       return this.toSummary(row)
     })
   }

@@ -98,7 +98,9 @@ export class SkillSync {
       dir: this.dir,
       watching: this.#watcher !== null,
       skills: rows.length,
-      errors: [...this.#errors].map(([folder, message]) => ({ folder, message })).sort((a, b) => (a.folder < b.folder ? -1 : 1)),
+      errors: [...this.#errors]
+        .map(([folder, message]) => ({ folder, message }))
+        .sort((a, b) => (a.folder < b.folder ? -1 : 1)),
     }
   }
 
@@ -115,7 +117,8 @@ export class SkillSync {
         } catch (err) {
           present.add(folder)
           const message = (err as Error).message
-          if (this.#errors.get(folder) !== message) this.#log.warn({ folder, err: message }, 'skills: synced folder skipped')
+          if (this.#errors.get(folder) !== message)
+            this.#log.warn({ folder, err: message }, 'skills: synced folder skipped')
           this.#errors.set(folder, message)
           this.#prints.delete(folder)
         }
@@ -125,7 +128,10 @@ export class SkillSync {
         await this.#skills.removeSyncedLocked(row)
         this.#prints.delete(folder)
         this.#errors.delete(folder)
-        await this.#skills.audit({ action: 'skill.sync.remove', target: row.id, detail: { folder, name: row.name } }, undefined)
+        await this.#skills.audit(
+          { action: 'skill.sync.remove', target: row.id, detail: { folder, name: row.name } },
+          undefined,
+        )
       }
       for (const folder of this.#errors.keys()) if (!folders.includes(folder)) this.#errors.delete(folder)
       const rowsNow = await this.#skills.syncedRows()
@@ -133,7 +139,9 @@ export class SkillSync {
         dir: this.dir,
         watching: this.#watcher !== null,
         skills: rowsNow.length,
-        errors: [...this.#errors].map(([f, message]) => ({ folder: f, message })).sort((a, b) => (a.folder < b.folder ? -1 : 1)),
+        errors: [...this.#errors]
+          .map(([f, message]) => ({ folder: f, message }))
+          .sort((a, b) => (a.folder < b.folder ? -1 : 1)),
       }
     })
   }
@@ -144,7 +152,8 @@ export class SkillSync {
     const listed = await listFolder(root)
     const skillMd = listed.find((f) => f.path === SKILL_MD)
     if (!skillMd) {
-      if (listed.some((f) => pathKey(f.path) === pathKey(SKILL_MD))) throw SkillErrors.invalidPath(`Name the instructions file exactly ${SKILL_MD}`)
+      if (listed.some((f) => pathKey(f.path) === pathKey(SKILL_MD)))
+        throw SkillErrors.invalidPath(`Name the instructions file exactly ${SKILL_MD}`)
       return false
     }
     const print = sha256(JSON.stringify(listed.map((f) => [f.path, f.size, f.mtimeMs])))
@@ -159,7 +168,10 @@ export class SkillSync {
       files.push({ path: f.path, size: data.length, data, sha256: undefined })
     }
     checkManifest(Buffer.byteLength(doc.markdown), files)
-    const digest = this.#skills.digestFor(doc.markdown, files.map((f) => ({ path: f.path, size: f.size, sha256: sha256(f.data) })))
+    const digest = this.#skills.digestFor(
+      doc.markdown,
+      files.map((f) => ({ path: f.path, size: f.size, sha256: sha256(f.data) })),
+    )
     if (row && (await this.#skills.currentRevision(row)).digest === digest) {
       this.#prints.set(folder, print)
       this.#errors.delete(folder)
@@ -167,14 +179,26 @@ export class SkillSync {
     }
     const skill = await this.#skills.publishLocked(
       row ? { skillId: row.id } : { skillId: randomUUID(), create: { source: 'synced', syncFolder: folder } },
-      doc, files, 'sync', undefined,
+      doc,
+      files,
+      'sync',
+      undefined,
     )
     this.#prints.set(folder, print)
     this.#errors.delete(folder)
-    await this.#skills.audit({
-      action: row ? 'skill.sync.update' : 'skill.sync.create', target: skill.id,
-      detail: { folder, name: skill.name, revision: skill.revision, ...(row ? { before: { revision: row.revision } } : {}) },
-    }, undefined)
+    await this.#skills.audit(
+      {
+        action: row ? 'skill.sync.update' : 'skill.sync.create',
+        target: skill.id,
+        detail: {
+          folder,
+          name: skill.name,
+          revision: skill.revision,
+          ...(row ? { before: { revision: row.revision } } : {}),
+        },
+      },
+      undefined,
+    )
     return true
   }
 }

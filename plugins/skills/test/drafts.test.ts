@@ -23,10 +23,12 @@ describe('skills: drafts', () => {
   afterAll(() => t.close())
 
   const as = (who: { token: string }) => ({ token: who.token })
-  const createDraft = (who: { token: string }, payload: Record<string, unknown>) => t.inject({ method: 'POST', url: '/api/skills/drafts', as: as(who), payload })
+  const createDraft = (who: { token: string }, payload: Record<string, unknown>) =>
+    t.inject({ method: 'POST', url: '/api/skills/drafts', as: as(who), payload })
   const stage = (who: { token: string }, id: string, path: string, content: string) =>
     t.inject({ method: 'PUT', url: `/api/skills/drafts/${id}/files`, as: as(who), payload: { path, content } })
-  const publish = (who: { token: string }, id: string) => t.inject({ method: 'POST', url: `/api/skills/drafts/${id}/publish`, as: as(who) })
+  const publish = (who: { token: string }, id: string) =>
+    t.inject({ method: 'POST', url: `/api/skills/drafts/${id}/publish`, as: as(who) })
 
   it('creates a new-skill draft; an exact retry returns the same draft with its staged files', async () => {
     const draftId = randomUUID()
@@ -34,7 +36,13 @@ describe('skills: drafts', () => {
     const first = await createDraft(alice, body)
     expect(first.statusCode).toBe(201)
     const draft = first.json()
-    expect(draft).toMatchObject({ id: draftId, files: [], name: 'Drafted', publishedRevision: null, publishSkillId: expect.stringMatching(/^[0-9a-f-]{36}$/) })
+    expect(draft).toMatchObject({
+      id: draftId,
+      files: [],
+      name: 'Drafted',
+      publishedRevision: null,
+      publishSkillId: expect.stringMatching(/^[0-9a-f-]{36}$/),
+    })
     expect(draft).not.toHaveProperty('targetSkillId')
     expect(draft).not.toHaveProperty('baseRevision')
     expect(Date.parse(draft.expiresAt) - Date.parse(draft.createdAt)).toBe(24 * HOUR)
@@ -46,9 +54,16 @@ describe('skills: drafts', () => {
 
     const published = await publish(alice, draftId)
     expect(published.statusCode).toBe(201)
-    expect(published.json().skill).toMatchObject({ id: draft.publishSkillId, name: 'Drafted', revision: 1, source: 'local' })
+    expect(published.json().skill).toMatchObject({
+      id: draft.publishSkillId,
+      name: 'Drafted',
+      revision: 1,
+      source: 'local',
+    })
     expect(published.json().files).toEqual(['docs/readme.txt'])
-    expect((await t.inject({ url: `/api/skills/${draft.publishSkillId}/file?path=docs/readme.txt`, as: 'admin' })).body).toBe('staged')
+    expect(
+      (await t.inject({ url: `/api/skills/${draft.publishSkillId}/file?path=docs/readme.txt`, as: 'admin' })).body,
+    ).toBe('staged')
     // A retried publish answers the same skill and publishes nothing more.
     const again = await publish(alice, draftId)
     expect(again.statusCode).toBe(200)
@@ -59,12 +74,21 @@ describe('skills: drafts', () => {
 
   it('answers 409 when a draftId is reused with a changed body, and changes nothing', async () => {
     const draftId = randomUUID()
-    expect((await createDraft(alice, { draftId, name: 'Same', body: skillMd({ description: 'one' }) })).statusCode).toBe(201)
+    expect(
+      (await createDraft(alice, { draftId, name: 'Same', body: skillMd({ description: 'one' }) })).statusCode,
+    ).toBe(201)
     const before = await snapshot(t)
-    for (const changed of [{ name: 'Same', body: skillMd({ description: 'two' }) }, { name: 'Other', body: skillMd({ description: 'one' }) }, { body: skillMd({ description: 'one', name: 'Same' }) }]) {
+    for (const changed of [
+      { name: 'Same', body: skillMd({ description: 'two' }) },
+      { name: 'Other', body: skillMd({ description: 'one' }) },
+      { body: skillMd({ description: 'one', name: 'Same' }) },
+    ]) {
       const res = await createDraft(alice, { draftId, ...changed })
       expect(res.statusCode).toBe(409)
-      expect(res.json()).toMatchObject({ error: 'HOSTD_SKILLS_DRAFT_CONFLICT', message: expect.stringContaining('different body') })
+      expect(res.json()).toMatchObject({
+        error: 'HOSTD_SKILLS_DRAFT_CONFLICT',
+        message: expect.stringContaining('different body'),
+      })
     }
     expect(await snapshot(t)).toEqual(before)
   })
@@ -79,7 +103,12 @@ describe('skills: drafts', () => {
       await t.inject({ url: `/api/skills/drafts/${draftId}`, as: as(bob) }),
       await stage(bob, draftId, 'x.txt', b64('x')),
       await t.inject({ method: 'DELETE', url: `/api/skills/drafts/${draftId}/files?path=x.txt`, as: as(bob) }),
-      await t.inject({ method: 'PATCH', url: `/api/skills/drafts/${draftId}`, as: as(bob), payload: { name: 'stolen' } }),
+      await t.inject({
+        method: 'PATCH',
+        url: `/api/skills/drafts/${draftId}`,
+        as: as(bob),
+        payload: { name: 'stolen' },
+      }),
       await publish(bob, draftId),
       await t.inject({ method: 'DELETE', url: `/api/skills/drafts/${draftId}`, as: as(bob) }),
     ]
@@ -88,8 +117,12 @@ describe('skills: drafts', () => {
       expect(res.json().error).toBe('HOSTD_SKILLS_DRAFT_NOT_FOUND')
     }
     expect(await snapshot(t)).toEqual(before)
-    expect((await t.inject({ url: '/api/skills/drafts', as: as(bob) })).json().map((d: { id: string }) => d.id)).not.toContain(draftId)
-    expect((await t.inject({ url: '/api/skills/drafts', as: as(alice) })).json().map((d: { id: string }) => d.id)).toContain(draftId)
+    expect(
+      (await t.inject({ url: '/api/skills/drafts', as: as(bob) })).json().map((d: { id: string }) => d.id),
+    ).not.toContain(draftId)
+    expect(
+      (await t.inject({ url: '/api/skills/drafts', as: as(alice) })).json().map((d: { id: string }) => d.id),
+    ).toContain(draftId)
   })
 
   it('requires a lowercase UUID draftId (400)', async () => {
@@ -101,34 +134,98 @@ describe('skills: drafts', () => {
   })
 
   it('an edit draft inherits the files of its base revision; target and base never change; a stale publish is 409', async () => {
-    const skill = (await t.inject({ method: 'POST', url: '/api/skills', as: 'admin', payload: { name: 'Edited by draft', body: skillMd({ description: 'r1' }), files: [{ path: 'r1.txt', content: b64('one') }] } })).json().skill
-    await t.inject({ method: 'PUT', url: `/api/skills/${skill.id}`, as: 'admin', payload: { name: 'Edited by draft', body: skillMd({ description: 'r2' }), baseRevision: 1, files: [{ path: 'r2.txt', content: b64('two') }] } })
+    const skill = (
+      await t.inject({
+        method: 'POST',
+        url: '/api/skills',
+        as: 'admin',
+        payload: {
+          name: 'Edited by draft',
+          body: skillMd({ description: 'r1' }),
+          files: [{ path: 'r1.txt', content: b64('one') }],
+        },
+      })
+    ).json().skill
+    await t.inject({
+      method: 'PUT',
+      url: `/api/skills/${skill.id}`,
+      as: 'admin',
+      payload: {
+        name: 'Edited by draft',
+        body: skillMd({ description: 'r2' }),
+        baseRevision: 1,
+        files: [{ path: 'r2.txt', content: b64('two') }],
+      },
+    })
 
     // A draft based on revision 1 inherits revision 1's files, and cannot publish over revision 2.
     const oldId = randomUUID()
-    const old = await createDraft(alice, { draftId: oldId, name: 'Edited by draft', body: skillMd({ description: 'from r1' }), targetSkillId: skill.id, baseRevision: 1 })
+    const old = await createDraft(alice, {
+      draftId: oldId,
+      name: 'Edited by draft',
+      body: skillMd({ description: 'from r1' }),
+      targetSkillId: skill.id,
+      baseRevision: 1,
+    })
     expect(old.statusCode).toBe(201)
-    expect(old.json()).toMatchObject({ targetSkillId: skill.id, baseRevision: 1, publishSkillId: skill.id, files: ['r1.txt'] })
+    expect(old.json()).toMatchObject({
+      targetSkillId: skill.id,
+      baseRevision: 1,
+      publishSkillId: skill.id,
+      files: ['r1.txt'],
+    })
     const before = await snapshot(t)
     const stale = await publish(alice, oldId)
     expect(stale.statusCode).toBe(409)
-    expect(stale.json()).toMatchObject({ error: 'HOSTD_SKILLS_STALE_REVISION', message: expect.stringMatching(/revision 1.*revision 2/) })
+    expect(stale.json()).toMatchObject({
+      error: 'HOSTD_SKILLS_STALE_REVISION',
+      message: expect.stringMatching(/revision 1.*revision 2/),
+    })
     expect(await snapshot(t)).toEqual(before)
 
     const draftId = randomUUID()
-    const draft = (await createDraft(alice, { draftId, name: 'Edited by draft', body: skillMd({ description: 'r3 via draft' }), targetSkillId: skill.id, baseRevision: 2 })).json()
+    const draft = (
+      await createDraft(alice, {
+        draftId,
+        name: 'Edited by draft',
+        body: skillMd({ description: 'r3 via draft' }),
+        targetSkillId: skill.id,
+        baseRevision: 2,
+      })
+    ).json()
     expect(draft.files).toEqual(['r2.txt'])
     for (const change of [{ targetSkillId: randomUUID() }, { baseRevision: 1 }, { targetSkillId: '' }]) {
-      const res = await t.inject({ method: 'PATCH', url: `/api/skills/drafts/${draftId}`, as: as(alice), payload: change })
+      const res = await t.inject({
+        method: 'PATCH',
+        url: `/api/skills/drafts/${draftId}`,
+        as: as(alice),
+        payload: change,
+      })
       expect(res.statusCode).toBe(409)
       expect(res.json().error).toBe('HOSTD_SKILLS_DRAFT_TARGET_FIXED')
     }
-    const patched = await t.inject({ method: 'PATCH', url: `/api/skills/drafts/${draftId}`, as: as(alice), payload: { body: skillMd({ description: 'r3 patched' }) } })
-    expect(patched.json()).toMatchObject({ targetSkillId: skill.id, baseRevision: 2, markdown: expect.stringContaining('r3 patched') })
+    const patched = await t.inject({
+      method: 'PATCH',
+      url: `/api/skills/drafts/${draftId}`,
+      as: as(alice),
+      payload: { body: skillMd({ description: 'r3 patched' }) },
+    })
+    expect(patched.json()).toMatchObject({
+      targetSkillId: skill.id,
+      baseRevision: 2,
+      markdown: expect.stringContaining('r3 patched'),
+    })
     await stage(alice, draftId, 'new.txt', b64('new'))
-    const removed = await t.inject({ method: 'DELETE', url: `/api/skills/drafts/${draftId}/files?path=r2.txt`, as: as(alice) })
+    const removed = await t.inject({
+      method: 'DELETE',
+      url: `/api/skills/drafts/${draftId}/files?path=r2.txt`,
+      as: as(alice),
+    })
     expect(removed.json().files).toEqual(['new.txt'])
-    expect((await t.inject({ method: 'DELETE', url: `/api/skills/drafts/${draftId}/files?path=r2.txt`, as: as(alice) })).statusCode).toBe(404)
+    expect(
+      (await t.inject({ method: 'DELETE', url: `/api/skills/drafts/${draftId}/files?path=r2.txt`, as: as(alice) }))
+        .statusCode,
+    ).toBe(404)
 
     const done = await publish(alice, draftId)
     expect(done.statusCode).toBe(200)
@@ -139,12 +236,36 @@ describe('skills: drafts', () => {
   })
 
   it('refuses an edit draft of a missing skill or revision (404)', async () => {
-    const res = await createDraft(alice, { draftId: randomUUID(), name: 'x', body: skillMd({ description: 'x' }), targetSkillId: randomUUID(), baseRevision: 1 })
+    const res = await createDraft(alice, {
+      draftId: randomUUID(),
+      name: 'x',
+      body: skillMd({ description: 'x' }),
+      targetSkillId: randomUUID(),
+      baseRevision: 1,
+    })
     expect(res.statusCode).toBe(404)
-    const skill = (await t.inject({ method: 'POST', url: '/api/skills', as: 'admin', payload: { name: 'One revision', body: skillMd({ description: 'r1' }) } })).json().skill
-    const rev = await createDraft(alice, { draftId: randomUUID(), name: 'x', body: skillMd({ description: 'x' }), targetSkillId: skill.id, baseRevision: 5 })
+    const skill = (
+      await t.inject({
+        method: 'POST',
+        url: '/api/skills',
+        as: 'admin',
+        payload: { name: 'One revision', body: skillMd({ description: 'r1' }) },
+      })
+    ).json().skill
+    const rev = await createDraft(alice, {
+      draftId: randomUUID(),
+      name: 'x',
+      body: skillMd({ description: 'x' }),
+      targetSkillId: skill.id,
+      baseRevision: 5,
+    })
     expect(rev.statusCode).toBe(404)
-    const half = await createDraft(alice, { draftId: randomUUID(), name: 'x', body: skillMd({ description: 'x' }), targetSkillId: skill.id })
+    const half = await createDraft(alice, {
+      draftId: randomUUID(),
+      name: 'x',
+      body: skillMd({ description: 'x' }),
+      targetSkillId: skill.id,
+    })
     expect(half.statusCode).toBe(400)
     expect(half.json().error).toBe('HOSTD_SKILLS_DRAFT_TARGET_INCOMPLETE')
   })
@@ -177,7 +298,9 @@ describe('skills: drafts', () => {
     const draftId = randomUUID()
     await createDraft(alice, { draftId, name: 'Discard me', body: skillMd({ description: 'x' }) })
     await stage(alice, draftId, 'only-in-draft.bin', b64('content held by nothing else'))
-    expect((await t.inject({ method: 'DELETE', url: `/api/skills/drafts/${draftId}`, as: as(alice) })).statusCode).toBe(204)
+    expect((await t.inject({ method: 'DELETE', url: `/api/skills/drafts/${draftId}`, as: as(alice) })).statusCode).toBe(
+      204,
+    )
     expect((await t.inject({ url: `/api/skills/drafts/${draftId}`, as: as(alice) })).statusCode).toBe(404)
     const { onDisk, referenced } = await blobRefs(t)
     expect(onDisk).toEqual(referenced)
@@ -195,7 +318,9 @@ describe('skills: drafts', () => {
     expect((await t.inject({ url: `/api/skills/drafts/${draftId}`, as: as(alice) })).statusCode).toBe(404)
     expect((await publish(alice, draftId)).statusCode).toBe(404)
     expect((await stage(alice, draftId, 'g.txt', b64('g'))).statusCode).toBe(404)
-    expect((await t.inject({ url: '/api/skills/drafts', as: as(alice) })).json().map((d: { id: string }) => d.id)).not.toContain(draftId)
+    expect(
+      (await t.inject({ url: '/api/skills/drafts', as: as(alice) })).json().map((d: { id: string }) => d.id),
+    ).not.toContain(draftId)
     // The same id starts a fresh draft, without the old staged files.
     const fresh = await createDraft(alice, body)
     expect(fresh.statusCode).toBe(201)
@@ -208,9 +333,22 @@ describe('skills: drafts', () => {
     await createDraft(alice, { draftId, name: 'Audited draft', body: skillMd({ description: 'x' }) })
     await stage(alice, draftId, 'a.txt', b64('a'))
     await t.inject({ method: 'DELETE', url: `/api/skills/drafts/${draftId}/files?path=a.txt`, as: as(alice) })
-    await t.inject({ method: 'PATCH', url: `/api/skills/drafts/${draftId}`, as: as(alice), payload: { name: 'Audited draft 2' } })
+    await t.inject({
+      method: 'PATCH',
+      url: `/api/skills/drafts/${draftId}`,
+      as: as(alice),
+      payload: { name: 'Audited draft 2' },
+    })
     const published = (await publish(alice, draftId)).json()
-    const actions = (await auditActions(t)).filter((e) => e.target === draftId || e.target === published.skill.id).map((e) => e.action)
-    expect(actions).toEqual(['skill.draft.create', 'skill.draft.stage', 'skill.draft.unstage', 'skill.draft.update', 'skill.draft.publish'])
+    const actions = (await auditActions(t))
+      .filter((e) => e.target === draftId || e.target === published.skill.id)
+      .map((e) => e.action)
+    expect(actions).toEqual([
+      'skill.draft.create',
+      'skill.draft.stage',
+      'skill.draft.unstage',
+      'skill.draft.update',
+      'skill.draft.publish',
+    ])
   })
 })

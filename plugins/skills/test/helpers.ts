@@ -6,7 +6,9 @@ export const b64 = (text: string | Buffer) => Buffer.from(text).toString('base64
 
 /** A SKILL.md with frontmatter. */
 export function skillMd(fields: Record<string, unknown>, body = '# Steps\n\n1. Do the thing.\n'): string {
-  const yaml = Object.entries(fields).map(([k, v]) => `${k}: ${JSON.stringify(v)}`).join('\n')
+  const yaml = Object.entries(fields)
+    .map(([k, v]) => `${k}: ${JSON.stringify(v)}`)
+    .join('\n')
   return `---\n${yaml}\n---\n${body}`
 }
 
@@ -43,14 +45,24 @@ export async function snapshot(t: TestKernel): Promise<unknown> {
 export async function blobRefs(t: TestKernel): Promise<{ onDisk: string[]; referenced: string[] }> {
   const db = t.kernel.db.native
   const referenced = new Set<string>()
-  for (const row of db.prepare('select markdown_sha as m, files as f from skills_revisions union all select markdown_sha, files from skills_drafts').all() as { m: string; f: string }[]) {
+  for (const row of db
+    .prepare(
+      'select markdown_sha as m, files as f from skills_revisions union all select markdown_sha, files from skills_drafts',
+    )
+    .all() as { m: string; f: string }[]) {
     referenced.add(row.m)
     for (const f of JSON.parse(row.f) as { sha256: string }[]) referenced.add(f.sha256)
   }
-  const onDisk = (await listFiles(join(t.kernel.config.dataDir, 'skills', 'blobs'))).map((p) => p.split('/')[1]!.split(':')[0]!)
+  const onDisk = (await listFiles(join(t.kernel.config.dataDir, 'skills', 'blobs'))).map(
+    (p) => p.split('/')[1]!.split(':')[0]!,
+  )
   return { onDisk: onDisk.sort(), referenced: [...referenced].sort() }
 }
 
-export async function auditActions(t: TestKernel): Promise<{ action: string; target: string | null; detail: string | null }[]> {
-  return t.kernel.db.native.prepare("select action, target, detail from audit where action like 'skill.%' order by id").all() as never
+export async function auditActions(
+  t: TestKernel,
+): Promise<{ action: string; target: string | null; detail: string | null }[]> {
+  return t.kernel.db.native
+    .prepare("select action, target, detail from audit where action like 'skill.%' order by id")
+    .all() as never
 }

@@ -55,7 +55,10 @@ describe('Skills pages', { timeout: 240_000 }, () => {
   const api = async (method: string, path: string, body?: unknown) => {
     const res = await ui.daemon.fetch(path, {
       method,
-      headers: { authorization: `Bearer ${ui.adminToken}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: {
+        authorization: `Bearer ${ui.adminToken}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
       body: body === undefined ? undefined : JSON.stringify(body),
     })
     return { status: res.status, body: (await res.json()) as any }
@@ -69,7 +72,10 @@ describe('Skills pages', { timeout: 240_000 }, () => {
   afterAll(() => ui?.close())
 
   it('shows the empty library, then a synced folder after a rescan', async () => {
-    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Skills' }).click({ timeout: 30_000 })
+    await page
+      .getByRole('navigation', { name: 'Main' })
+      .getByRole('link', { name: 'Skills' })
+      .click({ timeout: 30_000 })
     await heading('Skills').waitFor()
     await page.getByText('No skills yet').waitFor()
     await page.getByText(join(ui.daemon.dataDir, 'skills', 'sync')).waitFor()
@@ -91,11 +97,19 @@ describe('Skills pages', { timeout: 240_000 }, () => {
     await page.getByRole('textbox', { name: 'SKILL.md' }).fill(DISK_CHECK)
     await page.getByRole('textbox', { name: 'Folder for new files (optional)' }).fill('scripts')
     const files = page.getByLabel('Supporting files', { exact: true })
-    await files.setInputFiles({ name: 'check.sh', mimeType: 'text/x-shellscript', buffer: Buffer.from('#!/bin/sh\nsmartctl -H /dev/sda\n') })
+    await files.setInputFiles({
+      name: 'check.sh',
+      mimeType: 'text/x-shellscript',
+      buffer: Buffer.from('#!/bin/sh\nsmartctl -H /dev/sda\n'),
+    })
     await page.getByRole('list', { name: 'Chosen files' }).getByText('scripts/check.sh').waitFor()
 
     // 17 MiB: refused before anything is read or sent, with the limit named; the list stays as it was.
-    await files.setInputFiles({ name: 'huge.iso', mimeType: 'application/octet-stream', buffer: Buffer.alloc(17 * 1024 * 1024) })
+    await files.setInputFiles({
+      name: 'huge.iso',
+      mimeType: 'application/octet-stream',
+      buffer: Buffer.alloc(17 * 1024 * 1024),
+    })
     await page.getByRole('alert').filter({ hasText: 'a file may be at most 16 MiB' }).waitFor()
     expect(await page.getByRole('list', { name: 'Chosen files' }).getByRole('listitem').count()).toBe(1)
     await expectAccessible(page, 'new skill, limit error')
@@ -118,7 +132,10 @@ describe('Skills pages', { timeout: 240_000 }, () => {
     // Its files, downloaded back byte for byte.
     await page.getByRole('tab', { name: 'Files (2)' }).click()
     expect(page.url()).toContain('?tab=files')
-    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Download scripts/check.sh' }).click()])
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('link', { name: 'Download scripts/check.sh' }).click(),
+    ])
     expect(await readFile(await download.path(), 'utf8')).toBe('#!/bin/sh\nsmartctl -H /dev/sda\n')
     await expectAccessible(page, 'skill files')
     await screenshot(page, 'skill-files')
@@ -169,7 +186,9 @@ describe('Skills pages', { timeout: 240_000 }, () => {
     // The saved draft is on the server: it survives a reload, and the list offers to continue it.
     await page.reload()
     await heading('Edit Disk check').waitFor({ timeout: 30_000 })
-    expect(await page.getByRole('textbox', { name: 'Instructions (SKILL.md)' }).inputValue()).toContain('Check every disk with')
+    expect(await page.getByRole('textbox', { name: 'Instructions (SKILL.md)' }).inputValue()).toContain(
+      'Check every disk with',
+    )
     await expectAccessible(page, 'draft editor')
     await screenshot(page, 'skill-draft')
 
@@ -204,11 +223,16 @@ describe('Skills pages', { timeout: 240_000 }, () => {
 
     // Meanwhile someone else replaces the skill through the API: it moves to revision 3.
     const current = await api('GET', `/api/skills/${skillId}`)
-    const replaced = await api('PUT', `/api/skills/${skillId}`, { body: current.body.markdown.replace('Steps', 'Procedure'), baseRevision: 2 })
+    const replaced = await api('PUT', `/api/skills/${skillId}`, {
+      body: current.body.markdown.replace('Steps', 'Procedure'),
+      baseRevision: 2,
+    })
     expect(replaced.body.skill.revision).toBe(3)
 
     await page.getByRole('button', { name: 'Publish' }).click()
-    const conflict = page.getByRole('alert').filter({ has: page.getByRole('heading', { name: 'This skill changed while you were editing' }) })
+    const conflict = page
+      .getByRole('alert')
+      .filter({ has: page.getByRole('heading', { name: 'This skill changed while you were editing' }) })
     await conflict.waitFor({ timeout: 30_000 })
     await conflict.getByText('Your draft is based on revision 2, but the skill is now at revision 3').waitFor()
     expect(await page.getByRole('button', { name: 'Publish' }).isDisabled()).toBe(true)
@@ -219,11 +243,15 @@ describe('Skills pages', { timeout: 240_000 }, () => {
     await conflict.getByRole('button', { name: 'Carry my text to revision 3' }).click()
     await page.waitForURL((url) => UUID.test(url.pathname) && !url.pathname.includes(firstDraft), { timeout: 30_000 })
     await page.getByText('Based on revision 3', { exact: true }).waitFor()
-    expect(await page.getByRole('textbox', { name: 'Instructions (SKILL.md)' }).inputValue()).toContain('Mail the report to the admin')
+    expect(await page.getByRole('textbox', { name: 'Instructions (SKILL.md)' }).inputValue()).toContain(
+      'Mail the report to the admin',
+    )
     await page.getByRole('button', { name: 'Publish' }).click()
     await heading('Disk check').waitFor({ timeout: 30_000 })
     // The draft page has the same heading: wait for the publish itself.
-    await expect.poll(async () => (await api('GET', `/api/skills/${skillId}`)).body.skill.revision, { timeout: 30_000 }).toBe(4)
+    await expect
+      .poll(async () => (await api('GET', `/api/skills/${skillId}`)).body.skill.revision, { timeout: 30_000 })
+      .toBe(4)
     const after = await api('GET', `/api/skills/${skillId}`)
     expect(after.body.markdown).toContain('Mail the report to the admin')
     // The first draft was discarded when its text moved on.
@@ -264,7 +292,9 @@ describe('Skills pages', { timeout: 240_000 }, () => {
   it('is not offered to an operator, whose requests are refused', async () => {
     const operator = await ui.open('operator', '/skills')
     await operator.getByRole('heading', { name: 'Page not found' }).waitFor({ timeout: 30_000 })
-    expect(await operator.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Skills' }).count()).toBe(0)
+    expect(await operator.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Skills' }).count()).toBe(
+      0,
+    )
     expect(await operator.evaluate(async () => (await fetch('/api/skills')).status)).toBe(403)
   })
 })

@@ -25,10 +25,14 @@ describe('skills: the sync directory', () => {
   })
 
   const rescan = async () => (await t.inject({ method: 'POST', url: '/api/skills/sync', as: 'admin' })).json()
-  const synced = async (): Promise<Summary[]> => (await t.inject({ url: '/api/skills?source=synced', as: 'admin' })).json()
+  const synced = async (): Promise<Summary[]> =>
+    (await t.inject({ url: '/api/skills?source=synced', as: 'admin' })).json()
   async function writeSkill(folder: string, description: string, files: Record<string, string> = {}, name?: string) {
     await mkdir(join(dir, folder), { recursive: true })
-    await writeFile(join(dir, folder, 'SKILL.md'), skillMd(name ? { name, description } : { description }, `Instructions for ${folder}\n`))
+    await writeFile(
+      join(dir, folder, 'SKILL.md'),
+      skillMd(name ? { name, description } : { description }, `Instructions for ${folder}\n`),
+    )
     for (const [path, content] of Object.entries(files)) {
       await mkdir(join(dir, folder, path, '..'), { recursive: true })
       await writeFile(join(dir, folder, path), content)
@@ -60,19 +64,49 @@ describe('skills: the sync directory', () => {
     expect(detail.body).toBe('Instructions for report\n')
 
     const before = await snapshot(t)
-    const put = await t.inject({ method: 'PUT', url: `/api/skills/${s.id}`, as: 'admin', payload: { name: 'x', body: skillMd({ description: 'x' }), baseRevision: 1 } })
+    const put = await t.inject({
+      method: 'PUT',
+      url: `/api/skills/${s.id}`,
+      as: 'admin',
+      payload: { name: 'x', body: skillMd({ description: 'x' }), baseRevision: 1 },
+    })
     expect(put.statusCode).toBe(409)
-    expect(put.json()).toMatchObject({ error: 'HOSTD_SKILLS_READ_ONLY', message: expect.stringContaining('duplicate it') })
+    expect(put.json()).toMatchObject({
+      error: 'HOSTD_SKILLS_READ_ONLY',
+      message: expect.stringContaining('duplicate it'),
+    })
     expect((await t.inject({ method: 'DELETE', url: `/api/skills/${s.id}`, as: 'admin' })).statusCode).toBe(409)
-    expect((await t.inject({ method: 'POST', url: `/api/skills/${s.id}/revisions/1/restore`, as: 'admin', payload: { baseRevision: 1 } })).statusCode).toBe(409)
-    const draft = await t.inject({ method: 'POST', url: '/api/skills/drafts', as: 'admin', payload: { draftId: randomUUID(), name: 'x', body: skillMd({ description: 'x' }), targetSkillId: s.id, baseRevision: 1 } })
+    expect(
+      (
+        await t.inject({
+          method: 'POST',
+          url: `/api/skills/${s.id}/revisions/1/restore`,
+          as: 'admin',
+          payload: { baseRevision: 1 },
+        })
+      ).statusCode,
+    ).toBe(409)
+    const draft = await t.inject({
+      method: 'POST',
+      url: '/api/skills/drafts',
+      as: 'admin',
+      payload: {
+        draftId: randomUUID(),
+        name: 'x',
+        body: skillMd({ description: 'x' }),
+        targetSkillId: s.id,
+        baseRevision: 1,
+      },
+    })
     expect(draft.statusCode).toBe(409)
     expect(await snapshot(t)).toEqual(before)
 
     // Duplicating makes an editable local copy with the same files.
     const dup = await t.inject({ method: 'POST', url: `/api/skills/${s.id}/duplicate`, as: 'admin' })
     expect(dup.json().skill).toMatchObject({ source: 'local', name: 'Weekly Report (copy)' })
-    expect((await t.inject({ url: `/api/skills/${dup.json().skill.id}/file?path=templates/report.md`, as: 'admin' })).body).toBe('# Report')
+    expect(
+      (await t.inject({ url: `/api/skills/${dup.json().skill.id}/file?path=templates/report.md`, as: 'admin' })).body,
+    ).toBe('# Report')
   })
 
   it('names a skill after its folder when the frontmatter has no name', async () => {
@@ -85,7 +119,11 @@ describe('skills: the sync directory', () => {
     await writeSkill('watched', 'version one', { 'a.txt': 'A' })
     const first = await until(synced, (l) => l.some((s) => s.name === 'watched'))
     const s = first.find((x) => x.name === 'watched')!
-    expect((await t.inject({ method: 'POST', url: `/api/skills/${s.id}/enabled`, as: 'admin', payload: { enabled: false } })).json().enabled).toBe(false)
+    expect(
+      (
+        await t.inject({ method: 'POST', url: `/api/skills/${s.id}/enabled`, as: 'admin', payload: { enabled: false } })
+      ).json().enabled,
+    ).toBe(false)
 
     await writeFile(join(dir, 'watched', 'a.txt'), 'A changed')
     const changed = await until(synced, (l) => l.find((x) => x.id === s.id)?.revision === 2)
@@ -131,7 +169,10 @@ describe('skills: the sync directory', () => {
     await rm(join(dir, 'temporary'), { recursive: true })
     await until(synced, (l) => !l.some((x) => x.id === s.id))
     expect((await t.inject({ url: `/api/skills/${s.id}`, as: 'admin' })).statusCode).toBe(404)
-    const actions = await until(async () => (await auditActions(t)).filter((e) => e.target === s.id).map((e) => e.action), (a) => a.length >= 2)
+    const actions = await until(
+      async () => (await auditActions(t)).filter((e) => e.target === s.id).map((e) => e.action),
+      (a) => a.length >= 2,
+    )
     expect(actions).toEqual(['skill.sync.create', 'skill.sync.remove'])
   })
 

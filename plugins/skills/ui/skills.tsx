@@ -29,11 +29,16 @@ function View({ ctx }: { ctx: PageContext }) {
   if (rest === '/new') return <CreateSkill ctx={ctx} />
   if ((match = DRAFT.exec(rest))) return <DraftPage key={match[1]} ctx={ctx} draftId={match[1]!} />
   if ((match = SKILL.exec(rest))) return <SkillPage key={match[1]} ctx={ctx} id={match[1]!} />
-  if ((match = REVISION.exec(rest))) return <RevisionPage key={`${match[1]}/${match[2]}`} ctx={ctx} id={match[1]!} revision={Number(match[2])} />
+  if ((match = REVISION.exec(rest)))
+    return <RevisionPage key={`${match[1]}/${match[2]}`} ctx={ctx} id={match[1]!} revision={Number(match[2])} />
   return (
     <>
       <PageHeader title="Not found" />
-      <Empty icon="search" title="There is no skills page at this address" action={<Button onClick={() => ctx.navigate(ctx.base)}>All skills</Button>} />
+      <Empty
+        icon="search"
+        title="There is no skills page at this address"
+        action={<Button onClick={() => ctx.navigate(ctx.base)}>All skills</Button>}
+      />
     </>
   )
 }

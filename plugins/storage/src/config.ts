@@ -29,7 +29,8 @@ export function parseRoots(raw: string | undefined, dataDir: string): FileRoot[]
     const at = pair.indexOf('=')
     const name = pair.slice(0, at).trim()
     const path = pair.slice(at + 1).trim()
-    if (at < 0 || !ROOT_NAME.test(name)) throw new Error(`HOSTD_FILE_ROOTS: "${pair}" is not name=/absolute/path (name: ${ROOT_NAME})`)
+    if (at < 0 || !ROOT_NAME.test(name))
+      throw new Error(`HOSTD_FILE_ROOTS: "${pair}" is not name=/absolute/path (name: ${ROOT_NAME})`)
     const trimmed = path.length > 1 ? path.replace(/\/+$/, '') : path
     if (!isAbsolute(path) || normalize(trimmed) !== trimmed) {
       throw new Error(`HOSTD_FILE_ROOTS: ${name} must be an absolute, normalized path`)
@@ -42,7 +43,8 @@ export function parseRoots(raw: string | undefined, dataDir: string): FileRoot[]
 
 export function configFromEnv(env: NodeJS.ProcessEnv, dataDir: string): StorageConfig {
   const max = Number(env.HOSTD_STORAGE_UPLOAD_MAX_BYTES ?? 16 * 1024 ** 3)
-  if (!Number.isSafeInteger(max) || max < 1) throw new Error('HOSTD_STORAGE_UPLOAD_MAX_BYTES must be a positive integer')
+  if (!Number.isSafeInteger(max) || max < 1)
+    throw new Error('HOSTD_STORAGE_UPLOAD_MAX_BYTES must be a positive integer')
   return {
     roots: parseRoots(env.HOSTD_FILE_ROOTS, dataDir),
     uploadMaxBytes: max,

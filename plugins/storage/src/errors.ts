@@ -10,10 +10,22 @@ export const StorageErrors = {
   notADirectory: defineError('HOSTD_STORAGE_NOT_A_DIRECTORY', 400, 'Not a directory'),
   notAFile: defineError('HOSTD_STORAGE_NOT_A_FILE', 400, 'Not a regular file'),
   binaryFile: defineError('HOSTD_STORAGE_BINARY_FILE', 415, 'This file is not text; download it instead'),
-  rangeNotSatisfiable: defineError('HOSTD_STORAGE_RANGE_NOT_SATISFIABLE', 416, 'The requested range lies outside the file'),
-  fileExists: defineError('HOSTD_STORAGE_FILE_EXISTS', 409, 'A file by that name exists; send overwrite=1 to replace it'),
+  rangeNotSatisfiable: defineError(
+    'HOSTD_STORAGE_RANGE_NOT_SATISFIABLE',
+    416,
+    'The requested range lies outside the file',
+  ),
+  fileExists: defineError(
+    'HOSTD_STORAGE_FILE_EXISTS',
+    409,
+    'A file by that name exists; send overwrite=1 to replace it',
+  ),
   uploadTooLarge: defineError('HOSTD_STORAGE_UPLOAD_TOO_LARGE', 413, 'The upload is larger than the limit'),
-  uploadNotRaw: defineError('HOSTD_STORAGE_UPLOAD_NOT_RAW', 415, 'Send the file itself as the request body (Content-Type application/octet-stream)'),
+  uploadNotRaw: defineError(
+    'HOSTD_STORAGE_UPLOAD_NOT_RAW',
+    415,
+    'Send the file itself as the request body (Content-Type application/octet-stream)',
+  ),
   diskNotFound: defineError('HOSTD_STORAGE_DISK_NOT_FOUND', 404, 'No such disk'),
   noSmart: defineError('HOSTD_STORAGE_NO_SMART', 409, 'This device has no SMART data'),
   notRemovable: defineError('HOSTD_STORAGE_NOT_REMOVABLE', 409, 'This disk is not removable'),
@@ -21,6 +33,10 @@ export const StorageErrors = {
   shareInvalid: defineError('HOSTD_STORAGE_SHARE_INVALID', 400, 'The share is not valid'),
   shareExists: defineError('HOSTD_STORAGE_SHARE_EXISTS', 409, 'A share by that name exists'),
   shareNotFound: defineError('HOSTD_STORAGE_SHARE_NOT_FOUND', 404, 'No share by that name'),
-  exportOutsideRoots: defineError('HOSTD_STORAGE_EXPORT_OUTSIDE_ROOTS', 403, 'Only folders inside the file roots can be shared'),
+  exportOutsideRoots: defineError(
+    'HOSTD_STORAGE_EXPORT_OUTSIDE_ROOTS',
+    403,
+    'Only folders inside the file roots can be shared',
+  ),
   smbdUnavailable: defineError('HOSTD_STORAGE_SMBD_UNAVAILABLE', 503, 'Samba (smbd) did not take the new share list'),
 } as const

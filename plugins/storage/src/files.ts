@@ -53,7 +53,11 @@ export async function listDirectory(target: Resolved): Promise<{ entries: Entry[
       linkTarget: est.isSymbolicLink() ? await readlink(path).catch(() => null) : null,
     })
   }
-  entries.sort((a, b) => Number(b.type === 'directory') - Number(a.type === 'directory') || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+  entries.sort(
+    (a, b) =>
+      Number(b.type === 'directory') - Number(a.type === 'directory') ||
+      (a.name < b.name ? -1 : a.name > b.name ? 1 : 0),
+  )
   return { entries, truncated }
 }
 
@@ -67,7 +71,8 @@ export async function openForRead(target: Resolved): Promise<{ handle: FileHandl
   const handle = await open(target.proc, constants.O_RDONLY)
   try {
     const stat = await handle.stat()
-    if (stat.ino !== target.stat.ino || stat.dev !== target.stat.dev) throw StorageErrors.pathForbidden('The file changed while it was opened')
+    if (stat.ino !== target.stat.ino || stat.dev !== target.stat.dev)
+      throw StorageErrors.pathForbidden('The file changed while it was opened')
     return { handle, stat }
   } catch (err) {
     await handle.close()
@@ -150,13 +155,16 @@ export function contentDisposition(name: string): string {
 
 /** Passes at most `max` bytes and counts them (`seen`). */
 function sizeLimit(max: number): Transform & { seen: number } {
-  const limit = Object.assign(new Transform({
-    transform(chunk: Buffer, _enc, done) {
-      limit.seen += chunk.length
-      if (limit.seen > max) done(StorageErrors.uploadTooLarge(`The upload is larger than the limit of ${max} bytes`))
-      else done(null, chunk)
-    },
-  }), { seen: 0 })
+  const limit = Object.assign(
+    new Transform({
+      transform(chunk: Buffer, _enc, done) {
+        limit.seen += chunk.length
+        if (limit.seen > max) done(StorageErrors.uploadTooLarge(`The upload is larger than the limit of ${max} bytes`))
+        else done(null, chunk)
+      },
+    }),
+    { seen: 0 },
+  )
   return limit
 }
 
@@ -181,7 +189,9 @@ export async function upload(dir: Resolved, name: string, body: Readable, opts: 
   if (existing && !opts.overwrite) throw exists()
   if (existing?.isDirectory()) throw StorageErrors.fileExists(`${name} is a directory`)
   const temp = `${dir.proc}/.${name.slice(0, 200)}.upload-${randomBytes(6).toString('hex')}`
-  const handle = await open(temp, CREATE_NEW, 0o644).catch((err: unknown) => Promise.reject(pathError(err, dir.relative)))
+  const handle = await open(temp, CREATE_NEW, 0o644).catch((err: unknown) =>
+    Promise.reject(pathError(err, dir.relative)),
+  )
   let placed = false
   try {
     await handle.chmod(0o644) // independent of the daemon's umask
@@ -205,7 +215,8 @@ export async function upload(dir: Resolved, name: string, body: Readable, opts: 
       }
     } catch (err) {
       // A directory appeared at the name meanwhile.
-      if (errno(err) === 'EISDIR' || errno(err) === 'ENOTEMPTY' || errno(err) === 'EEXIST') throw StorageErrors.fileExists(`${name} is a directory`)
+      if (errno(err) === 'EISDIR' || errno(err) === 'ENOTEMPTY' || errno(err) === 'EEXIST')
+        throw StorageErrors.fileExists(`${name} is a directory`)
       throw err
     }
     placed = placed || opts.overwrite
@@ -233,14 +244,22 @@ const spare: Buffer[] = []
  * and two 0.83-0.88 (two storage benches each, alternating), the whole-file rate unchanged. Stops (and resolves) if
  * the client goes away.
  */
-export async function sendFileRange(handle: FileHandle, res: ServerResponse, start: number, end: number): Promise<void> {
+export async function sendFileRange(
+  handle: FileHandle,
+  res: ServerResponse,
+  start: number,
+  end: number,
+): Promise<void> {
   // The head goes out on its own. Written together with the first chunk, it made one write of two buffers, which
   // Node's TLS layer copies into one new allocation before encrypting: a whole 1 MiB range copied into fresh pages on
   // every ranged request (a third of the server CPU per request in the download benchmark).
   res.flushHeaders()
   // Only what the range needs: a short range takes one buffer.
   const length = end - start + 1
-  const free = Array.from({ length: Math.min(SEND_RING, Math.ceil(length / SEND_CHUNK)) }, () => spare.pop() ?? Buffer.allocUnsafeSlow(Math.min(SEND_CHUNK, length)))
+  const free = Array.from(
+    { length: Math.min(SEND_RING, Math.ceil(length / SEND_CHUNK)) },
+    () => spare.pop() ?? Buffer.allocUnsafeSlow(Math.min(SEND_CHUNK, length)),
+  )
   const waiting: (() => void)[] = []
   let closed = false
   const wake = () => waiting.splice(0).forEach((resume) => resume())

@@ -68,7 +68,11 @@ export function parseLsblk(json: string): Disk[] {
 }
 
 export async function listDisks(): Promise<Disk[]> {
-  const { stdout } = await run('lsblk', ['-J', '-b', '-o', 'NAME,PATH,MODEL,SERIAL,SIZE,RM,RO,TRAN,TYPE,MOUNTPOINTS,FSTYPE,LABEL'], { maxBuffer: 8 * 1024 * 1024 })
+  const { stdout } = await run(
+    'lsblk',
+    ['-J', '-b', '-o', 'NAME,PATH,MODEL,SERIAL,SIZE,RM,RO,TRAN,TYPE,MOUNTPOINTS,FSTYPE,LABEL'],
+    { maxBuffer: 8 * 1024 * 1024 },
+  )
   return parseLsblk(stdout)
 }
 
@@ -82,7 +86,26 @@ export interface MountedVolume {
 }
 
 /** Filesystems that hold user data; pseudo filesystems (proc, cgroup, overlay of containers, tmpfs...) are left out. */
-const DATA_FS = new Set(['ext2', 'ext3', 'ext4', 'xfs', 'btrfs', 'vfat', 'exfat', 'ntfs', 'ntfs3', 'fuseblk', 'f2fs', 'zfs', 'iso9660', 'udf', 'cifs', 'smb3', 'nfs', 'nfs4'])
+const DATA_FS = new Set([
+  'ext2',
+  'ext3',
+  'ext4',
+  'xfs',
+  'btrfs',
+  'vfat',
+  'exfat',
+  'ntfs',
+  'ntfs3',
+  'fuseblk',
+  'f2fs',
+  'zfs',
+  'iso9660',
+  'udf',
+  'cifs',
+  'smb3',
+  'nfs',
+  'nfs4',
+])
 
 export interface MountEntry {
   device: string

@@ -18,22 +18,44 @@ export function storagePlugin(config?: Partial<StorageConfig>) {
     kernel: '^1.0.0',
     description: 'Disks, SMART, eject, SMB shares mounted and exported, and the file browser.',
     ui: {
-      pages: [{ path: '/storage', title: 'Storage', icon: 'hard-drive', role: 'viewer', module: 'ui/storage.tsx', element: 'storage-page' }],
+      pages: [
+        {
+          path: '/storage',
+          title: 'Storage',
+          icon: 'hard-drive',
+          role: 'viewer',
+          module: 'ui/storage.tsx',
+          element: 'storage-page',
+        },
+      ],
     },
-    deps: { log: tokens.logger, audit: tokens.audit, helper: tokens.helper, settings: tokens.settings, kernel: tokens.kernel, optional: tokens.optional },
+    deps: {
+      log: tokens.logger,
+      audit: tokens.audit,
+      helper: tokens.helper,
+      settings: tokens.settings,
+      kernel: tokens.kernel,
+      optional: tokens.optional,
+    },
     routes: (r, deps) => {
       const resolved: StorageConfig = { ...configFromEnv(process.env, deps.kernel.dataDir), ...config }
       const current = () => resolved
       const shared = { settings: deps.settings, helper: deps.helper, audit: deps.audit, config: current }
       storageRoutes(r, {
-        config: current, helper: deps.helper, audit: deps.audit, optional: deps.optional, log: deps.log,
-        exports: new Exports(shared), mounts: new NetworkMounts(shared),
+        config: current,
+        helper: deps.helper,
+        audit: deps.audit,
+        optional: deps.optional,
+        log: deps.log,
+        exports: new Exports(shared),
+        mounts: new NetworkMounts(shared),
       })
     },
     start: async ({ kernel }) => {
       // The default root lives in the data dir; create it so a fresh install can browse and upload at once.
       const roots = config?.roots ?? configFromEnv(process.env, kernel.dataDir).roots
-      for (const root of roots) if (root.path.startsWith(kernel.dataDir)) await mkdir(root.path, { recursive: true, mode: 0o750 })
+      for (const root of roots)
+        if (root.path.startsWith(kernel.dataDir)) await mkdir(root.path, { recursive: true, mode: 0o750 })
     },
   })
 }

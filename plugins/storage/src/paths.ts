@@ -52,7 +52,8 @@ export function inside(rootReal: string, candidate: string): boolean {
 export function segmentsOf(path: string): string[] {
   if (path.includes('\0')) throw StorageErrors.pathInvalid('The path holds a NUL character')
   if (path.length > 4096) throw StorageErrors.pathInvalid('The path is longer than 4096 characters')
-  if (path.startsWith('/')) throw StorageErrors.pathForbidden('Paths are relative to their root; an absolute path is refused')
+  if (path.startsWith('/'))
+    throw StorageErrors.pathForbidden('Paths are relative to their root; an absolute path is refused')
   const segments = path.split('/').filter((s) => s !== '' && s !== '.')
   for (const segment of segments) {
     if (segment === '..') throw StorageErrors.pathForbidden('A ".." segment is refused')
@@ -91,7 +92,11 @@ export function pathError(err: unknown, path: string): unknown {
  * Opens `path` (absolute) as an O_PATH descriptor and reads, from the descriptor, where it really is; `allowed`
  * judges that real path. The caller closes the result.
  */
-export async function pin(path: string, allowed: (real: string) => void | Promise<void>, shown = path): Promise<Pinned> {
+export async function pin(
+  path: string,
+  allowed: (real: string) => void | Promise<void>,
+  shown = path,
+): Promise<Pinned> {
   let handle: FileHandle
   try {
     handle = await open(path, O_PATH)
@@ -123,9 +128,14 @@ async function resolveInRoot(root: FileRoot, path: string): Promise<Resolved> {
     throw pathError(err, '')
   }
   const relative = segments.join('/')
-  const pinned = await pin(join(rootReal, ...segments), (real) => {
-    if (!inside(rootReal, real)) throw StorageErrors.pathForbidden('The path leads outside its root (through a symlink)')
-  }, relative)
+  const pinned = await pin(
+    join(rootReal, ...segments),
+    (real) => {
+      if (!inside(rootReal, real))
+        throw StorageErrors.pathForbidden('The path leads outside its root (through a symlink)')
+    },
+    relative,
+  )
   return { ...pinned, root, rootReal, relative }
 }
 
@@ -141,7 +151,14 @@ export async function withResolved<T>(root: FileRoot, path: string, fn: (target:
 
 /** A new entry's name inside a directory: one segment, not `.`/`..`, no separator or NUL, at most 255 bytes. */
 export function checkName(name: string): string {
-  if (name === '' || name === '.' || name === '..' || name.includes('/') || name.includes('\0') || Buffer.byteLength(name) > 255) {
+  if (
+    name === '' ||
+    name === '.' ||
+    name === '..' ||
+    name.includes('/') ||
+    name.includes('\0') ||
+    Buffer.byteLength(name) > 255
+  ) {
     throw StorageErrors.pathInvalid('The name must be one path segment of at most 255 bytes, not "." or ".."')
   }
   return name

@@ -1,14 +1,45 @@
 import { Readable } from 'node:stream'
 import { basename } from 'node:path'
-import { createServiceToken, type AuditService, type HelperClient, type Logger, type OptionalServices, type RouteNeed, type RouteRegistrar } from '@hostd/sdk'
+import {
+  createServiceToken,
+  type AuditService,
+  type HelperClient,
+  type Logger,
+  type OptionalServices,
+  type RouteNeed,
+  type RouteRegistrar,
+} from '@hostd/sdk'
 import type { StorageConfig } from './config.ts'
 import { StorageErrors } from './errors.ts'
-import { contentDisposition, etagOf, ifRangeHolds, listDirectory, openForRead, parseRange, preview, sendFileRange, upload } from './files.ts'
+import {
+  contentDisposition,
+  etagOf,
+  ifRangeHolds,
+  listDirectory,
+  openForRead,
+  parseRange,
+  preview,
+  sendFileRange,
+  upload,
+} from './files.ts'
 import { listDisks, mountedVolumes } from './host.ts'
 import { findRoot, withResolved } from './paths.ts'
 import {
-  EjectBody, ExportBody, ExportList, ExportSchema, FsQuery, ListSchema, MountAnswer, MountBody, NameBody, OverviewSchema, PreviewSchema, SmartParams,
-  SmartSchema, UploadAnswer, UploadQuery,
+  EjectBody,
+  ExportBody,
+  ExportList,
+  ExportSchema,
+  FsQuery,
+  ListSchema,
+  MountAnswer,
+  MountBody,
+  NameBody,
+  OverviewSchema,
+  PreviewSchema,
+  SmartParams,
+  SmartSchema,
+  UploadAnswer,
+  UploadQuery,
 } from './schemas.ts'
 import type { Exports, NetworkMounts } from './shares.ts'
 import { parseSmart } from './smart.ts'
@@ -52,12 +83,16 @@ export function storageRoutes(r: RouteRegistrar, d: StorageRouteDeps): void {
     shares: await d.mounts.list(),
   }))
 
-  r.get(`${BASE}/smart/:id`, { role: 'operator', needs: helperNeeded, schema: { params: SmartParams, response: { 200: SmartSchema } } }, async (req) => {
-    const disk = (await listDisks()).find((x) => x.name === req.params.id)
-    if (!disk) throw StorageErrors.diskNotFound(`No disk named ${req.params.id}`)
-    const out = await d.helper.call<{ stdout: string; exitCode: number }>('storage.smart', { device: disk.name })
-    return parseSmart(disk.name, out.stdout, out.exitCode)
-  })
+  r.get(
+    `${BASE}/smart/:id`,
+    { role: 'operator', needs: helperNeeded, schema: { params: SmartParams, response: { 200: SmartSchema } } },
+    async (req) => {
+      const disk = (await listDisks()).find((x) => x.name === req.params.id)
+      if (!disk) throw StorageErrors.diskNotFound(`No disk named ${req.params.id}`)
+      const out = await d.helper.call<{ stdout: string; exitCode: number }>('storage.smart', { device: disk.name })
+      return parseSmart(disk.name, out.stdout, out.exitCode)
+    },
+  )
 
   r.post(`${BASE}/eject`, { role: 'admin', needs: helperNeeded, schema: { body: EjectBody } }, async (req) => {
     const disk = (await listDisks()).find((x) => x.name === req.body.device)
@@ -69,40 +104,76 @@ export function storageRoutes(r: RouteRegistrar, d: StorageRouteDeps): void {
     await d.audit.record({ action: 'storage.eject', target: disk.name, detail: { model: disk.model } }, req)
   })
 
-  r.post(`${BASE}/mount`, { role: 'admin', needs: helperNeeded, schema: { body: MountBody, response: { 200: MountAnswer } } },
-    (req) => d.mounts.mount(req.body, req))
+  r.post(
+    `${BASE}/mount`,
+    { role: 'admin', needs: helperNeeded, schema: { body: MountBody, response: { 200: MountAnswer } } },
+    (req) => d.mounts.mount(req.body, req),
+  )
 
-  r.post(`${BASE}/unmount`, { role: 'admin', needs: helperNeeded, schema: { body: NameBody } }, (req) => d.mounts.unmount(req.body.name, req))
+  r.post(`${BASE}/unmount`, { role: 'admin', needs: helperNeeded, schema: { body: NameBody } }, (req) =>
+    d.mounts.unmount(req.body.name, req),
+  )
 
-  r.get(`${BASE}/exports`, { role: 'viewer', schema: { response: { 200: ExportList } } }, async () => ({ exports: await d.exports.list() }))
+  r.get(`${BASE}/exports`, { role: 'viewer', schema: { response: { 200: ExportList } } }, async () => ({
+    exports: await d.exports.list(),
+  }))
 
-  r.post(`${BASE}/exports`, { role: 'admin', needs: helperNeeded, schema: { body: ExportBody, response: { 201: ExportSchema } } }, async (req, reply) =>
-    reply.code(201).send(await d.exports.add(req.body, req)))
+  r.post(
+    `${BASE}/exports`,
+    { role: 'admin', needs: helperNeeded, schema: { body: ExportBody, response: { 201: ExportSchema } } },
+    async (req, reply) => reply.code(201).send(await d.exports.add(req.body, req)),
+  )
 
-  r.post(`${BASE}/exports/remove`, { role: 'admin', needs: helperNeeded, schema: { body: NameBody } }, (req) => d.exports.remove(req.body.name, req))
+  r.post(`${BASE}/exports/remove`, { role: 'admin', needs: helperNeeded, schema: { body: NameBody } }, (req) =>
+    d.exports.remove(req.body.name, req),
+  )
 
   // Each file route opens its path once (withResolved) and works on what it opened: see paths.ts.
-  r.get(`${BASE}/fs/list`, { role: 'operator', schema: { querystring: FsQuery, response: { 200: ListSchema } } }, (req) =>
-    withResolved(findRoot(d.config().roots, req.query.root), req.query.path, async (target) =>
-      ({ root: target.root.name, path: target.relative, ...(await listDirectory(target)) })))
+  r.get(
+    `${BASE}/fs/list`,
+    { role: 'operator', schema: { querystring: FsQuery, response: { 200: ListSchema } } },
+    (req) =>
+      withResolved(findRoot(d.config().roots, req.query.root), req.query.path, async (target) => ({
+        root: target.root.name,
+        path: target.relative,
+        ...(await listDirectory(target)),
+      })),
+  )
 
-  r.get(`${BASE}/fs/read`, { role: 'operator', schema: { querystring: FsQuery, response: { 200: PreviewSchema } } }, (req) =>
-    withResolved(findRoot(d.config().roots, req.query.root), req.query.path, async (target) =>
-      ({ root: target.root.name, path: target.relative, ...(await preview(target, d.config().previewBytes)) })))
+  r.get(
+    `${BASE}/fs/read`,
+    { role: 'operator', schema: { querystring: FsQuery, response: { 200: PreviewSchema } } },
+    (req) =>
+      withResolved(findRoot(d.config().roots, req.query.root), req.query.path, async (target) => ({
+        root: target.root.name,
+        path: target.relative,
+        ...(await preview(target, d.config().previewBytes)),
+      })),
+  )
 
   r.get(`${BASE}/fs/download`, { role: 'operator', schema: { querystring: FsQuery } }, async (req, reply) => {
-    const { handle, stat, real } = await withResolved(findRoot(d.config().roots, req.query.root), req.query.path, async (target) =>
-      ({ ...(await openForRead(target)), real: target.real }))
+    const { handle, stat, real } = await withResolved(
+      findRoot(d.config().roots, req.query.root),
+      req.query.path,
+      async (target) => ({ ...(await openForRead(target)), real: target.real }),
+    )
     const etag = etagOf(stat)
-    const rangeHeader = ifRangeHolds(req.headers['if-range'] as string | undefined, etag, stat) ? req.headers.range : undefined
+    const rangeHeader = ifRangeHolds(req.headers['if-range'] as string | undefined, etag, stat)
+      ? req.headers.range
+      : undefined
     const range = parseRange(rangeHeader, stat.size)
     const headers: Record<string, string> = {
-      'accept-ranges': 'bytes', etag, 'last-modified': stat.mtime.toUTCString(),
-      'content-disposition': contentDisposition(basename(real)), 'cache-control': 'private, no-store',
+      'accept-ranges': 'bytes',
+      etag,
+      'last-modified': stat.mtime.toUTCString(),
+      'content-disposition': contentDisposition(basename(real)),
+      'cache-control': 'private, no-store',
     }
     if (range === 'unsatisfiable') {
       await handle.close()
-      throw StorageErrors.rangeNotSatisfiable(`The file has ${stat.size} bytes`, { 'content-range': `bytes */${stat.size}` })
+      throw StorageErrors.rangeNotSatisfiable(`The file has ${stat.size} bytes`, {
+        'content-range': `bytes */${stat.size}`,
+      })
     }
     if (req.headers['if-none-match'] === etag) {
       await handle.close()
@@ -125,19 +196,40 @@ export function storageRoutes(r: RouteRegistrar, d: StorageRouteDeps): void {
     return reply
   })
 
-  r.post(`${BASE}/fs/upload`, { role: 'admin', rawBody: true, schema: { querystring: UploadQuery, response: { 201: UploadAnswer } } }, async (req, reply) => {
-    // No content type and no body: Fastify parses nothing; that is an empty file.
-    const empty = req.body === undefined && !req.headers['transfer-encoding'] && (req.headers['content-length'] ?? '0') === '0'
-    const body = empty ? Readable.from([]) : (req.body as Readable | undefined)
-    if (!body || typeof body.pipe !== 'function') throw StorageErrors.uploadNotRaw()
-    const max = d.config().uploadMaxBytes
-    const declared = Number(req.headers['content-length'])
-    if (Number.isFinite(declared) && declared > max) throw StorageErrors.uploadTooLarge(`The upload is larger than the limit of ${max} bytes`)
-    const root = findRoot(d.config().roots, req.query.root)
-    const done = await withResolved(root, req.query.path, async (dir) =>
-      ({ ...(await upload(dir, req.query.name, body, { overwrite: req.query.overwrite === '1', max })), path: dir.relative }))
-    const answer = { root: root.name, path: done.path, name: req.query.name, size: done.size, replaced: done.replaced }
-    await d.audit.record({ action: 'storage.upload', target: `${root.name}:${[done.path, req.query.name].filter(Boolean).join('/')}`, detail: { size: done.size, replaced: done.replaced } }, req)
-    return reply.code(201).send(answer)
-  })
+  r.post(
+    `${BASE}/fs/upload`,
+    { role: 'admin', rawBody: true, schema: { querystring: UploadQuery, response: { 201: UploadAnswer } } },
+    async (req, reply) => {
+      // No content type and no body: Fastify parses nothing; that is an empty file.
+      const empty =
+        req.body === undefined && !req.headers['transfer-encoding'] && (req.headers['content-length'] ?? '0') === '0'
+      const body = empty ? Readable.from([]) : (req.body as Readable | undefined)
+      if (!body || typeof body.pipe !== 'function') throw StorageErrors.uploadNotRaw()
+      const max = d.config().uploadMaxBytes
+      const declared = Number(req.headers['content-length'])
+      if (Number.isFinite(declared) && declared > max)
+        throw StorageErrors.uploadTooLarge(`The upload is larger than the limit of ${max} bytes`)
+      const root = findRoot(d.config().roots, req.query.root)
+      const done = await withResolved(root, req.query.path, async (dir) => ({
+        ...(await upload(dir, req.query.name, body, { overwrite: req.query.overwrite === '1', max })),
+        path: dir.relative,
+      }))
+      const answer = {
+        root: root.name,
+        path: done.path,
+        name: req.query.name,
+        size: done.size,
+        replaced: done.replaced,
+      }
+      await d.audit.record(
+        {
+          action: 'storage.upload',
+          target: `${root.name}:${[done.path, req.query.name].filter(Boolean).join('/')}`,
+          detail: { size: done.size, replaced: done.replaced },
+        },
+        req,
+      )
+      return reply.code(201).send(answer)
+    },
+  )
 }

@@ -59,7 +59,10 @@ export class Exports {
     })
     try {
       if (!folder.stat.isDirectory()) throw StorageErrors.notADirectory(`${path} is not a directory`)
-      if (/[%\\]/.test(folder.real)) throw StorageErrors.shareInvalid('A shared path may not hold "%" or "\\" (Samba would read them as substitutions)')
+      if (/[%\\]/.test(folder.real))
+        throw StorageErrors.shareInvalid(
+          'A shared path may not hold "%" or "\\" (Samba would read them as substitutions)',
+        )
       return folder.real
     } finally {
       await folder.close()
@@ -78,16 +81,27 @@ export class Exports {
     await this.deps.settings.set('exports', next)
   }
 
-  async add(body: { name: string; path: string; readOnly?: boolean; guestAccess?: boolean; comment?: string }, actor: Actor): Promise<ExportRecord> {
-    if (RESERVED.has(body.name.toLowerCase())) throw StorageErrors.shareInvalid(`"${body.name}" is a reserved Samba section name`)
+  async add(
+    body: { name: string; path: string; readOnly?: boolean; guestAccess?: boolean; comment?: string },
+    actor: Actor,
+  ): Promise<ExportRecord> {
+    if (RESERVED.has(body.name.toLowerCase()))
+      throw StorageErrors.shareInvalid(`"${body.name}" is a reserved Samba section name`)
     const current = await this.list()
-    if (current.some((e) => e.name.toLowerCase() === body.name.toLowerCase())) throw StorageErrors.shareExists(`A share named ${body.name} exists`)
+    if (current.some((e) => e.name.toLowerCase() === body.name.toLowerCase()))
+      throw StorageErrors.shareExists(`A share named ${body.name} exists`)
     const record: ExportRecord = {
-      name: body.name, path: await this.#confine(body.path), readOnly: body.readOnly ?? true, guestAccess: body.guestAccess ?? false,
+      name: body.name,
+      path: await this.#confine(body.path),
+      readOnly: body.readOnly ?? true,
+      guestAccess: body.guestAccess ?? false,
       ...(body.comment ? { comment: body.comment } : {}),
     }
     await this.#write([...current, record], current)
-    await this.deps.audit.record({ action: 'storage.export.add', target: record.name, detail: { before: null, after: record } }, actor)
+    await this.deps.audit.record(
+      { action: 'storage.export.add', target: record.name, detail: { before: null, after: record } },
+      actor,
+    )
     return record
   }
 
@@ -95,8 +109,14 @@ export class Exports {
     const current = await this.list()
     const found = current.find((e) => e.name.toLowerCase() === name.toLowerCase())
     if (!found) throw StorageErrors.shareNotFound(`No share named ${name}`)
-    await this.#write(current.filter((e) => e !== found), current)
-    await this.deps.audit.record({ action: 'storage.export.remove', target: found.name, detail: { before: found, after: null } }, actor)
+    await this.#write(
+      current.filter((e) => e !== found),
+      current,
+    )
+    await this.deps.audit.record(
+      { action: 'storage.export.remove', target: found.name, detail: { before: found, after: null } },
+      actor,
+    )
   }
 }
 
@@ -142,28 +162,58 @@ export class NetworkMounts {
 
   async mount(body: MountBodyInput, actor: Actor) {
     const target = body.url !== undefined ? parseSmbUrl(body.url) : { server: body.server, share: body.share }
-    if (body.url !== undefined && (body.server !== undefined || body.share !== undefined)) throw StorageErrors.shareInvalid('Send either url or server and share, not both')
-    if (!target.server || !target.share) throw StorageErrors.shareInvalid('Send url (smb://server/share) or server and share')
+    if (body.url !== undefined && (body.server !== undefined || body.share !== undefined))
+      throw StorageErrors.shareInvalid('Send either url or server and share, not both')
+    if (!target.server || !target.share)
+      throw StorageErrors.shareInvalid('Send url (smb://server/share) or server and share')
     // The same checks as the body schema: a url's parts must pass them too (no comma, '=', newline or leading '-').
     if (!HOST_PATTERN.test(target.server)) throw StorageErrors.shareInvalid('server is not a host name or address')
-    if (!REMOTE_SHARE_PATTERN.test(target.share)) throw StorageErrors.shareInvalid('share holds characters that are not allowed')
-    if (body.password !== undefined && body.username === undefined) throw StorageErrors.shareInvalid('A password needs a username')
+    if (!REMOTE_SHARE_PATTERN.test(target.share))
+      throw StorageErrors.shareInvalid('share holds characters that are not allowed')
+    if (body.password !== undefined && body.username === undefined)
+      throw StorageErrors.shareInvalid('A password needs a username')
     const records = await this.#records()
-    if (records.some((r) => r.name === body.name)) throw StorageErrors.shareExists(`A share is already mounted as ${body.name}`)
-    const args: Record<string, unknown> = { server: target.server, share: target.share, name: body.name, readOnly: body.readOnly ?? false }
+    if (records.some((r) => r.name === body.name))
+      throw StorageErrors.shareExists(`A share is already mounted as ${body.name}`)
+    const args: Record<string, unknown> = {
+      server: target.server,
+      share: target.share,
+      name: body.name,
+      readOnly: body.readOnly ?? false,
+    }
     for (const key of ['username', 'password', 'domain'] as const) if (body[key] !== undefined) args[key] = body[key]
     const record: MountRecord = {
-      name: body.name, server: target.server, share: target.share, username: body.username ?? null, domain: body.domain ?? null,
-      readOnly: body.readOnly ?? false, mountpoint: join(this.deps.config().mountRoot, body.name),
+      name: body.name,
+      server: target.server,
+      share: target.share,
+      username: body.username ?? null,
+      domain: body.domain ?? null,
+      readOnly: body.readOnly ?? false,
+      mountpoint: join(this.deps.config().mountRoot, body.name),
     }
     try {
       await this.deps.helper.call('storage.mount', args)
     } catch (err) {
-      await this.deps.audit.record({ action: 'storage.mount', target: `//${record.server}/${record.share}`, result: 'failure', detail: { name: record.name, error: (err as Error).message } }, actor)
+      await this.deps.audit.record(
+        {
+          action: 'storage.mount',
+          target: `//${record.server}/${record.share}`,
+          result: 'failure',
+          detail: { name: record.name, error: (err as Error).message },
+        },
+        actor,
+      )
       throw err
     }
     await this.deps.settings.set('mounts', [...records, record])
-    await this.deps.audit.record({ action: 'storage.mount', target: `//${record.server}/${record.share}`, detail: { before: null, after: record } }, actor)
+    await this.deps.audit.record(
+      {
+        action: 'storage.mount',
+        target: `//${record.server}/${record.share}`,
+        detail: { before: null, after: record },
+      },
+      actor,
+    )
     return { share: (await this.list()).find((r) => r.name === record.name)! }
   }
 
@@ -172,7 +222,13 @@ export class NetworkMounts {
     const found = records.find((r) => r.name === name)
     if (!found) throw StorageErrors.shareNotFound(`No network share is mounted as ${name}`)
     await this.deps.helper.call('storage.unmount', { name })
-    await this.deps.settings.set('mounts', records.filter((r) => r !== found))
-    await this.deps.audit.record({ action: 'storage.unmount', target: `//${found.server}/${found.share}`, detail: { before: found, after: null } }, actor)
+    await this.deps.settings.set(
+      'mounts',
+      records.filter((r) => r !== found),
+    )
+    await this.deps.audit.record(
+      { action: 'storage.unmount', target: `//${found.server}/${found.share}`, detail: { before: found, after: null } },
+      actor,
+    )
   }
 }

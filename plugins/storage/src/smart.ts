@@ -37,11 +37,14 @@ export function parseSmart(device: string, stdout: string, exitCode: number): Sm
   }
   const messages: string[] = (json?.smartctl?.messages ?? []).map((m: { string?: string }) => m?.string).filter(Boolean)
   const reason = messages.join('; ')
-  if (exitCode & NO_DEVICE_BITS) throw StorageErrors.noSmart(`${device} has no SMART data: ${reason || `smartctl exit ${exitCode}`}`)
-  if (json?.smart_support?.available === false) throw StorageErrors.noSmart(`${device} has no SMART support${reason ? `: ${reason}` : ''}`)
+  if (exitCode & NO_DEVICE_BITS)
+    throw StorageErrors.noSmart(`${device} has no SMART data: ${reason || `smartctl exit ${exitCode}`}`)
+  if (json?.smart_support?.available === false)
+    throw StorageErrors.noSmart(`${device} has no SMART support${reason ? `: ${reason}` : ''}`)
   const nvme = json?.nvme_smart_health_information_log
   const ata = json?.ata_smart_attributes?.table
-  if (!json?.smart_status && !nvme && !Array.isArray(ata)) throw StorageErrors.noSmart(`${device} has no SMART data${reason ? `: ${reason}` : ''}`)
+  if (!json?.smart_status && !nvme && !Array.isArray(ata))
+    throw StorageErrors.noSmart(`${device} has no SMART data${reason ? `: ${reason}` : ''}`)
 
   let attributes: SmartAttribute[] = []
   if (Array.isArray(ata)) {
@@ -58,7 +61,15 @@ export function parseSmart(device: string, stdout: string, exitCode: number): Sm
   } else if (nvme && typeof nvme === 'object') {
     attributes = Object.entries(nvme)
       .filter(([, v]) => typeof v === 'number')
-      .map(([name, v]) => ({ id: null, name, value: null, worst: null, threshold: null, raw: String(v), failing: name === 'critical_warning' && v !== 0 }))
+      .map(([name, v]) => ({
+        id: null,
+        name,
+        value: null,
+        worst: null,
+        threshold: null,
+        raw: String(v),
+        failing: name === 'critical_warning' && v !== 0,
+      }))
   }
   const passed = json?.smart_status?.passed
   return {

@@ -27,7 +27,8 @@ async function makeFile(path: string): Promise<void> {
   const block = randomBytes(1024 * 1024)
   const handle = await open(path, 'w')
   try {
-    for (let written = 0; written < FILE_BYTES; written += block.length) await handle.write(block, 0, Math.min(block.length, FILE_BYTES - written))
+    for (let written = 0; written < FILE_BYTES; written += block.length)
+      await handle.write(block, 0, Math.min(block.length, FILE_BYTES - written))
   } finally {
     await handle.close()
   }
@@ -37,7 +38,10 @@ async function makeFile(path: string): Promise<void> {
  * One GET over a fresh TLS connection by curl (OpenSSL, like nginx): a C client, so the numbers are the servers'
  * and not a JavaScript client's decryption speed. The body goes to /dev/null.
  */
-function download(url: string, headers: Record<string, string> = {}): Promise<{ bytes: number; ms: number; status: number }> {
+function download(
+  url: string,
+  headers: Record<string, string> = {},
+): Promise<{ bytes: number; ms: number; status: number }> {
   const args = ['-k', '-s', '-o', '/dev/null', '-w', '%{http_code} %{size_download} %{time_total}']
   for (const [k, v] of Object.entries(headers)) args.push('-H', `${k}: ${v}`)
   return new Promise((resolve, reject) => {
@@ -49,13 +53,20 @@ function download(url: string, headers: Record<string, string> = {}): Promise<{ 
   })
 }
 
-async function startNginx(dir: string, root: string, cert: string, key: string): Promise<{ url: string; process: ChildProcess; stop(): Promise<void> }> {
+async function startNginx(
+  dir: string,
+  root: string,
+  cert: string,
+  key: string,
+): Promise<{ url: string; process: ChildProcess; stop(): Promise<void> }> {
   const port = await freePort()
   const prefix = join(dir, 'nginx')
   await mkdir(join(prefix, 'logs'), { recursive: true })
   const conf = join(prefix, 'nginx.conf')
   // One worker, like hostd's one event loop; sendfile cannot apply under TLS (no kTLS here), so both encrypt in user space.
-  await writeFile(conf, `
+  await writeFile(
+    conf,
+    `
 worker_processes 1;
 daemon off;
 pid ${prefix}/nginx.pid;
@@ -79,8 +90,11 @@ http {
     location / { }
   }
 }
-`)
-  const child = spawn('nginx', ['-p', prefix, '-c', conf, '-e', join(prefix, 'logs', 'error.log')], { stdio: ['ignore', 'ignore', 'pipe'] })
+`,
+  )
+  const child = spawn('nginx', ['-p', prefix, '-c', conf, '-e', join(prefix, 'logs', 'error.log')], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  })
   let stderr = ''
   child.stderr!.on('data', (d) => (stderr += String(d)))
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
@@ -92,7 +106,8 @@ http {
     await new Promise((r) => setTimeout(r, 100))
   }
   return {
-    url, process: child,
+    url,
+    process: child,
     async stop() {
       if (child.exitCode === null) {
         child.kill('SIGTERM') // by PID: the master, which stops its worker
@@ -134,21 +149,47 @@ async function main(): Promise<void> {
   let nginx: Awaited<ReturnType<typeof startNginx>> | undefined
   try {
     await makeFile(join(files, 'big.bin'))
-    daemon = await startDaemon({ env: { HOSTD_BUILTIN_PLUGINS: '1', HOSTD_FILE_ROOTS: `bench=${files}`, ...(process.env.BENCH_DAEMON_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_DAEMON_NODE_OPTIONS } : {}) } })
-    const setup = await daemon.fetch('/api/setup', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: USERNAME, password: PASSWORD }) })
+    daemon = await startDaemon({
+      env: {
+        HOSTD_BUILTIN_PLUGINS: '1',
+        HOSTD_FILE_ROOTS: `bench=${files}`,
+        ...(process.env.BENCH_DAEMON_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_DAEMON_NODE_OPTIONS } : {}),
+      },
+    })
+    const setup = await daemon.fetch('/api/setup', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ username: USERNAME, password: PASSWORD }),
+    })
     if (setup.status !== 201) throw new Error(`setup answered ${setup.status}`)
-    const login = await daemon.fetch('/api/auth/login', { method: 'POST', headers: { 'content-type': 'application/json', 'x-svc-client': '1' }, body: JSON.stringify({ username: USERNAME, password: PASSWORD }) })
+    const login = await daemon.fetch('/api/auth/login', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-svc-client': '1' },
+      body: JSON.stringify({ username: USERNAME, password: PASSWORD }),
+    })
     const token = ((await login.json()) as { token: string }).token
-    nginx = await startNginx(dir, files, join(daemon.dataDir, 'tls', 'cert.pem'), join(daemon.dataDir, 'tls', 'key.pem'))
+    nginx = await startNginx(
+      dir,
+      files,
+      join(daemon.dataDir, 'tls', 'cert.pem'),
+      join(daemon.dataDir, 'tls', 'key.pem'),
+    )
 
     const hostdUrl = `${daemon.url}/api/storage/fs/download?root=bench&path=big.bin`
     const auth = { authorization: `Bearer ${token}` }
     // Warm-up (page cache, JIT), and a check that both serve the whole file.
-    for (const [url, headers] of [[hostdUrl, auth], [`${nginx.url}/big.bin`, {}]] as const) {
+    for (const [url, headers] of [
+      [hostdUrl, auth],
+      [`${nginx.url}/big.bin`, {}],
+    ] as const) {
       const warm = await download(url, headers)
-      if (warm.status !== 200 || warm.bytes !== FILE_BYTES) throw new Error(`${url} answered ${warm.status} with ${warm.bytes} bytes`)
+      if (warm.status !== 200 || warm.bytes !== FILE_BYTES)
+        throw new Error(`${url} answered ${warm.status} with ${warm.bytes} bytes`)
     }
-    const servers = { hostd: { url: hostdUrl, headers: auth as Record<string, string>, pid: daemon.pid }, nginx: { url: `${nginx.url}/big.bin`, headers: {}, pid: nginx.process.pid! } }
+    const servers = {
+      hostd: { url: hostdUrl, headers: auth as Record<string, string>, pid: daemon.pid },
+      nginx: { url: `${nginx.url}/big.bin`, headers: {}, pid: nginx.process.pid! },
+    }
     const order = (n: number) => (n % 2 ? (['hostd', 'nginx'] as const) : (['nginx', 'hostd'] as const))
 
     // 1. Whole file.
@@ -158,15 +199,24 @@ async function main(): Promise<void> {
         const { url, headers, pid } = servers[server]
         const cpu0 = await cpuSeconds(pid)
         const r = await download(url, headers)
-        if (r.status !== 200 || r.bytes !== FILE_BYTES) throw new Error(`${server} answered ${r.status} with ${r.bytes} bytes`)
+        if (r.status !== 200 || r.bytes !== FILE_BYTES)
+          throw new Error(`${server} answered ${r.status} with ${r.bytes} bytes`)
         rows.push({ round, server, mbps: mbps(r.bytes, r.ms), ms: r.ms, cpu: (await cpuSeconds(pid)) - cpu0 })
       }
     }
-    console.log(`\nDownload of a ${(FILE_BYTES / 1024 ** 3).toFixed(2)} GiB file over TLS on loopback, one connection per download (curl)`)
-    console.log(table(rows.map((r) => [`${r.round} ${r.server}`, Math.round(r.mbps), round(r.ms / 1000, 2), round(r.cpu, 2)]), ['round', 'MiB/s', 'seconds', 'server CPU s']))
+    console.log(
+      `\nDownload of a ${(FILE_BYTES / 1024 ** 3).toFixed(2)} GiB file over TLS on loopback, one connection per download (curl)`,
+    )
+    console.log(
+      table(
+        rows.map((r) => [`${r.round} ${r.server}`, Math.round(r.mbps), round(r.ms / 1000, 2), round(r.cpu, 2)]),
+        ['round', 'MiB/s', 'seconds', 'server CPU s'],
+      ),
+    )
     const whole = (server: string) => median(rows.filter((r) => r.server === server).map((r) => r.mbps))
     // The machine may be shared: server CPU per GiB is the load-independent view of the same comparison.
-    const cpuPerGiB = (server: string) => median(rows.filter((r) => r.server === server).map((r) => r.cpu)) / (FILE_BYTES / 1024 ** 3)
+    const cpuPerGiB = (server: string) =>
+      median(rows.filter((r) => r.server === server).map((r) => r.cpu)) / (FILE_BYTES / 1024 ** 3)
 
     // 2. Ranged: 1 MiB at random aligned offsets; the bytes read show each answer was the range, not the file.
     const blocks = Math.floor((FILE_BYTES - RANGE_BYTES) / 4096)
@@ -187,21 +237,38 @@ async function main(): Promise<void> {
         const cpu0 = await cpuSeconds(pid)
         const r = await wrk({ url, connections: 4, durationS: 4, headers, script })
         const cpu = (await cpuSeconds(pid)) - cpu0
-        if (r.non2xx || r.socketErrors) throw new Error(`${server} ranged: ${r.non2xx} non-2xx, ${r.socketErrors} socket errors`)
+        if (r.non2xx || r.socketErrors)
+          throw new Error(`${server} ranged: ${r.non2xx} non-2xx, ${r.socketErrors} socket errors`)
         // (+ the 4 answers still arriving when the run ends)
-        if (r.bytes > (r.requests + 4) * (RANGE_BYTES + 4096)) throw new Error(`${server} answered more than the ranges asked (${r.bytes} bytes for ${r.requests} requests)`)
+        if (r.bytes > (r.requests + 4) * (RANGE_BYTES + 4096))
+          throw new Error(`${server} answered more than the ranges asked (${r.bytes} bytes for ${r.requests} requests)`)
         ranged.push({ pair, server, rps: r.rps, mbps: r.bytes / 1024 / 1024 / r.durationS, cpu: cpu / r.requests })
       }
     }
     console.log(`\nRanged downloads: 1 MiB at random offsets, wrk -t1 -c4 -d4s`)
-    console.log(table(ranged.map((r) => [`${r.pair} ${r.server}`, Math.round(r.rps), Math.round(r.mbps), round(r.cpu * 1000, 2)]), ['pair', 'req/s', 'MiB/s', 'server CPU ms/req']))
+    console.log(
+      table(
+        ranged.map((r) => [`${r.pair} ${r.server}`, Math.round(r.rps), Math.round(r.mbps), round(r.cpu * 1000, 2)]),
+        ['pair', 'req/s', 'MiB/s', 'server CPU ms/req'],
+      ),
+    )
     const rangedRps = (server: string) => median(ranged.filter((r) => r.server === server).map((r) => r.rps))
 
     const figures = [
-      figure('1 GiB download, hostd / nginx', whole('hostd') / whole('nginx'), 'x', GOAL,
-        `${Math.round(whole('hostd'))} vs ${Math.round(whole('nginx'))} MiB/s; server CPU per GiB ${round(cpuPerGiB('hostd'), 2)} vs ${round(cpuPerGiB('nginx'), 2)} s`),
-      figure('1 MiB ranged downloads, hostd / nginx', rangedRps('hostd') / rangedRps('nginx'), 'x', GOAL,
-        `${Math.round(rangedRps('hostd'))} vs ${Math.round(rangedRps('nginx'))} req/s`),
+      figure(
+        '1 GiB download, hostd / nginx',
+        whole('hostd') / whole('nginx'),
+        'x',
+        GOAL,
+        `${Math.round(whole('hostd'))} vs ${Math.round(whole('nginx'))} MiB/s; server CPU per GiB ${round(cpuPerGiB('hostd'), 2)} vs ${round(cpuPerGiB('nginx'), 2)} s`,
+      ),
+      figure(
+        '1 MiB ranged downloads, hostd / nginx',
+        rangedRps('hostd') / rangedRps('nginx'),
+        'x',
+        GOAL,
+        `${Math.round(rangedRps('hostd'))} vs ${Math.round(rangedRps('nginx'))} req/s`,
+      ),
     ]
     console.log(`\n${figureTable(figures)}`)
     printBenchJson('storage', figures, { fileBytes: FILE_BYTES, rounds: ROUNDS, whole: rows, ranged })

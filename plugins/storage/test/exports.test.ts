@@ -40,8 +40,15 @@ describe('storage: SMB exports with a real smbd', () => {
     await writeFile(join(data, 'pub', 'hello.txt'), 'hello over smb\n')
     await symlink('../outside', join(data, 'link-out'))
     smbd = await startSmbd(join(base, 'samba'))
-    helper = await startStorageHelper({ HOSTD_HELPER_SMB_CONF: smbd.conf, HOSTD_HELPER_SMB_SHARES: smbd.shares, HOSTD_HELPER_EXPORT_ROOTS: base })
-    t = await startTestKernel({ plugins: [storagePlugin({ roots: [{ name: 'data', path: data }] })], env: { HOSTD_HELPER_SOCKET: helper.socket } })
+    helper = await startStorageHelper({
+      HOSTD_HELPER_SMB_CONF: smbd.conf,
+      HOSTD_HELPER_SMB_SHARES: smbd.shares,
+      HOSTD_HELPER_EXPORT_ROOTS: base,
+    })
+    t = await startTestKernel({
+      plugins: [storagePlugin({ roots: [{ name: 'data', path: data }] })],
+      env: { HOSTD_HELPER_SOCKET: helper.socket },
+    })
   })
   afterAll(async () => {
     await t?.close()
@@ -50,12 +57,25 @@ describe('storage: SMB exports with a real smbd', () => {
     await rm(base, { recursive: true, force: true })
   })
 
-  const share = (body: Record<string, unknown>) => t.inject({ method: 'POST', url: '/api/storage/exports', as: 'admin', payload: body })
+  const share = (body: Record<string, unknown>) =>
+    t.inject({ method: 'POST', url: '/api/storage/exports', as: 'admin', payload: body })
 
   it('shares a folder read-only for guests: it appears, smbclient reads a file, a put is refused', async () => {
-    const res = await share({ name: 'pub', path: join(data, 'pub'), readOnly: true, guestAccess: true, comment: 'Public files' })
+    const res = await share({
+      name: 'pub',
+      path: join(data, 'pub'),
+      readOnly: true,
+      guestAccess: true,
+      comment: 'Public files',
+    })
     expect(res.statusCode, res.body).toBe(201)
-    expect(res.json()).toEqual({ name: 'pub', path: join(data, 'pub'), readOnly: true, guestAccess: true, comment: 'Public files' })
+    expect(res.json()).toEqual({
+      name: 'pub',
+      path: join(data, 'pub'),
+      readOnly: true,
+      guestAccess: true,
+      comment: 'Public files',
+    })
     await untilListing(true, 'pub')
     const local = join(base, 'got.txt')
     const get = await smbd.client(['//127.0.0.1/pub', '-c', `get hello.txt ${local}`])
@@ -68,8 +88,12 @@ describe('storage: SMB exports with a real smbd', () => {
   })
 
   it('honors readOnly false (a guest put lands) and guestAccess false (an anonymous client is refused)', async () => {
-    expect((await share({ name: 'drop', path: join(data, 'drop'), readOnly: false, guestAccess: true })).statusCode).toBe(201)
-    expect((await share({ name: 'private', path: join(data, 'private'), readOnly: true, guestAccess: false })).statusCode).toBe(201)
+    expect(
+      (await share({ name: 'drop', path: join(data, 'drop'), readOnly: false, guestAccess: true })).statusCode,
+    ).toBe(201)
+    expect(
+      (await share({ name: 'private', path: join(data, 'private'), readOnly: true, guestAccess: false })).statusCode,
+    ).toBe(201)
     await untilListing(true, 'private')
     const local = join(base, 'up.txt')
     await writeFile(local, 'dropped in')
@@ -102,14 +126,26 @@ describe('storage: SMB exports with a real smbd', () => {
       expect(res.json().error).toMatch(/^HOSTD_/)
     }
     expect(await readFile(smbd.shares, 'utf8')).toBe(before)
-    expect((await t.inject({ url: '/api/storage/exports', as: 'viewer' })).json().exports.map((e: { name: string }) => e.name)).toEqual(['pub', 'drop', 'private'])
+    expect(
+      (await t.inject({ url: '/api/storage/exports', as: 'viewer' }))
+        .json()
+        .exports.map((e: { name: string }) => e.name),
+    ).toEqual(['pub', 'drop', 'private'])
   })
 
   it('the helper itself refuses a share record that would inject smb.conf lines, and writes nothing', async () => {
     const before = await readFile(smbd.shares, 'utf8')
     const good = { name: 'x', path: join(data, 'pub'), readOnly: true, guestAccess: false }
-    for (const bad of [{ ...good, name: 'a]\n[b' }, { ...good, path: `${good.path}\nguest ok = yes` }, { ...good, comment: 'c\nread only = no' },
-      { ...good, path: '/etc' }, { ...good, path: `${good.path}/` }, { ...good, readOnly: 'no' }, { ...good, extra: 1 }, { ...good, path: '%H' }]) {
+    for (const bad of [
+      { ...good, name: 'a]\n[b' },
+      { ...good, path: `${good.path}\nguest ok = yes` },
+      { ...good, comment: 'c\nread only = no' },
+      { ...good, path: '/etc' },
+      { ...good, path: `${good.path}/` },
+      { ...good, readOnly: 'no' },
+      { ...good, extra: 1 },
+      { ...good, path: '%H' },
+    ]) {
       const answer = await helper.call('storage.exports.write', { shares: [bad] })
       expect(answer, JSON.stringify(bad)).toMatchObject({ ok: false })
       expect([400, 403]).toContain(answer.status)
@@ -118,15 +154,27 @@ describe('storage: SMB exports with a real smbd', () => {
   })
 
   it('stops sharing: the share disappears and its clients get BAD_NETWORK_NAME; both changes are audited', async () => {
-    const res = await t.inject({ method: 'POST', url: '/api/storage/exports/remove', as: 'admin', payload: { name: 'pub' } })
+    const res = await t.inject({
+      method: 'POST',
+      url: '/api/storage/exports/remove',
+      as: 'admin',
+      payload: { name: 'pub' },
+    })
     expect(res.statusCode, res.body).toBe(204)
     await untilListing(false, 'pub')
     expect((await smbd.client(['//127.0.0.1/pub', '-c', 'ls'])).out).toContain('NT_STATUS_BAD_NETWORK_NAME')
     expect(await readFile(smbd.shares, 'utf8')).not.toContain('[pub]')
-    expect((await t.inject({ method: 'POST', url: '/api/storage/exports/remove', as: 'admin', payload: { name: 'pub' } })).statusCode).toBe(404)
+    expect(
+      (await t.inject({ method: 'POST', url: '/api/storage/exports/remove', as: 'admin', payload: { name: 'pub' } }))
+        .statusCode,
+    ).toBe(404)
     const audit = (await t.inject({ url: '/api/audit?range=24h&limit=100', as: 'admin' })).json().items
-    const add = audit.find((e: { action: string; target: string }) => e.action === 'storage.export.add' && e.target === 'pub')
-    const removed = audit.find((e: { action: string; target: string }) => e.action === 'storage.export.remove' && e.target === 'pub')
+    const add = audit.find(
+      (e: { action: string; target: string }) => e.action === 'storage.export.add' && e.target === 'pub',
+    )
+    const removed = audit.find(
+      (e: { action: string; target: string }) => e.action === 'storage.export.remove' && e.target === 'pub',
+    )
     expect(add.detail).toMatchObject({ before: null, after: { path: join(data, 'pub'), readOnly: true } })
     expect(removed.detail).toMatchObject({ before: { name: 'pub' }, after: null })
   })

@@ -39,7 +39,10 @@ describe('storage: file browser', () => {
     await symlink('/etc/passwd', join(data, 'link-abs'))
     await symlink('docs', join(data, 'link-in'))
     await mkdir(join(data, 'uploads'))
-    t = await startTestKernel({ plugins: [storagePlugin({ roots: [{ name: 'data', path: data }], uploadMaxBytes: UPLOAD_MAX })], listen: true })
+    t = await startTestKernel({
+      plugins: [storagePlugin({ roots: [{ name: 'data', path: data }], uploadMaxBytes: UPLOAD_MAX })],
+      listen: true,
+    })
   })
   afterAll(async () => {
     await t?.close()
@@ -60,15 +63,26 @@ describe('storage: file browser', () => {
     const docs = await t.inject({ url: `/api/storage/fs/list?${q({ root: 'data', path: 'docs' })}`, as: 'operator' })
     expect(docs.json().entries.map((e: { name: string }) => e.name)).toEqual(['deep', 'readme.txt'])
     // A symlink that stays inside the root is followed.
-    const viaLink = await t.inject({ url: `/api/storage/fs/list?${q({ root: 'data', path: 'link-in' })}`, as: 'operator' })
+    const viaLink = await t.inject({
+      url: `/api/storage/fs/list?${q({ root: 'data', path: 'link-in' })}`,
+      as: 'operator',
+    })
     expect(viaLink.statusCode).toBe(200)
     expect(viaLink.json().entries.map((e: { name: string }) => e.name)).toContain('readme.txt')
   })
 
   it('answers 404 for an unknown root or a missing path, 400 for a file given to list', async () => {
-    expect((await t.inject({ url: `/api/storage/fs/list?${q({ root: 'nope', path: '' })}`, as: 'operator' })).json().error).toBe('HOSTD_STORAGE_ROOT_NOT_FOUND')
-    expect((await t.inject({ url: `/api/storage/fs/list?${q({ root: 'data', path: 'missing' })}`, as: 'operator' })).statusCode).toBe(404)
-    expect((await t.inject({ url: `/api/storage/fs/list?${q({ root: 'data', path: 'big.bin' })}`, as: 'operator' })).statusCode).toBe(400)
+    expect(
+      (await t.inject({ url: `/api/storage/fs/list?${q({ root: 'nope', path: '' })}`, as: 'operator' })).json().error,
+    ).toBe('HOSTD_STORAGE_ROOT_NOT_FOUND')
+    expect(
+      (await t.inject({ url: `/api/storage/fs/list?${q({ root: 'data', path: 'missing' })}`, as: 'operator' }))
+        .statusCode,
+    ).toBe(404)
+    expect(
+      (await t.inject({ url: `/api/storage/fs/list?${q({ root: 'data', path: 'big.bin' })}`, as: 'operator' }))
+        .statusCode,
+    ).toBe(400)
   })
 
   // Raw query strings: exactly what a client could send on the wire.
@@ -99,34 +113,64 @@ describe('storage: file browser', () => {
   })
 
   it('previews a text file, caps a long one at 64 KiB with truncated set, and refuses binary with 415', async () => {
-    const small = await t.inject({ url: `/api/storage/fs/read?${q({ root: 'data', path: 'docs/readme.txt' })}`, as: 'operator' })
+    const small = await t.inject({
+      url: `/api/storage/fs/read?${q({ root: 'data', path: 'docs/readme.txt' })}`,
+      as: 'operator',
+    })
     expect(small.statusCode).toBe(200)
-    expect(small.json()).toMatchObject({ content: 'hello from the root\nsecond line\n', truncated: false, size: 32, cap: 65536, path: 'docs/readme.txt' })
-    const long = (await t.inject({ url: `/api/storage/fs/read?${q({ root: 'data', path: 'long.txt' })}`, as: 'operator' })).json()
+    expect(small.json()).toMatchObject({
+      content: 'hello from the root\nsecond line\n',
+      truncated: false,
+      size: 32,
+      cap: 65536,
+      path: 'docs/readme.txt',
+    })
+    const long = (
+      await t.inject({ url: `/api/storage/fs/read?${q({ root: 'data', path: 'long.txt' })}`, as: 'operator' })
+    ).json()
     expect(long.truncated).toBe(true)
     expect(long.size).toBe(80_000)
     expect(Buffer.byteLength(long.content)).toBe(65536) // 32 768 whole characters: none cut in half
     expect(long.content).toBe('é'.repeat(32768))
-    const bin = await t.inject({ url: `/api/storage/fs/read?${q({ root: 'data', path: 'binary.bin' })}`, as: 'operator' })
+    const bin = await t.inject({
+      url: `/api/storage/fs/read?${q({ root: 'data', path: 'binary.bin' })}`,
+      as: 'operator',
+    })
     expect(bin.statusCode).toBe(415)
     expect(bin.json().error).toBe('HOSTD_STORAGE_BINARY_FILE')
   })
 
   it('downloads a whole file with ETag, Accept-Ranges and a safe Content-Disposition', async () => {
-    const res = await t.inject({ url: `/api/storage/fs/download?${q({ root: 'data', path: 'big.bin' })}`, as: 'operator' })
+    const res = await t.inject({
+      url: `/api/storage/fs/download?${q({ root: 'data', path: 'big.bin' })}`,
+      as: 'operator',
+    })
     expect(res.statusCode).toBe(200)
     expect(sha(res.rawPayload)).toBe(sha(big))
     expect(res.headers['content-length']).toBe(String(big.length))
     expect(res.headers['accept-ranges']).toBe('bytes')
     expect(res.headers.etag).toMatch(/^"[0-9a-f]+-[0-9a-f]+-[0-9a-f]+"$/)
-    const head = await t.inject({ method: 'HEAD', url: `/api/storage/fs/download?${q({ root: 'data', path: 'big.bin' })}`, as: 'operator' })
+    const head = await t.inject({
+      method: 'HEAD',
+      url: `/api/storage/fs/download?${q({ root: 'data', path: 'big.bin' })}`,
+      as: 'operator',
+    })
     expect(head.statusCode).toBe(200)
     expect(head.headers['content-length']).toBe(String(big.length))
     expect(head.rawPayload.length).toBe(0)
-    const cached = await t.inject({ url: `/api/storage/fs/download?${q({ root: 'data', path: 'big.bin' })}`, as: 'operator', headers: { 'if-none-match': String(res.headers.etag) } })
+    const cached = await t.inject({
+      url: `/api/storage/fs/download?${q({ root: 'data', path: 'big.bin' })}`,
+      as: 'operator',
+      headers: { 'if-none-match': String(res.headers.etag) },
+    })
     expect(cached.statusCode).toBe(304)
-    const named = await t.inject({ url: `/api/storage/fs/download?${q({ root: 'data', path: 'Grüße "quoted";.txt' })}`, as: 'operator' })
-    expect(named.headers['content-disposition']).toBe(`attachment; filename="Gr__e _quoted__.txt"; filename*=UTF-8''Gr%C3%BC%C3%9Fe%20%22quoted%22%3B.txt`)
+    const named = await t.inject({
+      url: `/api/storage/fs/download?${q({ root: 'data', path: 'Grüße "quoted";.txt' })}`,
+      as: 'operator',
+    })
+    expect(named.headers['content-disposition']).toBe(
+      `attachment; filename="Gr__e _quoted__.txt"; filename*=UTF-8''Gr%C3%BC%C3%9Fe%20%22quoted%22%3B.txt`,
+    )
   })
 
   it('resumes a download with Range (206) and If-Range, and answers 416 past the end', async () => {
@@ -156,41 +200,68 @@ describe('storage: file browser', () => {
     const openOnBig = async () => {
       const { readdir: rd, readlink: rl } = await import('node:fs/promises')
       let n = 0
-      for (const fd of await rd('/proc/self/fd')) if ((await rl(`/proc/self/fd/${fd}`).catch(() => '')) === join(data, 'big.bin')) n++
+      for (const fd of await rd('/proc/self/fd'))
+        if ((await rl(`/proc/self/fd/${fd}`).catch(() => '')) === join(data, 'big.bin')) n++
       return n
     }
     await new Promise<void>((resolve, reject) => {
-      const req = request(`${t.url}/api/storage/fs/download?${q({ root: 'data', path: 'big.bin' })}`, { headers: { authorization: `Bearer ${token}` } }, (res) => {
-        res.once('data', () => {
-          req.destroy()
-          resolve()
-        })
-      })
+      const req = request(
+        `${t.url}/api/storage/fs/download?${q({ root: 'data', path: 'big.bin' })}`,
+        { headers: { authorization: `Bearer ${token}` } },
+        (res) => {
+          res.once('data', () => {
+            req.destroy()
+            resolve()
+          })
+        },
+      )
       req.on('error', (err) => ((err as NodeJS.ErrnoException).code === 'ECONNRESET' ? undefined : reject(err)))
       req.end()
     })
     for (let i = 0; i < 100 && (await openOnBig()) > 0; i++) await new Promise((r) => setTimeout(r, 20))
     expect(await openOnBig()).toBe(0)
-    const again = await t.inject({ url: `/api/storage/fs/download?${q({ root: 'data', path: 'big.bin' })}`, as: 'operator', headers: { range: 'bytes=0-9' } })
+    const again = await t.inject({
+      url: `/api/storage/fs/download?${q({ root: 'data', path: 'big.bin' })}`,
+      as: 'operator',
+      headers: { range: 'bytes=0-9' },
+    })
     expect(again.rawPayload.equals(big.subarray(0, 10))).toBe(true)
   })
 
   it('uploads a raw body into a directory: 201, mode 0644, 409 when it exists, replaced with overwrite=1', async () => {
     const body = randomBytes(200_000)
     const url = `/api/storage/fs/upload?${q({ root: 'data', path: 'uploads', name: 'photo.jpg' })}`
-    const res = await t.inject({ method: 'POST', url, as: 'admin', payload: body, headers: { 'content-type': 'application/octet-stream' } })
+    const res = await t.inject({
+      method: 'POST',
+      url,
+      as: 'admin',
+      payload: body,
+      headers: { 'content-type': 'application/octet-stream' },
+    })
     expect(res.statusCode, res.body).toBe(201)
     expect(res.json()).toEqual({ root: 'data', path: 'uploads', name: 'photo.jpg', size: body.length, replaced: false })
     const file = join(data, 'uploads', 'photo.jpg')
     expect(sha(await readFile(file))).toBe(sha(body))
     expect((await stat(file)).mode & 0o777).toBe(0o644)
 
-    const again = await t.inject({ method: 'POST', url, as: 'admin', payload: Buffer.from('other'), headers: { 'content-type': 'application/octet-stream' } })
+    const again = await t.inject({
+      method: 'POST',
+      url,
+      as: 'admin',
+      payload: Buffer.from('other'),
+      headers: { 'content-type': 'application/octet-stream' },
+    })
     expect(again.statusCode).toBe(409)
     expect(again.json().error).toBe('HOSTD_STORAGE_FILE_EXISTS')
     expect(sha(await readFile(file))).toBe(sha(body))
 
-    const over = await t.inject({ method: 'POST', url: `${url}&overwrite=1`, as: 'admin', payload: Buffer.from('other'), headers: { 'content-type': 'image/jpeg' } })
+    const over = await t.inject({
+      method: 'POST',
+      url: `${url}&overwrite=1`,
+      as: 'admin',
+      payload: Buffer.from('other'),
+      headers: { 'content-type': 'image/jpeg' },
+    })
     expect(over.statusCode).toBe(201)
     expect(over.json().replaced).toBe(true)
     expect(await readFile(file, 'utf8')).toBe('other')
@@ -204,18 +275,28 @@ describe('storage: file browser', () => {
 
   it('streams a chunked upload over a real socket and refuses one past the size limit with 413, leaving nothing behind', async () => {
     const { token } = await t.login('admin')
-    const send = (name: string, chunks: Buffer[]) => new Promise<{ status: number; body: string }>((resolve, reject) => {
-      const req = request(`${t.url}/api/storage/fs/upload?${q({ root: 'data', path: 'uploads', name })}`, {
-        method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/octet-stream' }, // no length: chunked
-      }, (res) => {
-        let text = ''
-        res.on('data', (d) => (text += d))
-        res.on('end', () => resolve({ status: res.statusCode!, body: text }))
+    const send = (name: string, chunks: Buffer[]) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const req = request(
+          `${t.url}/api/storage/fs/upload?${q({ root: 'data', path: 'uploads', name })}`,
+          {
+            method: 'POST',
+            headers: { authorization: `Bearer ${token}`, 'content-type': 'application/octet-stream' }, // no length: chunked
+          },
+          (res) => {
+            let text = ''
+            res.on('data', (d) => (text += d))
+            res.on('end', () => resolve({ status: res.statusCode!, body: text }))
+          },
+        )
+        req.on('error', (err) =>
+          (err as NodeJS.ErrnoException).code === 'EPIPE' || (err as NodeJS.ErrnoException).code === 'ECONNRESET'
+            ? undefined
+            : reject(err),
+        )
+        for (const c of chunks) req.write(c)
+        req.end()
       })
-      req.on('error', (err) => ((err as NodeJS.ErrnoException).code === 'EPIPE' || (err as NodeJS.ErrnoException).code === 'ECONNRESET' ? undefined : reject(err)))
-      for (const c of chunks) req.write(c)
-      req.end()
-    })
     const parts = [randomBytes(300_000), randomBytes(300_000)]
     const ok = await send('chunked.bin', parts)
     expect(ok.status, ok.body).toBe(201)
@@ -231,11 +312,22 @@ describe('storage: file browser', () => {
 
   it('refuses bad upload names (400), a directory outside the root (403) and a declared size over the limit (413)', async () => {
     const post = (params: Record<string, string>, payload = Buffer.from('x'), headers: Record<string, string> = {}) =>
-      t.inject({ method: 'POST', url: `/api/storage/fs/upload?${q(params)}`, as: 'admin', payload, headers: { 'content-type': 'application/octet-stream', ...headers } })
-    const empty = await t.inject({ method: 'POST', url: `/api/storage/fs/upload?${q({ root: 'data', path: 'uploads', name: 'empty.txt' })}`, as: 'admin' })
+      t.inject({
+        method: 'POST',
+        url: `/api/storage/fs/upload?${q(params)}`,
+        as: 'admin',
+        payload,
+        headers: { 'content-type': 'application/octet-stream', ...headers },
+      })
+    const empty = await t.inject({
+      method: 'POST',
+      url: `/api/storage/fs/upload?${q({ root: 'data', path: 'uploads', name: 'empty.txt' })}`,
+      as: 'admin',
+    })
     expect(empty.statusCode, empty.body).toBe(201)
     expect((await stat(join(data, 'uploads', 'empty.txt'))).size).toBe(0)
-    for (const name of ['..', '.', 'a/b']) expect((await post({ root: 'data', path: 'uploads', name })).statusCode, name).toBe(400)
+    for (const name of ['..', '.', 'a/b'])
+      expect((await post({ root: 'data', path: 'uploads', name })).statusCode, name).toBe(400)
     expect((await post({ root: 'data', path: 'link-out', name: 'planted.txt' })).statusCode).toBe(403)
     expect((await post({ root: 'data', path: '../outside', name: 'planted.txt' })).statusCode).toBe(403)
     expect(await readdir(join(base, 'outside'))).toEqual(['secret.txt'])
@@ -245,10 +337,22 @@ describe('storage: file browser', () => {
   })
 
   it('keeps JSON bodies off the upload route and raw types off the other routes', async () => {
-    const json = await t.inject({ method: 'POST', url: `/api/storage/fs/upload?${q({ root: 'data', path: 'uploads', name: 'j.json' })}`, as: 'admin', payload: '{"a":1}', headers: { 'content-type': 'application/json' } })
+    const json = await t.inject({
+      method: 'POST',
+      url: `/api/storage/fs/upload?${q({ root: 'data', path: 'uploads', name: 'j.json' })}`,
+      as: 'admin',
+      payload: '{"a":1}',
+      headers: { 'content-type': 'application/json' },
+    })
     expect(json.statusCode).toBe(415)
     // Any other route (here the kernel's own) keeps Fastify's 415 for a type it has no parser for.
-    const other = await t.inject({ method: 'POST', url: '/api/users', as: 'admin', payload: Buffer.from('x'), headers: { 'content-type': 'image/png' } })
+    const other = await t.inject({
+      method: 'POST',
+      url: '/api/users',
+      as: 'admin',
+      payload: Buffer.from('x'),
+      headers: { 'content-type': 'image/png' },
+    })
     expect(other.statusCode).toBe(415)
   })
 })

@@ -22,7 +22,10 @@ describe('storage: network share mount (helper dry run: no cifs in this kernel)'
 
   beforeAll(async () => {
     base = await mkdtemp(join(tmpdir(), 'hostd-storage-mount-'))
-    helper = await startStorageHelper({ HOSTD_HELPER_MOUNT_ROOT: join(base, 'mnt'), HOSTD_HELPER_CREDENTIALS_DIR: join(base, 'creds') }, { dryRun: true })
+    helper = await startStorageHelper(
+      { HOSTD_HELPER_MOUNT_ROOT: join(base, 'mnt'), HOSTD_HELPER_CREDENTIALS_DIR: join(base, 'creds') },
+      { dryRun: true },
+    )
     t = await startTestKernel({
       plugins: [storagePlugin({ roots: [{ name: 'files', path: base }], mountRoot: join(base, 'mnt') })],
       env: { HOSTD_HELPER_SOCKET: helper.socket },
@@ -34,21 +37,43 @@ describe('storage: network share mount (helper dry run: no cifs in this kernel)'
     await rm(base, { recursive: true, force: true })
   })
 
-  const mount = (payload: Record<string, unknown>) => t.inject({ method: 'POST', url: '/api/storage/mount', as: 'admin', payload })
+  const mount = (payload: Record<string, unknown>) =>
+    t.inject({ method: 'POST', url: '/api/storage/mount', as: 'admin', payload })
   const lastArgv = async (action: string) => (await helper.log()).findLast((e) => e.action === action)
 
   it('mounts smb://server/share with credentials: exact argv, a 0600 credentials file, no password in argv or log', async () => {
-    const res = await mount({ url: 'smb://nas.example/Media%20Files', name: 'media', username: 'alice', password: PASSWORD, domain: 'WORKGROUP' })
+    const res = await mount({
+      url: 'smb://nas.example/Media%20Files',
+      name: 'media',
+      username: 'alice',
+      password: PASSWORD,
+      domain: 'WORKGROUP',
+    })
     expect(res.statusCode, res.body).toBe(200)
-    expect(res.json()).toEqual({ share: {
-      name: 'media', server: 'nas.example', share: 'Media Files', username: 'alice', domain: 'WORKGROUP', readOnly: false,
-      mountpoint: join(base, 'mnt', 'media'), mounted: false,
-    } })
+    expect(res.json()).toEqual({
+      share: {
+        name: 'media',
+        server: 'nas.example',
+        share: 'Media Files',
+        username: 'alice',
+        domain: 'WORKGROUP',
+        readOnly: false,
+        mountpoint: join(base, 'mnt', 'media'),
+        mounted: false,
+      },
+    })
     const cred = join(base, 'creds', 'media.cred')
     const entry = await lastArgv('storage.mount')
     expect(entry).toMatchObject({ outcome: 'dry-run' })
-    expect(entry!.argv).toEqual(['mount', '-t', 'cifs', '//nas.example/Media Files', join(base, 'mnt', 'media'), '-o',
-      `credentials=${cred},uid=${uid},gid=${gid},file_mode=0644,dir_mode=0755,nosuid,nodev,noexec,rw`])
+    expect(entry!.argv).toEqual([
+      'mount',
+      '-t',
+      'cifs',
+      '//nas.example/Media Files',
+      join(base, 'mnt', 'media'),
+      '-o',
+      `credentials=${cred},uid=${uid},gid=${gid},file_mode=0644,dir_mode=0755,nosuid,nodev,noexec,rw`,
+    ])
     expect(entry!.args.password).toBe('<redacted>')
     expect(await readFile(cred, 'utf8')).toBe(`username=alice\npassword=${PASSWORD}\ndomain=WORKGROUP\n`)
     expect((await stat(cred)).mode & 0o777).toBe(0o600)
@@ -63,8 +88,15 @@ describe('storage: network share mount (helper dry run: no cifs in this kernel)'
   it('mounts a guest share read-only from server and share', async () => {
     const res = await mount({ server: '192.0.2.10', share: 'public', name: 'pub', readOnly: true })
     expect(res.statusCode, res.body).toBe(200)
-    expect((await lastArgv('storage.mount'))!.argv).toEqual(['mount', '-t', 'cifs', '//192.0.2.10/public', join(base, 'mnt', 'pub'), '-o',
-      `guest,uid=${uid},gid=${gid},file_mode=0644,dir_mode=0755,nosuid,nodev,noexec,ro`])
+    expect((await lastArgv('storage.mount'))!.argv).toEqual([
+      'mount',
+      '-t',
+      'cifs',
+      '//192.0.2.10/public',
+      join(base, 'mnt', 'pub'),
+      '-o',
+      `guest,uid=${uid},gid=${gid},file_mode=0644,dir_mode=0755,nosuid,nodev,noexec,ro`,
+    ])
     expect(existsSync(join(base, 'creds', 'pub.cred'))).toBe(false)
     const overview = (await t.inject({ url: '/api/storage', as: 'viewer' })).json()
     expect(overview.shares.map((s: { name: string }) => s.name)).toEqual(['media', 'pub'])
@@ -101,8 +133,11 @@ describe('storage: network share mount (helper dry run: no cifs in this kernel)'
     }
     expect((await helper.log()).length).toBe(before)
     // The helper refuses the same on its own, and a password that would add a line to the credentials file.
-    for (const args of [{ server: 'nas', share: 's', name: 'a', username: 'u', password: 'x\nusername=root' }, { server: 'nas', share: 's,guest', name: 'a' },
-      { server: 'nas', share: 's', name: 'a', password: 'nouser' }]) {
+    for (const args of [
+      { server: 'nas', share: 's', name: 'a', username: 'u', password: 'x\nusername=root' },
+      { server: 'nas', share: 's,guest', name: 'a' },
+      { server: 'nas', share: 's', name: 'a', password: 'nouser' },
+    ]) {
       expect(await helper.call('storage.mount', args), JSON.stringify(args)).toMatchObject({ ok: false, status: 400 })
     }
     expect((await helper.log()).slice(before).some((e) => e.argv)).toBe(false)
@@ -116,6 +151,9 @@ describe('storage: network share mount (helper dry run: no cifs in this kernel)'
     expect(existsSync(join(base, 'creds', 'media.cred'))).toBe(false)
     const overview = (await t.inject({ url: '/api/storage', as: 'viewer' })).json()
     expect(overview.shares.map((s: { name: string }) => s.name)).toEqual(['pub'])
-    expect((await t.inject({ method: 'POST', url: '/api/storage/unmount', as: 'admin', payload: { name: 'media' } })).statusCode).toBe(404)
+    expect(
+      (await t.inject({ method: 'POST', url: '/api/storage/unmount', as: 'admin', payload: { name: 'media' } }))
+        .statusCode,
+    ).toBe(404)
   })
 })

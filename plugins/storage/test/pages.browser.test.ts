@@ -34,19 +34,27 @@ describe('storage pages', { timeout: 180_000 }, () => {
     await mkdir(join(data, 'docs'), { recursive: true })
     await mkdir(join(data, 'media'))
     await writeFile(join(data, 'docs', 'readme.txt'), 'Welcome to the shared files.\nSecond line.\n')
-    await writeFile(join(data, 'docs', 'server.log'), Array.from({ length: 3000 }, (_, i) => `line ${i}: ${'x'.repeat(40)}`).join('\n')) // > 64 KiB
+    await writeFile(
+      join(data, 'docs', 'server.log'),
+      Array.from({ length: 3000 }, (_, i) => `line ${i}: ${'x'.repeat(40)}`).join('\n'),
+    ) // > 64 KiB
     await writeFile(join(data, 'docs', 'blob.bin'), Buffer.from([0, 1, 2, 3, 0, 255]))
     await writeFile(join(data, 'media', 'song.txt'), 'la la la\n')
     smbd = await startSmbd(join(base, 'samba'))
     helperEnv = {
-      HOSTD_HELPER_SMB_CONF: smbd.conf, HOSTD_HELPER_SMB_SHARES: smbd.shares, HOSTD_HELPER_EXPORT_ROOTS: base,
-      HOSTD_HELPER_MOUNT_ROOT: join(base, 'mnt'), HOSTD_HELPER_CREDENTIALS_DIR: join(base, 'creds'),
+      HOSTD_HELPER_SMB_CONF: smbd.conf,
+      HOSTD_HELPER_SMB_SHARES: smbd.shares,
+      HOSTD_HELPER_EXPORT_ROOTS: base,
+      HOSTD_HELPER_MOUNT_ROOT: join(base, 'mnt'),
+      HOSTD_HELPER_CREDENTIALS_DIR: join(base, 'creds'),
     }
     helper = await startHelper({ env: helperEnv })
     ui = await startUi({
       builtinPlugins: true,
       env: {
-        HOSTD_HELPER_SOCKET: helper.socket, HOSTD_FILE_ROOTS: `files=${data}`, HOSTD_STORAGE_UPLOAD_MAX_BYTES: String(8 * MiB),
+        HOSTD_HELPER_SOCKET: helper.socket,
+        HOSTD_FILE_ROOTS: `files=${data}`,
+        HOSTD_STORAGE_UPLOAD_MAX_BYTES: String(8 * MiB),
         HOSTD_STORAGE_MOUNT_ROOT: join(base, 'mnt'),
       },
     })
@@ -65,9 +73,15 @@ describe('storage pages', { timeout: 180_000 }, () => {
     await page.getByRole('heading', { name: 'Storage', level: 1 }).waitFor()
     await page.getByRole('meter', { name: 'Usage of /', exact: true }).waitFor()
     await main(page).getByText('/dev/vda', { exact: true }).last().waitFor()
-    expect(await page.getByRole('meter', { name: 'Usage of /', exact: true }).getAttribute('aria-valuetext')).toMatch(/GiB of .* GiB used/)
+    expect(await page.getByRole('meter', { name: 'Usage of /', exact: true }).getAttribute('aria-valuetext')).toMatch(
+      /GiB of .* GiB used/,
+    )
     expect(await page.getByRole('tab').allTextContents()).toEqual(['Disks and volumes', 'Network shares'])
-    expect(await main(page).getByRole('button', { name: /SMART|Eject/ }).count()).toBe(0)
+    expect(
+      await main(page)
+        .getByRole('button', { name: /SMART|Eject/ })
+        .count(),
+    ).toBe(0)
     await expectAccessible(page, 'storage (viewer)')
     await screenshot(page, 'storage-disks-viewer')
 
@@ -75,7 +89,11 @@ describe('storage pages', { timeout: 180_000 }, () => {
     await page.waitForURL(/\/storage\/shares$/)
     await page.getByText('No network shares mounted').waitFor()
     await page.getByText('No folders are shared').waitFor()
-    expect(await main(page).getByRole('button', { name: /Mount a share|Share a folder/ }).count()).toBe(0)
+    expect(
+      await main(page)
+        .getByRole('button', { name: /Mount a share|Share a folder/ })
+        .count(),
+    ).toBe(0)
     await expectAccessible(page, 'storage shares (viewer)')
     await page.goBack()
     await page.getByRole('meter', { name: 'Usage of /', exact: true }).waitFor()
@@ -86,7 +104,10 @@ describe('storage pages', { timeout: 180_000 }, () => {
     await page.getByRole('button', { name: 'SMART report of vda' }).click()
     const dialog = page.getByRole('dialog', { name: 'SMART report of /dev/vda' })
     await dialog.getByText('SMART cannot be read on this disk').waitFor({ timeout: 30_000 })
-    await dialog.getByText(/Unable to detect device type|SMART/i).first().waitFor()
+    await dialog
+      .getByText(/Unable to detect device type|SMART/i)
+      .first()
+      .waitFor()
     expect(page.url()).toMatch(/\?smart=vda$/)
     await expectAccessible(page, 'SMART dialog')
     await screenshot(page, 'storage-smart-unavailable')
@@ -135,23 +156,41 @@ describe('storage pages', { timeout: 180_000 }, () => {
     // Slow the upload down (DevTools network emulation) so the bar is seen between empty and full.
     const cdp = await page.context().newCDPSession(page)
     await cdp.send('Network.enable')
-    await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: 1 * MiB })
+    await cdp.send('Network.emulateNetworkConditions', {
+      offline: false,
+      latency: 0,
+      downloadThroughput: -1,
+      uploadThroughput: 1 * MiB,
+    })
     await page.getByLabel('Files to upload to files/docs').setInputFiles(payloadFile)
     const bar = page.getByRole('progressbar', { name: 'payload.bin' })
     const seen = new Set<number>()
-    await expect.poll(async () => {
-      const now = Number(await bar.getAttribute('aria-valuenow').catch(() => null))
-      if (now > 0 && now < payload.length) seen.add(now)
-      return seen.size
-    }, { timeout: 60_000, interval: 50 }).toBeGreaterThan(0)
+    await expect
+      .poll(
+        async () => {
+          const now = Number(await bar.getAttribute('aria-valuenow').catch(() => null))
+          if (now > 0 && now < payload.length) seen.add(now)
+          return seen.size
+        },
+        { timeout: 60_000, interval: 50 },
+      )
+      .toBeGreaterThan(0)
     await screenshot(page, 'storage-upload-progress')
     await page.getByText('Uploaded · 3.0 MiB').waitFor({ timeout: 60_000 })
-    await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: -1 })
+    await cdp.send('Network.emulateNetworkConditions', {
+      offline: false,
+      latency: 0,
+      downloadThroughput: -1,
+      uploadThroughput: -1,
+    })
     expect(await bar.getAttribute('aria-valuenow')).toBe(String(payload.length))
     await main(page).getByRole('link', { name: 'payload.bin', exact: true }).waitFor() // the listing was refreshed
     expect(sha256(await readFile(join(data, 'docs', 'payload.bin')))).toBe(sha256(payload))
 
-    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Download payload.bin' }).click()])
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('link', { name: 'Download payload.bin' }).click(),
+    ])
     expect(download.suggestedFilename()).toBe('payload.bin')
     expect(sha256(await readFile((await download.path())!))).toBe(sha256(payload))
 
@@ -229,10 +268,12 @@ describe('storage pages', { timeout: 180_000 }, () => {
     const confirm = page.getByRole('dialog', { name: 'Stop sharing media-share?' })
     await confirm.getByRole('button', { name: 'Stop sharing' }).click()
     await page.getByText('No folders are shared').waitFor()
-    await expect.poll(async () => (await smbd.client(['//127.0.0.1/media-share', '-c', 'ls'])).out, { timeout: 10_000 }).toContain('NT_STATUS_BAD_NETWORK_NAME')
+    await expect
+      .poll(async () => (await smbd.client(['//127.0.0.1/media-share', '-c', 'ls'])).out, { timeout: 10_000 })
+      .toContain('NT_STATUS_BAD_NETWORK_NAME')
   })
 
-  it('mounting: the helper\'s own error is shown; without the helper the page says so; in dry run a share is mounted and unmounted', async () => {
+  it("mounting: the helper's own error is shown; without the helper the page says so; in dry run a share is mounted and unmounted", async () => {
     const page = await ui.open('admin', '/storage/shares')
     await page.getByRole('button', { name: 'Mount a share' }).click()
     let dialog = page.getByRole('dialog', { name: 'Mount a network share' })

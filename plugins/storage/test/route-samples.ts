@@ -15,11 +15,23 @@ export const samples: RouteSamples = {
   'GET /api/storage': async () => ({ url: '/api/storage' }),
   'GET /api/storage/smart/:id': async () => ({ url: '/api/storage/smart/vda', ok: [423] }),
   'POST /api/storage/eject': async () => ({ url: '/api/storage/eject', body: { device: 'sr0' }, ok: [423] }),
-  'POST /api/storage/mount': async () => ({ url: '/api/storage/mount', body: { url: 'smb://nas.example/media', name: 'media' }, ok: [423] }),
+  'POST /api/storage/mount': async () => ({
+    url: '/api/storage/mount',
+    body: { url: 'smb://nas.example/media', name: 'media' },
+    ok: [423],
+  }),
   'POST /api/storage/unmount': async () => ({ url: '/api/storage/unmount', body: { name: 'media' }, ok: [423] }),
   'GET /api/storage/exports': async () => ({ url: '/api/storage/exports' }),
-  'POST /api/storage/exports': async () => ({ url: '/api/storage/exports', body: { name: 'pub', path: '/srv/pub' }, ok: [423] }),
-  'POST /api/storage/exports/remove': async () => ({ url: '/api/storage/exports/remove', body: { name: 'pub' }, ok: [423] }),
+  'POST /api/storage/exports': async () => ({
+    url: '/api/storage/exports',
+    body: { name: 'pub', path: '/srv/pub' },
+    ok: [423],
+  }),
+  'POST /api/storage/exports/remove': async () => ({
+    url: '/api/storage/exports/remove',
+    body: { name: 'pub' },
+    ok: [423],
+  }),
   'GET /api/storage/fs/list': async (c) => {
     await sampleFile(c)
     return { url: '/api/storage/fs/list?root=files&path=' }
@@ -27,6 +39,8 @@ export const samples: RouteSamples = {
   'GET /api/storage/fs/read': async (c) => ({ url: `/api/storage/fs/read?${await sampleFile(c)}` }),
   'GET /api/storage/fs/download': async (c) => ({ url: `/api/storage/fs/download?${await sampleFile(c)}` }),
   'POST /api/storage/fs/upload': async () => ({
-    url: '/api/storage/fs/upload?root=files&path=&name=uploaded.bin&overwrite=1', raw: Buffer.from('uploaded'), contentType: 'application/octet-stream',
+    url: '/api/storage/fs/upload?root=files&path=&name=uploaded.bin&overwrite=1',
+    raw: Buffer.from('uploaded'),
+    contentType: 'application/octet-stream',
   }),
 }

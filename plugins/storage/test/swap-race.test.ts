@@ -71,7 +71,10 @@ describe('storage: a folder swapped for a symlink out of the root while requests
     await writeFile(join(root, 'swap', 'inner.txt'), 'INSIDE')
     await writeFile(join(outside, 'inner.txt'), 'OUTSIDE')
     await writeFile(join(outside, secretName), 'OUTSIDE SECRET')
-    t = await startTestKernel({ plugins: [storagePlugin({ roots: [{ name: 'data', path: root }] })], overNetwork: true })
+    t = await startTestKernel({
+      plugins: [storagePlugin({ roots: [{ name: 'data', path: root }] })],
+      overNetwork: true,
+    })
     token = (await t.login('admin')).token
   })
   afterAll(async () => {
@@ -90,11 +93,15 @@ describe('storage: a folder swapped for a symlink out of the root while requests
   async function underSwaps(rounds: number, round: (i: number) => Promise<number[]>) {
     const stop = join(base, 'stop')
     await rm(stop, { force: true })
-    const swapper = (running = spawn('python3', ['-c', SWAPPER, root, outside, stop], { stdio: ['ignore', 'pipe', 'inherit'] }))
+    const swapper = (running = spawn('python3', ['-c', SWAPPER, root, outside, stop], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    }))
     const output = new Promise<{ swaps: number; outsideEvents: [string, string][] }>((resolve, reject) => {
       let out = ''
       swapper.stdout!.on('data', (c: Buffer) => (out += c.toString()))
-      swapper.once('exit', (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`the swapper exited with ${code}`))))
+      swapper.once('exit', (code) =>
+        code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`the swapper exited with ${code}`)),
+      )
     })
     const statuses = new Map<number, number>()
     try {
@@ -112,13 +119,17 @@ describe('storage: a folder swapped for a symlink out of the root while requests
   /** Refused, never failed (a swapped path is 403: it leads outside); and the race really ran, meeting both states. */
   function expectRaced(run: { swaps: number; statuses: Map<number, number> }) {
     const seen = JSON.stringify([...run.statuses])
-    expect([...run.statuses.keys()].filter((s) => s >= 500), seen).toEqual([])
+    expect(
+      [...run.statuses.keys()].filter((s) => s >= 500),
+      seen,
+    ).toEqual([])
     expect(run.swaps).toBeGreaterThan(100)
     expect(run.statuses.get(403) ?? 0, seen).toBeGreaterThan(0)
   }
 
   /** The folder's current name: the exchange leaves it at `swap` or at `.swap-other`. */
-  const folder = async () => ((await lstat(join(root, 'swap'))).isDirectory() ? join(root, 'swap') : join(root, '.swap-other'))
+  const folder = async () =>
+    (await lstat(join(root, 'swap'))).isDirectory() ? join(root, 'swap') : join(root, '.swap-other')
 
   it('never writes outside the root on upload, and leaves no temporary file behind', async () => {
     const uploaded = new Map<string, string>()
@@ -126,8 +137,11 @@ describe('storage: a folder swapped for a symlink out of the root while requests
       const name = `up-${i}.txt`
       const content = `upload ${i}`
       const up = await t.inject({
-        method: 'POST', url: `/api/storage/fs/upload?${q({ path: 'swap', name, ...(i % 4 === 0 ? { overwrite: '1' } : {}) })}`,
-        as: { token }, headers: { 'content-type': 'application/octet-stream' }, payload: Buffer.from(content),
+        method: 'POST',
+        url: `/api/storage/fs/upload?${q({ path: 'swap', name, ...(i % 4 === 0 ? { overwrite: '1' } : {}) })}`,
+        as: { token },
+        headers: { 'content-type': 'application/octet-stream' },
+        payload: Buffer.from(content),
       })
       if (up.statusCode === 201) uploaded.set(name, content)
       return [up.statusCode]
@@ -149,7 +163,10 @@ describe('storage: a folder swapped for a symlink out of the root while requests
       expect(list.body, 'an outside entry was listed').not.toContain(secretName)
       const read = await t.inject({ url: `/api/storage/fs/read?${q({ path: 'swap/inner.txt' })}`, as: { token } })
       expect(read.body, 'outside content was previewed').not.toContain('OUTSIDE')
-      const download = await t.inject({ url: `/api/storage/fs/download?${q({ path: 'swap/inner.txt' })}`, as: { token } })
+      const download = await t.inject({
+        url: `/api/storage/fs/download?${q({ path: 'swap/inner.txt' })}`,
+        as: { token },
+      })
       expect(download.body, 'outside content was downloaded').not.toContain('OUTSIDE')
       return [list.statusCode, read.statusCode, download.statusCode]
     })

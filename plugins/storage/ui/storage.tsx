@@ -3,7 +3,17 @@
  * the file browser. Each view has its own URL (/storage, /storage/shares, /storage/files?root=&path=).
  */
 import { useCallback, useState } from 'preact/hooks'
-import { Async, Button, PageHeader, PrivilegesMissing, Tabs, defineElement, isPrivilegesMissing, useResource, type PageContext } from '@hostd/ui'
+import {
+  Async,
+  Button,
+  PageHeader,
+  PrivilegesMissing,
+  Tabs,
+  defineElement,
+  isPrivilegesMissing,
+  useResource,
+  type PageContext,
+} from '@hostd/ui'
 import { DisksView } from './parts/disks.tsx'
 import { FilesView } from './parts/files.tsx'
 import { SharesView } from './parts/shares.tsx'
@@ -21,7 +31,10 @@ const VIEWS = [
  */
 function useHelper(ctx: PageContext): HelperState & { recheck: () => void } {
   const status = useResource(
-    (signal) => (ctx.can('operator') ? ctx.api.get<{ helper: { available: boolean } }>('/api/system/privileged', { signal }).catch(() => null) : Promise.resolve(null)),
+    (signal) =>
+      ctx.can('operator')
+        ? ctx.api.get<{ helper: { available: boolean } }>('/api/system/privileged', { signal }).catch(() => null)
+        : Promise.resolve(null),
     [],
   )
   const [refused, setRefused] = useState(false)
@@ -48,18 +61,38 @@ function StoragePage({ ctx }: { ctx: PageContext }) {
       <PageHeader
         title="Storage"
         description="Disks, volumes and network shares of this server, and its files."
-        actions={view.id !== 'files' && <Button icon="refresh" onClick={overview.reload} busy={overview.loading && overview.data !== undefined}>Refresh</Button>}
+        actions={
+          view.id !== 'files' && (
+            <Button icon="refresh" onClick={overview.reload} busy={overview.loading && overview.data !== undefined}>
+              Refresh
+            </Button>
+          )
+        }
       />
       <div class="storage-stack">
         {helper.missing && ctx.can('operator') && (
-          <PrivilegesMissing affected={ctx.can('admin') ? 'SMART reports, ejecting disks, mounting shares and sharing folders' : 'SMART reports'} onRetry={helper.recheck} />
+          <PrivilegesMissing
+            affected={
+              ctx.can('admin') ? 'SMART reports, ejecting disks, mounting shares and sharing folders' : 'SMART reports'
+            }
+            onRetry={helper.recheck}
+          />
         )}
-        <Tabs label="Storage views" tabs={views} selected={view.id} onSelect={(id) => ctx.navigate(`${ctx.base}${views.find((v) => v.id === id)!.path}`)}>
+        <Tabs
+          label="Storage views"
+          tabs={views}
+          selected={view.id}
+          onSelect={(id) => ctx.navigate(`${ctx.base}${views.find((v) => v.id === id)!.path}`)}
+        >
           <Async resource={overview} label="Reading disks and volumes…">
             {(data) =>
-              view.id === 'files' ? <FilesView ctx={ctx} overview={data} helper={helper} />
-              : view.id === 'shares' ? <SharesView ctx={ctx} overview={data} helper={helper} reload={overview.reload} />
-              : <DisksView ctx={ctx} overview={data} helper={helper} reload={overview.reload} />
+              view.id === 'files' ? (
+                <FilesView ctx={ctx} overview={data} helper={helper} />
+              ) : view.id === 'shares' ? (
+                <SharesView ctx={ctx} overview={data} helper={helper} reload={overview.reload} />
+              ) : (
+                <DisksView ctx={ctx} overview={data} helper={helper} reload={overview.reload} />
+              )
             }
           </Async>
         </Tabs>

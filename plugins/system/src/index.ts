@@ -18,7 +18,8 @@ export function systemOptionsFromEnv(env: Record<string, string | undefined> = p
   const hours = Number(env.HOSTD_UPDATE_CHECK_HOURS ?? 24)
   if (!(hours > 0 && hours <= 24 * 30)) throw new Error('HOSTD_UPDATE_CHECK_HOURS must be more than 0 and at most 720')
   const firstCheckSeconds = Number(env.HOSTD_UPDATE_FIRST_CHECK_SECONDS ?? 60)
-  if (!(firstCheckSeconds >= 0 && firstCheckSeconds <= 3600)) throw new Error('HOSTD_UPDATE_FIRST_CHECK_SECONDS must be from 0 to 3600')
+  if (!(firstCheckSeconds >= 0 && firstCheckSeconds <= 3600))
+    throw new Error('HOSTD_UPDATE_FIRST_CHECK_SECONDS must be from 0 to 3600')
   return {
     powerStatePath: '/sys/power/state',
     x11SocketDir: '/tmp/.X11-unix',
@@ -40,7 +41,16 @@ export function createSystemPlugin(overrides: Partial<SystemOptions> = {}) {
     kernel: '^1.0.0',
     description: 'Host facts, settings snapshot, power actions, hostd updates, and the Admin Privileges actions.',
     ui: {
-      pages: [{ path: '/system', title: 'System', icon: 'settings', role: 'viewer', module: 'ui/system.tsx', element: 'system-page' }],
+      pages: [
+        {
+          path: '/system',
+          title: 'System',
+          icon: 'settings',
+          role: 'viewer',
+          module: 'ui/system.tsx',
+          element: 'system-page',
+        },
+      ],
       cards: [
         { title: 'This server', module: 'ui/cards.tsx', element: 'system-host', size: 'medium', order: 20 },
         { title: 'hostd', module: 'ui/cards.tsx', element: 'system-software', size: 'medium', order: 21 },
@@ -52,7 +62,13 @@ export function createSystemPlugin(overrides: Partial<SystemOptions> = {}) {
       services = {
         power: new Power(helper, audit, options),
         privileged: new PrivilegedActions(helper, audit),
-        updates: new Updates({ ...options, installDir: options.installDir ?? join(kernel.dataDir, 'app') }, kernel.version, helper, audit, log),
+        updates: new Updates(
+          { ...options, installDir: options.installDir ?? join(kernel.dataDir, 'app') },
+          kernel.version,
+          helper,
+          audit,
+          log,
+        ),
       }
       systemRoutes(r, services)
     },

@@ -3,7 +3,11 @@ import { defineError, type AuditService, type HelperClient } from '@hostd/sdk'
 import { readText } from './host/read.ts'
 
 export const NoDisplay = defineError('HOSTD_POWER_NO_DISPLAY', 409, 'This host has no display to put to sleep')
-export const SleepUnsupported = defineError('HOSTD_POWER_SLEEP_UNSUPPORTED', 409, 'This host cannot sleep (its kernel offers no suspend state)')
+export const SleepUnsupported = defineError(
+  'HOSTD_POWER_SLEEP_UNSUPPORTED',
+  409,
+  'This host cannot sleep (its kernel offers no suspend state)',
+)
 
 export interface PowerOptions {
   /** Where the kernel lists its sleep states (stand-in file in tests). */
@@ -34,7 +38,9 @@ export class Power {
         return ['power.sleep', {}]
       }
       case 'display-sleep': {
-        const sockets = (await readdir(this.#options.x11SocketDir).catch(() => [] as string[])).filter((n) => /^X\d{1,3}$/.test(n)).sort()
+        const sockets = (await readdir(this.#options.x11SocketDir).catch(() => [] as string[]))
+          .filter((n) => /^X\d{1,3}$/.test(n))
+          .sort()
         if (!sockets[0]) throw NoDisplay()
         return ['power.displaySleep', { display: `:${sockets[0].slice(1)}` }]
       }
@@ -48,12 +54,18 @@ export class Power {
   async run(action: PowerAction, actor: Parameters<AuditService['record']>[1]) {
     const [helperAction, args] = await this.#helperCall(action)
     // Written before the call: a restart or shutdown may not leave time afterwards.
-    await this.#audit.record({ action: `power.${action}`, target: 'host', detail: { requested: helperAction, args } }, actor)
+    await this.#audit.record(
+      { action: `power.${action}`, target: 'host', detail: { requested: helperAction, args } },
+      actor,
+    )
     let run: { dryRun?: boolean; argv?: string[] }
     try {
       run = await this.#helper.call(helperAction, args)
     } catch (err) {
-      await this.#audit.record({ action: `power.${action}`, target: 'host', result: 'failure', detail: { error: (err as Error).message } }, actor)
+      await this.#audit.record(
+        { action: `power.${action}`, target: 'host', result: 'failure', detail: { error: (err as Error).message } },
+        actor,
+      )
       throw err
     }
     return { action, dryRun: run.dryRun === true, ...(run.dryRun ? { argv: run.argv } : {}) }

@@ -20,24 +20,31 @@ const onOff = (on: boolean | null) => (on === null ? null : on ? 'on' : 'off')
 /** The allowlisted privileged actions: adding one is one entry here plus its helper action in helper/. */
 export const PRIVILEGED_ACTIONS: Record<string, PrivilegedAction> = {
   ssh: {
-    title: 'SSH server', choices: ['on', 'off'],
+    title: 'SSH server',
+    choices: ['on', 'off'],
     read: async () => onOff((await readSsh()).running),
     helper: (choice) => ['ssh.set', { on: choice === 'on' }],
   },
   hostname: {
-    title: 'Host name', choices: ['set'],
-    value: { pattern: /^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/, hint: 'a host name: letters, digits, hyphens and dots' },
+    title: 'Host name',
+    choices: ['set'],
+    value: {
+      pattern: /^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/,
+      hint: 'a host name: letters, digits, hyphens and dots',
+    },
     read: readHostname,
     helper: (_, value) => ['hostname.set', { name: value }],
   },
   timezone: {
-    title: 'Time zone', choices: ['set'],
+    title: 'Time zone',
+    choices: ['set'],
     value: { pattern: /^[A-Za-z0-9_+-]+(\/[A-Za-z0-9_+-]+){0,2}$/, hint: 'a time zone such as Europe/Paris or UTC' },
     read: readTimeZone,
     helper: (_, value) => ['timezone.set', { zone: value }],
   },
   ntp: {
-    title: 'Network time (NTP)', choices: ['on', 'off'],
+    title: 'Network time (NTP)',
+    choices: ['on', 'off'],
     read: async () => onOff((await readNtp()).active),
     helper: (choice) => ['ntp.set', { on: choice === 'on' }],
   },
@@ -64,18 +71,25 @@ export class PrivilegedActions {
     const ping = await this.#helper.call<{ dryRun?: boolean }>('ping').catch(() => null)
     const available = ping !== null
     const dryRun = ping?.dryRun ?? null
-    const actions = await Promise.all(Object.entries(PRIVILEGED_ACTIONS).map(async ([key, a]) => ({
-      key, title: a.title, choices: a.choices, state: await a.read().catch(() => null),
-    })))
+    const actions = await Promise.all(
+      Object.entries(PRIVILEGED_ACTIONS).map(async ([key, a]) => ({
+        key,
+        title: a.title,
+        choices: a.choices,
+        state: await a.read().catch(() => null),
+      })),
+    )
     return { helper: { available, dryRun }, actions }
   }
 
   async apply(key: string, choice: Choice, value: string | undefined, actor: Parameters<AuditService['record']>[1]) {
     const action = Object.hasOwn(PRIVILEGED_ACTIONS, key) ? PRIVILEGED_ACTIONS[key]! : null
     if (!action) throw UnknownPrivilegedAction(`No privileged action "${key}"; see GET /api/system/privileged`)
-    if (!action.choices.includes(choice)) throw errors.badRequest(`${key} takes ${action.choices.join(' or ')}, not ${choice}`)
+    if (!action.choices.includes(choice))
+      throw errors.badRequest(`${key} takes ${action.choices.join(' or ')}, not ${choice}`)
     if (choice === 'set') {
-      if (value === undefined || !action.value!.pattern.test(value)) throw errors.badRequest(`${key}: value must be ${action.value!.hint}`)
+      if (value === undefined || !action.value!.pattern.test(value))
+        throw errors.badRequest(`${key}: value must be ${action.value!.hint}`)
     } else if (value !== undefined) throw errors.badRequest(`${key} ${choice} takes no value`)
     const before = await action.read().catch(() => null)
     const [helperAction, args] = action.helper(choice, value)
@@ -83,12 +97,27 @@ export class PrivilegedActions {
     try {
       run = await this.#helper.call<HelperRun>(helperAction, args)
     } catch (err) {
-      await this.#audit.record({ action: `privileged.${key}`, target: key, result: 'failure', detail: { choice, value: value ?? null, before, error: (err as Error).message } }, actor)
+      await this.#audit.record(
+        {
+          action: `privileged.${key}`,
+          target: key,
+          result: 'failure',
+          detail: { choice, value: value ?? null, before, error: (err as Error).message },
+        },
+        actor,
+      )
       throw err
     }
     const after = await action.read().catch(() => null)
     const dryRun = run.dryRun === true
-    await this.#audit.record({ action: `privileged.${key}`, target: key, detail: { choice, value: value ?? null, before, after, dryRun, ...(dryRun ? { argv: run.argv } : {}) } }, actor)
+    await this.#audit.record(
+      {
+        action: `privileged.${key}`,
+        target: key,
+        detail: { choice, value: value ?? null, before, after, dryRun, ...(dryRun ? { argv: run.argv } : {}) },
+      },
+      actor,
+    )
     return { key, before, after, dryRun, ...(dryRun ? { argv: run.argv } : {}) }
   }
 }

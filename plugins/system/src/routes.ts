@@ -5,8 +5,16 @@ import { readSettings } from './host/settings.ts'
 import type { Power, PowerAction } from './power.ts'
 import type { PrivilegedActions } from './privileged.ts'
 import {
-  NetworkSummarySchema, PowerResultSchema, PrivilegedBodySchema, PrivilegedKeyParams, PrivilegedListSchema, PrivilegedResultSchema,
-  SettingsSnapshotSchema, SystemInfoSchema, UpdateInstallResultSchema, UpdateStatusSchema,
+  NetworkSummarySchema,
+  PowerResultSchema,
+  PrivilegedBodySchema,
+  PrivilegedKeyParams,
+  PrivilegedListSchema,
+  PrivilegedResultSchema,
+  SettingsSnapshotSchema,
+  SystemInfoSchema,
+  UpdateInstallResultSchema,
+  UpdateStatusSchema,
 } from './schemas.ts'
 import type { Updates } from './updates.ts'
 
@@ -25,22 +33,39 @@ export interface SystemServices {
 
 export function systemRoutes(r: RouteRegistrar, s: SystemServices): void {
   r.get('/api/system/info', { role: 'viewer', schema: { response: { 200: SystemInfoSchema } } }, () => readSystemInfo())
-  r.get('/api/system/network', { role: 'viewer', schema: { response: { 200: NetworkSummarySchema } } }, () => readNetworkSummary())
-  r.get('/api/system/settings', { role: 'viewer', schema: { response: { 200: SettingsSnapshotSchema } } }, () => readSettings(s.updates.settings()))
+  r.get('/api/system/network', { role: 'viewer', schema: { response: { 200: NetworkSummarySchema } } }, () =>
+    readNetworkSummary(),
+  )
+  r.get('/api/system/settings', { role: 'viewer', schema: { response: { 200: SettingsSnapshotSchema } } }, () =>
+    readSettings(s.updates.settings()),
+  )
 
   for (const action of ['sleep', 'display-sleep', 'restart', 'shutdown'] as PowerAction[]) {
-    r.post(`/api/system/power/${action}`, { role: 'admin', needs: helperNeeded, schema: { response: { 200: PowerResultSchema } } },
-      (req) => s.power.run(action, actorOf(req)))
+    r.post(
+      `/api/system/power/${action}`,
+      { role: 'admin', needs: helperNeeded, schema: { response: { 200: PowerResultSchema } } },
+      (req) => s.power.run(action, actorOf(req)),
+    )
   }
 
   // Viewer, and not gated: it reports whether the helper is there.
-  r.get('/api/system/privileged', { role: 'viewer', schema: { response: { 200: PrivilegedListSchema } } }, () => s.privileged.list())
-  r.post('/api/system/privileged/:key', { role: 'admin', needs: helperNeeded,
-    schema: { params: PrivilegedKeyParams, body: PrivilegedBodySchema, response: { 200: PrivilegedResultSchema } } },
-  (req) => s.privileged.apply(req.params.key, req.body.choice, req.body.value, actorOf(req)))
+  r.get('/api/system/privileged', { role: 'viewer', schema: { response: { 200: PrivilegedListSchema } } }, () =>
+    s.privileged.list(),
+  )
+  r.post(
+    '/api/system/privileged/:key',
+    {
+      role: 'admin',
+      needs: helperNeeded,
+      schema: { params: PrivilegedKeyParams, body: PrivilegedBodySchema, response: { 200: PrivilegedResultSchema } },
+    },
+    (req) => s.privileged.apply(req.params.key, req.body.choice, req.body.value, actorOf(req)),
+  )
 
   r.get('/api/updates', { role: 'viewer', schema: { response: { 200: UpdateStatusSchema } } }, () => s.updates.status())
-  r.post('/api/updates/install', { role: 'admin', needs: helperNeeded, schema: { response: { 200: UpdateInstallResultSchema } } },
-    (req) => s.updates.install(actorOf(req)))
+  r.post(
+    '/api/updates/install',
+    { role: 'admin', needs: helperNeeded, schema: { response: { 200: UpdateInstallResultSchema } } },
+    (req) => s.updates.install(actorOf(req)),
+  )
 }
-

@@ -17,14 +17,23 @@ export const SystemInfoSchema = Type.Object({
 export type SystemInfo = Static<typeof SystemInfoSchema>
 
 export const NetworkSummarySchema = Type.Object({
-  interfaces: Type.Array(Type.Object({
-    name: Type.String(),
-    mac: Type.String(),
-    state: Type.String({ description: 'Link state from /sys/class/net/<if>/operstate: up, down, unknown, ...' }),
-    mtu: Type.Integer(),
-    speedMbps: Nullable(Type.Integer()),
-    addresses: Type.Array(Type.Object({ family: Type.Union([Type.Literal('ipv4'), Type.Literal('ipv6')]), address: Type.String(), prefix: Type.Integer(), netmask: Type.String() })),
-  })),
+  interfaces: Type.Array(
+    Type.Object({
+      name: Type.String(),
+      mac: Type.String(),
+      state: Type.String({ description: 'Link state from /sys/class/net/<if>/operstate: up, down, unknown, ...' }),
+      mtu: Type.Integer(),
+      speedMbps: Nullable(Type.Integer()),
+      addresses: Type.Array(
+        Type.Object({
+          family: Type.Union([Type.Literal('ipv4'), Type.Literal('ipv6')]),
+          address: Type.String(),
+          prefix: Type.Integer(),
+          netmask: Type.String(),
+        }),
+      ),
+    }),
+  ),
   defaultRoute: Nullable(Type.Object({ gateway: Type.String(), interface: Type.String() })),
   dnsServers: Type.Array(Type.String()),
 })
@@ -35,8 +44,11 @@ export const SettingsSnapshotSchema = Type.Object({
   timeZone: Nullable(Type.String()),
   ntp: Type.Object({ active: Type.Boolean(), daemon: Nullable(Type.String()) }),
   ssh: Type.Object({
-    installed: Type.Boolean(), running: Type.Boolean(), port: Nullable(Type.Integer()),
-    permitRootLogin: Nullable(Type.String()), passwordAuthentication: Nullable(Type.String()),
+    installed: Type.Boolean(),
+    running: Type.Boolean(),
+    port: Nullable(Type.Integer()),
+    permitRootLogin: Nullable(Type.String()),
+    passwordAuthentication: Nullable(Type.String()),
   }),
   firewall: Type.Object({ tool: Nullable(Type.String()), enabled: Nullable(Type.Boolean()) }),
   autoUpdate: Type.Object({ unattendedUpgrades: Type.Boolean() }),
@@ -54,17 +66,24 @@ export const PrivilegedActionSchema = Type.Object({
   key: Type.String(),
   title: Type.String(),
   choices: Type.Array(Type.Union([Type.Literal('on'), Type.Literal('off'), Type.Literal('set')])),
-  state: Nullable(Type.String({ description: '"on"/"off" for switches, the current value for settings; null when the host does not tell' })),
+  state: Nullable(
+    Type.String({
+      description: '"on"/"off" for switches, the current value for settings; null when the host does not tell',
+    }),
+  ),
 })
 export const PrivilegedListSchema = Type.Object({
   helper: Type.Object({ available: Type.Boolean(), dryRun: Nullable(Type.Boolean()) }),
   actions: Type.Array(PrivilegedActionSchema),
 })
 export const PrivilegedKeyParams = Type.Object({ key: Type.String({ pattern: '^[a-z][a-z0-9-]{0,31}$' }) })
-export const PrivilegedBodySchema = Type.Object({
-  choice: Type.Union([Type.Literal('on'), Type.Literal('off'), Type.Literal('set')]),
-  value: Type.Optional(Type.String({ minLength: 1, maxLength: 253 })),
-}, { additionalProperties: false })
+export const PrivilegedBodySchema = Type.Object(
+  {
+    choice: Type.Union([Type.Literal('on'), Type.Literal('off'), Type.Literal('set')]),
+    value: Type.Optional(Type.String({ minLength: 1, maxLength: 253 })),
+  },
+  { additionalProperties: false },
+)
 export const PrivilegedResultSchema = Type.Object({
   key: Type.String(),
   before: Nullable(Type.String()),

@@ -9,12 +9,28 @@ import gt from 'semver/functions/gt.js'
 import valid from 'semver/functions/valid.js'
 import type { UpdateStatus } from './schemas.ts'
 
-export const UpdateInProgress = defineError('HOSTD_UPDATE_IN_PROGRESS', 503, 'An update is still finishing; try again once the daemon has restarted')
-export const UpdatesNotConfigured = defineError('HOSTD_UPDATE_NOT_CONFIGURED', 409, 'No release feed or no release signing key is configured')
+export const UpdateInProgress = defineError(
+  'HOSTD_UPDATE_IN_PROGRESS',
+  503,
+  'An update is still finishing; try again once the daemon has restarted',
+)
+export const UpdatesNotConfigured = defineError(
+  'HOSTD_UPDATE_NOT_CONFIGURED',
+  409,
+  'No release feed or no release signing key is configured',
+)
 export const NoUpdate = defineError('HOSTD_UPDATE_NONE', 409, 'Already up to date')
 export const FeedUnreadable = defineError('HOSTD_UPDATE_FEED_UNREADABLE', 502, 'The release feed could not be read')
-export const BadSignature = defineError('HOSTD_UPDATE_BAD_SIGNATURE', 502, 'The release signature does not verify; nothing was installed')
-export const BadHash = defineError('HOSTD_UPDATE_BAD_HASH', 502, 'The downloaded release does not match its SHA-256; nothing was installed')
+export const BadSignature = defineError(
+  'HOSTD_UPDATE_BAD_SIGNATURE',
+  502,
+  'The release signature does not verify; nothing was installed',
+)
+export const BadHash = defineError(
+  'HOSTD_UPDATE_BAD_HASH',
+  502,
+  'The downloaded release does not match its SHA-256; nothing was installed',
+)
 
 export interface UpdateOptions {
   /** The release feed (JSON); null: updates are off. */
@@ -62,8 +78,17 @@ export class Updates {
     this.#audit = audit
     this.#log = log
     this.#key = options.publicKeyPem ? createPublicKey(options.publicKeyPem) : null
-    if (this.#key && this.#key.asymmetricKeyType !== 'ed25519') throw new Error('the release signing key must be an Ed25519 public key')
-    this.#status = { currentVersion, latestVersion: null, updateAvailable: false, notes: null, checkedAt: null, error: null, state: 'idle' }
+    if (this.#key && this.#key.asymmetricKeyType !== 'ed25519')
+      throw new Error('the release signing key must be an Ed25519 public key')
+    this.#status = {
+      currentVersion,
+      latestVersion: null,
+      updateAvailable: false,
+      notes: null,
+      checkedAt: null,
+      error: null,
+      state: 'idle',
+    }
   }
 
   status(): UpdateStatus {
@@ -94,8 +119,11 @@ export class Updates {
     try {
       const release = await this.#readFeed()
       Object.assign(this.#status, {
-        latestVersion: release.version, notes: release.notes, updateAvailable: gt(release.version, this.#currentVersion),
-        checkedAt: new Date().toISOString(), error: null,
+        latestVersion: release.version,
+        notes: release.notes,
+        updateAvailable: gt(release.version, this.#currentVersion),
+        checkedAt: new Date().toISOString(),
+        error: null,
       })
       return release
     } catch (err) {
@@ -119,12 +147,26 @@ export class Updates {
     }
     const r = body as Partial<Record<keyof Release, unknown>>
     const str = (v: unknown) => typeof v === 'string'
-    if (!r || !str(r.version) || !valid(r.version as string) || !str(r.url) || !/^[0-9a-f]{64}$/.test(String(r.sha256)) || !str(r.signature)) {
+    if (
+      !r ||
+      !str(r.version) ||
+      !valid(r.version as string) ||
+      !str(r.url) ||
+      !/^[0-9a-f]{64}$/.test(String(r.sha256)) ||
+      !str(r.signature)
+    ) {
       throw FeedUnreadable('The release feed is not of the expected shape (version, url, sha256, signature, notes)')
     }
     const url = new URL(r.url as string, feedUrl)
-    if (url.protocol !== 'https:' && url.protocol !== 'http:') throw FeedUnreadable('The release URL must be http or https')
-    return { version: r.version as string, notes: str(r.notes) ? (r.notes as string) : '', url: url.href, sha256: r.sha256 as string, signature: r.signature as string }
+    if (url.protocol !== 'https:' && url.protocol !== 'http:')
+      throw FeedUnreadable('The release URL must be http or https')
+    return {
+      version: r.version as string,
+      notes: str(r.notes) ? (r.notes as string) : '',
+      url: url.href,
+      sha256: r.sha256 as string,
+      signature: r.signature as string,
+    }
   }
 
   /** Download, verify (signature, then SHA-256 of the bytes), unpack, switch `current`, restart through the helper. */
@@ -139,7 +181,15 @@ export class Updates {
     try {
       release = await this.check()
       if (!gt(release.version, from)) throw NoUpdate(`Already up to date: ${from} is the latest release`)
-      if (!verify(null, signedMessage(release.version, release.sha256), this.#key, Buffer.from(release.signature, 'base64'))) throw BadSignature()
+      if (
+        !verify(
+          null,
+          signedMessage(release.version, release.sha256),
+          this.#key,
+          Buffer.from(release.signature, 'base64'),
+        )
+      )
+        throw BadSignature()
       const archive = join(work, 'release.tgz')
       const digest = await this.#download(release.url, archive)
       if (digest !== release.sha256) throw BadHash()
@@ -147,9 +197,17 @@ export class Updates {
       await mkdir(tree)
       // tar is loaded on first use (docs/ARCHITECTURE.md, "Runtime": libraries a start does not need).
       const { x: untar } = await import('tar')
-      await untar({ file: archive, cwd: tree, strict: true, preservePaths: false,
+      await untar({
+        file: archive,
+        cwd: tree,
+        strict: true,
+        preservePaths: false,
         // Signed content, so symbolic links (node_modules/.bin) are kept; hard links and devices are not.
-        filter: (_p, entry) => ['File', 'OldFile', 'ContiguousFile', 'Directory', 'SymbolicLink'].includes((entry as { type?: string }).type ?? '') })
+        filter: (_p, entry) =>
+          ['File', 'OldFile', 'ContiguousFile', 'Directory', 'SymbolicLink'].includes(
+            (entry as { type?: string }).type ?? '',
+          ),
+      })
       const releases = join(this.#options.installDir, 'releases')
       await mkdir(releases, { recursive: true })
       const target = join(releases, release.version)
@@ -161,30 +219,52 @@ export class Updates {
       await rename(link, join(this.#options.installDir, 'current'))
     } catch (err) {
       this.#status.state = 'idle'
-      await this.#audit.record({ action: 'update.install', target: 'hostd', result: 'failure',
-        detail: { before: from, after: from, offered: release?.version ?? null, error: (err as Error).message } }, actor)
+      await this.#audit.record(
+        {
+          action: 'update.install',
+          target: 'hostd',
+          result: 'failure',
+          detail: { before: from, after: from, offered: release?.version ?? null, error: (err as Error).message },
+        },
+        actor,
+      )
       throw err
     } finally {
       await rm(work, { recursive: true, force: true })
     }
     this.#status.state = 'restarting'
-    await this.#audit.record({ action: 'update.install', target: 'hostd', detail: { before: from, after: release.version, sha256: release.sha256 } }, actor)
-    const restart = await this.#helper.call<{ dryRun?: boolean; argv?: string[] }>('daemon.restart').catch((err: Error) => {
-      this.#log.error({ err }, 'update installed but the restart failed; restart hostd by hand')
-      throw err
-    })
+    await this.#audit.record(
+      {
+        action: 'update.install',
+        target: 'hostd',
+        detail: { before: from, after: release.version, sha256: release.sha256 },
+      },
+      actor,
+    )
+    const restart = await this.#helper
+      .call<{ dryRun?: boolean; argv?: string[] }>('daemon.restart')
+      .catch((err: Error) => {
+        this.#log.error({ err }, 'update installed but the restart failed; restart hostd by hand')
+        throw err
+      })
     return {
       installed: release.version,
       path: join(this.#options.installDir, 'releases', release.version),
-      restart: { action: 'daemon.restart', dryRun: restart.dryRun === true, ...(restart.dryRun ? { argv: restart.argv } : {}) },
+      restart: {
+        action: 'daemon.restart',
+        dryRun: restart.dryRun === true,
+        ...(restart.dryRun ? { argv: restart.argv } : {}),
+      },
     }
   }
 
   /** Streams the archive to `file` with a size cap, hashing as it goes; answers the SHA-256 in hex. */
   async #download(url: string, file: string): Promise<string> {
-    const res = await fetch(url, { signal: AbortSignal.timeout(10 * 60_000), redirect: 'follow' }).catch((err: Error) => {
-      throw FeedUnreadable(`The release could not be downloaded: ${err.message}`)
-    })
+    const res = await fetch(url, { signal: AbortSignal.timeout(10 * 60_000), redirect: 'follow' }).catch(
+      (err: Error) => {
+        throw FeedUnreadable(`The release could not be downloaded: ${err.message}`)
+      },
+    )
     if (!res.ok || !res.body) throw FeedUnreadable(`The release could not be downloaded: HTTP ${res.status}`)
     const hash = createHash('sha256')
     let bytes = 0
@@ -197,7 +277,11 @@ export class Updates {
         done(null, chunk)
       },
     })
-    await pipeline(Readable.fromWeb(res.body as import('node:stream/web').ReadableStream), meter, createWriteStream(file, { mode: 0o600 }))
+    await pipeline(
+      Readable.fromWeb(res.body as import('node:stream/web').ReadableStream),
+      meter,
+      createWriteStream(file, { mode: 0o600 }),
+    )
     return hash.digest('hex')
   }
 }

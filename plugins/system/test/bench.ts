@@ -39,7 +39,9 @@ async function rate(label: string, n: number, once: () => Promise<unknown>): Pro
   for (let i = 0; i < n; i++) await once()
   const seconds = Number(process.hrtime.bigint() - start) / 1e9
   const perSecond = n / seconds
-  console.log(`${label.padEnd(44)} ${perSecond.toFixed(0).padStart(8)} /s  ${((seconds / n) * 1000).toFixed(2).padStart(8)} ms each`)
+  console.log(
+    `${label.padEnd(44)} ${perSecond.toFixed(0).padStart(8)} /s  ${((seconds / n) * 1000).toFixed(2).padStart(8)} ms each`,
+  )
   return perSecond
 }
 
@@ -59,7 +61,9 @@ try {
   const action = `${JSON.stringify({ action: 'hostname.set', args: { name: 'bench-host' } })}\n`
   const reference = await rate('reference: bare Node Unix-socket server', 2000, () => roundTrip(echoSocket, ping))
   const helperPing = await rate('helper: ping', 1000, () => roundTrip(helper.socket, ping))
-  const helperAction = await rate('helper: hostname.set (dry run, logged)', 1000, () => roundTrip(helper.socket, action))
+  const helperAction = await rate('helper: hostname.set (dry run, logged)', 1000, () =>
+    roundTrip(helper.socket, action),
+  )
 
   console.log('\n2. Fact routes in-process (inject), signed in as viewer')
   const get = (url: string) => async () => {
@@ -72,16 +76,38 @@ try {
   const settings = await rate('GET /api/system/settings (scans /proc)', 100, get('/api/system/settings'))
 
   const result = {
-    helperPingPerSecond: Math.round(helperPing), helperActionPerSecond: Math.round(helperAction), unixEchoPerSecond: Math.round(reference),
-    helperPingRatio: +(helperPing / reference).toFixed(3), helperActionRatio: +(helperAction / reference).toFixed(3),
-    infoPerSecond: Math.round(info), networkPerSecond: Math.round(network), settingsPerSecond: Math.round(settings), versionPerSecond: Math.round(version),
-    infoRatio: +(info / version).toFixed(3), networkRatio: +(network / version).toFixed(3), settingsRatio: +(settings / version).toFixed(3),
+    helperPingPerSecond: Math.round(helperPing),
+    helperActionPerSecond: Math.round(helperAction),
+    unixEchoPerSecond: Math.round(reference),
+    helperPingRatio: +(helperPing / reference).toFixed(3),
+    helperActionRatio: +(helperAction / reference).toFixed(3),
+    infoPerSecond: Math.round(info),
+    networkPerSecond: Math.round(network),
+    settingsPerSecond: Math.round(settings),
+    versionPerSecond: Math.round(version),
+    infoRatio: +(info / version).toFixed(3),
+    networkRatio: +(network / version).toFixed(3),
+    settingsRatio: +(settings / version).toFixed(3),
   }
-  console.log(`\nhelper/reference: ping ${result.helperPingRatio}, action ${result.helperActionRatio}; ` +
-    `routes/version: info ${result.infoRatio}, network ${result.networkRatio}, settings ${result.settingsRatio}`)
+  console.log(
+    `\nhelper/reference: ping ${result.helperPingRatio}, action ${result.helperActionRatio}; ` +
+      `routes/version: info ${result.infoRatio}, network ${result.networkRatio}, settings ${result.settingsRatio}`,
+  )
   const figures = [
-    figure('root helper round trip (ping) / bare Unix-socket echo', result.helperPingRatio, 'x', undefined, `${result.helperPingPerSecond} vs ${result.unixEchoPerSecond} /s`),
-    figure('root helper logged dry-run action / bare echo', result.helperActionRatio, 'x', undefined, `${result.helperActionPerSecond} /s`),
+    figure(
+      'root helper round trip (ping) / bare Unix-socket echo',
+      result.helperPingRatio,
+      'x',
+      undefined,
+      `${result.helperPingPerSecond} vs ${result.unixEchoPerSecond} /s`,
+    ),
+    figure(
+      'root helper logged dry-run action / bare echo',
+      result.helperActionRatio,
+      'x',
+      undefined,
+      `${result.helperActionPerSecond} /s`,
+    ),
   ]
   console.log(`BENCH_JSON ${JSON.stringify({ bench: 'system', figures, ...result })}`)
 } finally {

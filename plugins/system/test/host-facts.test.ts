@@ -42,18 +42,31 @@ describe('system plugin: host facts', () => {
       ipText = sh('ip', '-j', 'addr')
       if (before === ipText) break
     }
-    const ip = JSON.parse(ipText) as { ifname: string; address: string; operstate: string; addr_info: { family: string; local: string; prefixlen: number }[] }[]
+    const ip = JSON.parse(ipText) as {
+      ifname: string
+      address: string
+      operstate: string
+      addr_info: { family: string; local: string; prefixlen: number }[]
+    }[]
     expect(net.interfaces.map((i: { name: string }) => i.name).sort()).toEqual(ip.map((i) => i.ifname).sort())
     for (const link of ip) {
       const mine = net.interfaces.find((i: { name: string }) => i.name === link.ifname)
       expect(mine.mac, link.ifname).toBe(link.address)
       expect(mine.state.toUpperCase(), link.ifname).toBe(link.operstate)
       const v4 = link.addr_info.filter((a) => a.family === 'inet').map((a) => `${a.local}/${a.prefixlen}`)
-      expect(mine.addresses.filter((a: { family: string }) => a.family === 'ipv4').map((a: { address: string; prefix: number }) => `${a.address}/${a.prefix}`), link.ifname).toEqual(v4)
+      expect(
+        mine.addresses
+          .filter((a: { family: string }) => a.family === 'ipv4')
+          .map((a: { address: string; prefix: number }) => `${a.address}/${a.prefix}`),
+        link.ifname,
+      ).toEqual(v4)
     }
     const route = JSON.parse(sh('ip', '-j', '-4', 'route', 'show', 'default')) as { gateway: string; dev: string }[]
     expect(net.defaultRoute).toEqual(route[0] ? { gateway: route[0].gateway, interface: route[0].dev } : null)
-    const resolv = readFileSync('/etc/resolv.conf', 'utf8').split('\n').filter((l) => l.startsWith('nameserver')).map((l) => l.split(/\s+/)[1])
+    const resolv = readFileSync('/etc/resolv.conf', 'utf8')
+      .split('\n')
+      .filter((l) => l.startsWith('nameserver'))
+      .map((l) => l.split(/\s+/)[1])
     expect(net.dnsServers).toEqual(resolv)
   })
 

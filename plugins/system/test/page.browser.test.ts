@@ -31,7 +31,10 @@ describe('system page', { timeout: 180_000 }, () => {
     ui = await startUi({
       builtinPlugins: true,
       env: {
-        HOSTD_HELPER_SOCKET: helper.socket, HOSTD_UPDATE_FEED_URL: feed.url, HOSTD_UPDATE_INSTALL_DIR: join(dir, 'app'), HOSTD_UPDATE_FIRST_CHECK_SECONDS: '1',
+        HOSTD_HELPER_SOCKET: helper.socket,
+        HOSTD_UPDATE_FEED_URL: feed.url,
+        HOSTD_UPDATE_INSTALL_DIR: join(dir, 'app'),
+        HOSTD_UPDATE_FIRST_CHECK_SECONDS: '1',
         HOSTD_UPDATE_PUBLIC_KEY: key.publicKey.export({ type: 'spki', format: 'pem' }).toString(),
       },
     })
@@ -55,7 +58,9 @@ describe('system page', { timeout: 180_000 }, () => {
     await facts.getByText(host, { exact: true }).waitFor()
     await facts.getByText(/available\)$/).waitFor() // memory: total and available
     const main = page.getByRole('main')
-    expect(await main.getByRole('button', { name: /Restart|Shut down|Sleep|Turn on|Turn off|Change|Install/ }).count()).toBe(0)
+    expect(
+      await main.getByRole('button', { name: /Restart|Shut down|Sleep|Turn on|Turn off|Change|Install/ }).count(),
+    ).toBe(0)
     await expectAccessible(page, 'system (viewer)')
     await screenshot(page, 'system-viewer')
   })
@@ -79,12 +84,15 @@ describe('system page', { timeout: 180_000 }, () => {
 
     // Cancelling runs nothing.
     await page.getByRole('button', { name: 'Shut down', exact: true }).click()
-    await page.getByRole('dialog', { name: `Shut down: ${host}?` }).getByRole('button', { name: 'Cancel' }).click()
+    await page
+      .getByRole('dialog', { name: `Shut down: ${host}?` })
+      .getByRole('button', { name: 'Cancel' })
+      .click()
     await new Promise((r) => setTimeout(r, 500))
     expect((await helper.log()).some((e) => e.action === 'power.shutdown')).toBe(false)
   })
 
-  it('a privileged setting: the server\'s refusal shows at the field; a good value runs in the helper\'s dry run', async () => {
+  it("a privileged setting: the server's refusal shows at the field; a good value runs in the helper's dry run", async () => {
     const page = await ui.open('admin', '/system')
     await page.getByRole('button', { name: 'Change Host name' }).click()
     const dialog = page.getByRole('dialog', { name: 'Change the host name' })
@@ -97,30 +105,47 @@ describe('system page', { timeout: 180_000 }, () => {
     await dialog.getByRole('textbox', { name: 'Host name' }).fill('media-server')
     await dialog.getByRole('button', { name: 'Apply' }).click()
     await dialog.waitFor({ state: 'detached' })
-    await page.getByText('Dry run: nothing was changed; the root helper would run "hostnamectl set-hostname media-server"').waitFor()
-    expect((await helper.log()).findLast((e) => e.action === 'hostname.set')).toMatchObject({ outcome: 'dry-run', args: { name: 'media-server' } })
+    await page
+      .getByText('Dry run: nothing was changed; the root helper would run "hostnamectl set-hostname media-server"')
+      .waitFor()
+    expect((await helper.log()).findLast((e) => e.action === 'hostname.set')).toMatchObject({
+      outcome: 'dry-run',
+      args: { name: 'media-server' },
+    })
   })
 
   it('updates: the last check shows the new release; an admin installs it and sees where it went (restart in dry run)', async () => {
     const page = await ui.open('admin', '/system')
     const updates = page.getByRole('region', { name: 'Updates' })
     // The daemon's first check runs a second after its start; reload until it has.
-    await expect.poll(async () => {
-      if (await updates.getByText('Update available: 99.0.0').count()) return true
-      await page.reload()
-      await updates.getByText('Installed').waitFor()
-      return false
-    }, { timeout: 60_000, interval: 2000 }).toBe(true)
+    await expect
+      .poll(
+        async () => {
+          if (await updates.getByText('Update available: 99.0.0').count()) return true
+          await page.reload()
+          await updates.getByText('Installed').waitFor()
+          return false
+        },
+        { timeout: 60_000, interval: 2000 },
+      )
+      .toBe(true)
     await updates.getByText('Release 99.0.0: faster and safer.').waitFor()
     await expectAccessible(page, 'system with an update')
     await screenshot(page, 'system-update-available')
     feed.state.archiveDelayMs = 4000 // a slow download: the progress stays on screen
     await updates.getByRole('button', { name: 'Install 99.0.0' }).click()
-    await page.getByRole('dialog', { name: 'Install hostd 99.0.0?' }).getByRole('button', { name: 'Install and restart' }).click()
+    await page
+      .getByRole('dialog', { name: 'Install hostd 99.0.0?' })
+      .getByRole('button', { name: 'Install and restart' })
+      .click()
     await updates.getByRole('progressbar', { name: 'Installing hostd 99.0.0' }).waitFor()
     expect(await updates.getByRole('button', { name: 'Install 99.0.0' }).count()).toBe(0) // no second install meanwhile
     await screenshot(page, 'system-update-installing')
-    await updates.getByText(/hostd 99\.0\.0 is installed in .*releases\/99\.0\.0\. The root helper is in dry run, so hostd did not restart \(it would have run "systemctl restart hostd\.service"\)/).waitFor({ timeout: 60_000 })
+    await updates
+      .getByText(
+        /hostd 99\.0\.0 is installed in .*releases\/99\.0\.0\. The root helper is in dry run, so hostd did not restart \(it would have run "systemctl restart hostd\.service"\)/,
+      )
+      .waitFor({ timeout: 60_000 })
     await updates.getByText('Restarting').waitFor()
     expect(await readlink(join(dir, 'app', 'current'))).toBe(join('releases', '99.0.0'))
     expect(await readFile(join(dir, 'app', 'current', 'VERSION'), 'utf8')).toBe('99.0.0')

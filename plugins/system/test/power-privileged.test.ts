@@ -15,7 +15,12 @@ describe('system plugin: power and privileged actions (helper in dry-run)', () =
   let helper: RunningHelper
   let t: TestKernel
   let dir: string
-  const auditItems = async () => (await t.inject({ url: '/api/audit?range=24h&limit=100', as: 'admin' })).json().items as { action: string; result: string; detail: any }[]
+  const auditItems = async () =>
+    (await t.inject({ url: '/api/audit?range=24h&limit=100', as: 'admin' })).json().items as {
+      action: string
+      result: string
+      detail: any
+    }[]
 
   beforeAll(async () => {
     helper = await startHelper({ dryRun: true })
@@ -35,19 +40,26 @@ describe('system plugin: power and privileged actions (helper in dry-run)', () =
     const res = await t.inject({ method: 'POST', url: `/api/system/power/${action}`, as: 'admin' })
     expect(res.statusCode, res.body).toBe(200)
     expect(res.json()).toEqual({ action, dryRun: true, argv })
-    expect((await helper.log()).findLast((e) => e.action === `power.${action}`)).toMatchObject({ outcome: 'dry-run', argv })
+    expect((await helper.log()).findLast((e) => e.action === `power.${action}`)).toMatchObject({
+      outcome: 'dry-run',
+      argv,
+    })
     expect((await auditItems()).find((e) => e.action === `power.${action}`)).toBeTruthy()
   })
 
   it('sleep: 409 when the kernel offers no sleep state, the argument vector when it does', async () => {
     const real = (await readFile('/sys/power/state', 'utf8').catch(() => '')).split(/\s+/)
     const res = await t.inject({ method: 'POST', url: '/api/system/power/sleep', as: 'admin' })
-    if (real.includes('mem') || real.includes('freeze')) expect(res.json()).toEqual({ action: 'sleep', dryRun: true, argv: ['systemctl', 'suspend'] })
+    if (real.includes('mem') || real.includes('freeze'))
+      expect(res.json()).toEqual({ action: 'sleep', dryRun: true, argv: ['systemctl', 'suspend'] })
     else expect([res.statusCode, res.json().error]).toEqual([409, 'HOSTD_POWER_SLEEP_UNSUPPORTED'])
 
     // Stand-in for /sys/power/state of a machine that can suspend.
     await writeFile(join(dir, 'state'), 'freeze mem disk\n')
-    const k = await startTestKernel({ plugins: [createSystemPlugin({ powerStatePath: join(dir, 'state') })], env: { HOSTD_HELPER_SOCKET: helper.socket } })
+    const k = await startTestKernel({
+      plugins: [createSystemPlugin({ powerStatePath: join(dir, 'state') })],
+      env: { HOSTD_HELPER_SOCKET: helper.socket },
+    })
     try {
       const ok = await k.inject({ method: 'POST', url: '/api/system/power/sleep', as: 'admin' })
       expect(ok.json()).toEqual({ action: 'sleep', dryRun: true, argv: ['systemctl', 'suspend'] })
@@ -57,7 +69,10 @@ describe('system plugin: power and privileged actions (helper in dry-run)', () =
   })
 
   it('display-sleep: 409 without a display, xset on the first display when there is one', async () => {
-    const none = await startTestKernel({ plugins: [createSystemPlugin({ x11SocketDir: join(dir, 'no-x11') })], env: { HOSTD_HELPER_SOCKET: helper.socket } })
+    const none = await startTestKernel({
+      plugins: [createSystemPlugin({ x11SocketDir: join(dir, 'no-x11') })],
+      env: { HOSTD_HELPER_SOCKET: helper.socket },
+    })
     const before = (await helper.log()).length
     try {
       const res = await none.inject({ method: 'POST', url: '/api/system/power/display-sleep', as: 'admin' })
@@ -68,10 +83,17 @@ describe('system plugin: power and privileged actions (helper in dry-run)', () =
     }
     // Stand-in X socket folder with display :1.
     await writeFile(join(dir, 'X1'), '')
-    const withX = await startTestKernel({ plugins: [createSystemPlugin({ x11SocketDir: dir })], env: { HOSTD_HELPER_SOCKET: helper.socket } })
+    const withX = await startTestKernel({
+      plugins: [createSystemPlugin({ x11SocketDir: dir })],
+      env: { HOSTD_HELPER_SOCKET: helper.socket },
+    })
     try {
       const res = await withX.inject({ method: 'POST', url: '/api/system/power/display-sleep', as: 'admin' })
-      expect(res.json()).toEqual({ action: 'display-sleep', dryRun: true, argv: ['xset', '-display', ':1', 'dpms', 'force', 'off'] })
+      expect(res.json()).toEqual({
+        action: 'display-sleep',
+        dryRun: true,
+        argv: ['xset', '-display', ':1', 'dpms', 'force', 'off'],
+      })
     } finally {
       await withX.close()
     }
@@ -83,7 +105,10 @@ describe('system plugin: power and privileged actions (helper in dry-run)', () =
     const body = res.json()
     expect(body.helper).toEqual({ available: true, dryRun: true })
     expect(body.actions.map((a: { key: string }) => a.key)).toEqual(['ssh', 'hostname', 'timezone', 'ntp'])
-    expect(body.actions.find((a: { key: string }) => a.key === 'hostname')).toMatchObject({ choices: ['set'], state: hostname() })
+    expect(body.actions.find((a: { key: string }) => a.key === 'hostname')).toMatchObject({
+      choices: ['set'],
+      state: hostname(),
+    })
   })
 
   it.each([
@@ -92,16 +117,19 @@ describe('system plugin: power and privileged actions (helper in dry-run)', () =
     ['ssh', { choice: 'on' }, ['systemctl', 'enable', '--now', 'ssh.service']],
     ['ssh', { choice: 'off' }, ['systemctl', 'disable', '--now', 'ssh.service']],
     ['ntp', { choice: 'off' }, ['timedatectl', 'set-ntp', 'false']],
-  ])('%s %j answers the argument vector, changes nothing, and is audited with before and after', async (key, body, argv) => {
-    const list = (await t.inject({ url: '/api/system/privileged', as: 'viewer' })).json()
-    const state = list.actions.find((a: { key: string }) => a.key === key).state
-    const res = await t.inject({ method: 'POST', url: `/api/system/privileged/${key}`, as: 'admin', payload: body })
-    expect(res.statusCode, res.body).toBe(200)
-    expect(res.json()).toEqual({ key, before: state, after: state, dryRun: true, argv })
-    expect(hostname()).not.toBe('hostd-test-box')
-    const entry = (await auditItems()).find((e) => e.action === `privileged.${key}`)
-    expect(entry?.detail).toMatchObject({ choice: body.choice, before: state, after: state, dryRun: true, argv })
-  })
+  ])(
+    '%s %j answers the argument vector, changes nothing, and is audited with before and after',
+    async (key, body, argv) => {
+      const list = (await t.inject({ url: '/api/system/privileged', as: 'viewer' })).json()
+      const state = list.actions.find((a: { key: string }) => a.key === key).state
+      const res = await t.inject({ method: 'POST', url: `/api/system/privileged/${key}`, as: 'admin', payload: body })
+      expect(res.statusCode, res.body).toBe(200)
+      expect(res.json()).toEqual({ key, before: state, after: state, dryRun: true, argv })
+      expect(hostname()).not.toBe('hostd-test-box')
+      const entry = (await auditItems()).find((e) => e.action === `privileged.${key}`)
+      expect(entry?.detail).toMatchObject({ choice: body.choice, before: state, after: state, dryRun: true, argv })
+    },
+  )
 
   it('refuses bad input with 400 (404 for an unknown action) before the helper is asked', async () => {
     const before = (await helper.log()).length
@@ -118,7 +146,12 @@ describe('system plugin: power and privileged actions (helper in dry-run)', () =
       cases.push(['hostname', { choice: 'set', value: bad }, 400], ['timezone', { choice: 'set', value: bad }, 400])
     }
     for (const [key, body, status] of cases) {
-      const res = await t.inject({ method: 'POST', url: `/api/system/privileged/${key}`, as: 'admin', payload: body as object })
+      const res = await t.inject({
+        method: 'POST',
+        url: `/api/system/privileged/${key}`,
+        as: 'admin',
+        payload: body as object,
+      })
       expect(res.statusCode, `${key} ${JSON.stringify(body)}`).toBe(status)
       expect(res.json().error).toMatch(/^HOSTD_/)
     }
@@ -129,13 +162,23 @@ describe('system plugin: power and privileged actions (helper in dry-run)', () =
     await helper.stop(true)
     await new Promise((r) => setTimeout(r, 1100)) // past the kernel's 1 s probe cache
     try {
-      const gated = t.kernel.registry.routeTable().filter((r) => r.method === 'POST' && /^\/api\/(system\/(power|privileged)|updates)/.test(r.path))
+      const gated = t.kernel.registry
+        .routeTable()
+        .filter((r) => r.method === 'POST' && /^\/api\/(system\/(power|privileged)|updates)/.test(r.path))
       expect(gated.length).toBe(6)
       for (const route of gated) {
-        const res = await t.inject({ method: 'POST', url: route.path.replace(':key', 'ssh'), as: 'admin', payload: { choice: 'on' } })
+        const res = await t.inject({
+          method: 'POST',
+          url: route.path.replace(':key', 'ssh'),
+          as: 'admin',
+          payload: { choice: 'on' },
+        })
         expect(res.statusCode, route.path).toBe(423)
       }
-      expect((await t.inject({ url: '/api/system/privileged', as: 'viewer' })).json().helper).toEqual({ available: false, dryRun: null })
+      expect((await t.inject({ url: '/api/system/privileged', as: 'viewer' })).json().helper).toEqual({
+        available: false,
+        dryRun: null,
+      })
     } finally {
       helper = await startHelper({ dryRun: true, dir: helper.dir })
     }

@@ -37,9 +37,14 @@ describe('system plugin: updates (stand-in feed server)', () => {
     standInFeed.state.archive = goodArchive
     helper = await startHelper({ dryRun: true })
     t = await startTestKernel({
-      plugins: [createSystemPlugin({
-        feedUrl: standInFeed.url, publicKeyPem: releaseKey.publicKey.export({ type: 'spki', format: 'pem' }).toString(), firstCheckDelayMs: 0, installDir,
-      })],
+      plugins: [
+        createSystemPlugin({
+          feedUrl: standInFeed.url,
+          publicKeyPem: releaseKey.publicKey.export({ type: 'spki', format: 'pem' }).toString(),
+          firstCheckDelayMs: 0,
+          installDir,
+        }),
+      ],
       env: { HOSTD_HELPER_SOCKET: helper.socket },
     })
     currentVersion = (await t.inject({ url: '/api/version', as: 'viewer' })).json().version
@@ -58,7 +63,12 @@ describe('system plugin: updates (stand-in feed server)', () => {
       if (!status.checkedAt) await new Promise((r) => setTimeout(r, 50))
     }
     expect(status).toMatchObject({
-      currentVersion, latestVersion: '99.0.0', updateAvailable: true, notes: 'Release 99.0.0: faster and safer.', error: null, state: 'idle',
+      currentVersion,
+      latestVersion: '99.0.0',
+      updateAvailable: true,
+      notes: 'Release 99.0.0: faster and safer.',
+      error: null,
+      state: 'idle',
     })
     expect(Date.parse(status.checkedAt as string)).not.toBeNaN()
   })
@@ -78,7 +88,10 @@ describe('system plugin: updates (stand-in feed server)', () => {
     nothingInstalled()
     expect(readdirSync(installDir)).toEqual([]) // no staging or download left behind
     const audit = (await t.inject({ url: '/api/audit?range=24h', as: 'admin' })).json().items
-    expect(audit.find((e: { action: string }) => e.action === 'update.install')).toMatchObject({ result: 'failure', detail: { before: currentVersion, after: currentVersion, offered: '99.0.0' } })
+    expect(audit.find((e: { action: string }) => e.action === 'update.install')).toMatchObject({
+      result: 'failure',
+      detail: { before: currentVersion, after: currentVersion, offered: '99.0.0' },
+    })
   })
 
   it('refuses an archive whose SHA-256 differs from the signed one, and changes nothing', async () => {
@@ -95,15 +108,17 @@ describe('system plugin: updates (stand-in feed server)', () => {
     const res = await install()
     expect(res.statusCode, res.body).toBe(200)
     expect(res.json()).toEqual({
-      installed: '99.0.0', path: join(installDir, 'releases', '99.0.0'),
+      installed: '99.0.0',
+      path: join(installDir, 'releases', '99.0.0'),
       restart: { action: 'daemon.restart', dryRun: true, argv: ['systemctl', 'restart', 'hostd.service'] },
     })
     expect(await readlink(join(installDir, 'current'))).toBe(join('releases', '99.0.0'))
     expect(await readFile(join(installDir, 'current', 'VERSION'), 'utf8')).toBe('99.0.0')
     expect((await helper.log()).findLast((e) => e.action === 'daemon.restart')).toMatchObject({ outcome: 'dry-run' })
     const audit = (await t.inject({ url: '/api/audit?range=24h', as: 'admin' })).json().items
-    expect(audit.find((e: { action: string; result: string }) => e.action === 'update.install' && e.result === 'success'))
-      .toMatchObject({ detail: { before: currentVersion, after: '99.0.0' } })
+    expect(
+      audit.find((e: { action: string; result: string }) => e.action === 'update.install' && e.result === 'success'),
+    ).toMatchObject({ detail: { before: currentVersion, after: '99.0.0' } })
 
     const again = await install()
     expect([again.statusCode, again.json().error]).toEqual([503, 'HOSTD_UPDATE_IN_PROGRESS'])

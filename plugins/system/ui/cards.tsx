@@ -5,7 +5,10 @@ import { updateBadge, type UpdateStatus, type Version } from './parts/shared.tsx
 
 function Software({ ctx }: { ctx: PageContext }) {
   const data = useResource(async (signal) => {
-    const [version, updates] = await Promise.all([ctx.api.get<Version>('/api/version', { signal }), ctx.api.get<UpdateStatus>('/api/updates', { signal })])
+    const [version, updates] = await Promise.all([
+      ctx.api.get<Version>('/api/version', { signal }),
+      ctx.api.get<UpdateStatus>('/api/updates', { signal }),
+    ])
     return { version, updates }
   }, [])
   if (data.error !== undefined && !data.data) return <ErrorState error={data.error} onRetry={data.reload} />
@@ -17,7 +20,13 @@ function Software({ ctx }: { ctx: PageContext }) {
             ['Version', version.version],
             ['Commit', version.commit ? <code>{version.commit.slice(0, 12)}</code> : 'unknown'],
             ['Plugin API', version.apiVersion],
-            ['Updates', <>{updateBadge(updates)} {updates.updateAvailable && <a href="/system">{ctx.can('admin') ? 'Install…' : 'Details'}</a>}</>],
+            [
+              'Updates',
+              <>
+                {updateBadge(updates)}{' '}
+                {updates.updateAvailable && <a href="/system">{ctx.can('admin') ? 'Install…' : 'Details'}</a>}
+              </>,
+            ],
             ['Last checked', updates.checkedAt ? formatDateTime(updates.checkedAt) : 'never'],
             ...(updates.error ? [['Why the check failed', updates.error] as [string, string]] : []),
           ]}

@@ -4,7 +4,17 @@
  * own page. Everyone sees the state; only admins get the controls.
  */
 import { useState } from 'preact/hooks'
-import { Async, Button, Card, KeyValues, PageHeader, defineElement, adoptStyles, useResource, type PageContext } from '@hostd/ui'
+import {
+  Async,
+  Button,
+  Card,
+  KeyValues,
+  PageHeader,
+  defineElement,
+  adoptStyles,
+  useResource,
+  type PageContext,
+} from '@hostd/ui'
 import css from './system.css' with { type: 'text' }
 import { HostFacts } from './parts/facts.tsx'
 import { PowerCard } from './parts/power.tsx'
@@ -19,7 +29,10 @@ const yesNo = (v: boolean | null, yes = 'yes', no = 'no') => (v === null ? 'unkn
 function SystemPage({ ctx }: { ctx: PageContext }) {
   // Refresh reads everything again: the two resources here, and the cards' own through `generation`.
   const [generation, setGeneration] = useState(0)
-  const privileged = useResource((signal) => ctx.api.get<Privileged>('/api/system/privileged', { signal }), [generation])
+  const privileged = useResource(
+    (signal) => ctx.api.get<Privileged>('/api/system/privileged', { signal }),
+    [generation],
+  )
   const settings = useResource((signal) => ctx.api.get<Settings>('/api/system/settings', { signal }), [generation])
   const helperAvailable = privileged.data?.helper.available === true
   const reload = () => setGeneration((g) => g + 1)
@@ -28,7 +41,11 @@ function SystemPage({ ctx }: { ctx: PageContext }) {
       <PageHeader
         title="System"
         description="This server, hostd's updates, Admin Privileges, power and the other settings."
-        actions={<Button icon="refresh" onClick={reload} busy={privileged.loading && privileged.data !== undefined}>Refresh</Button>}
+        actions={
+          <Button icon="refresh" onClick={reload} busy={privileged.loading && privileged.data !== undefined}>
+            Refresh
+          </Button>
+        }
       />
       <div class="system-stack">
         <div class="system-grid">
@@ -45,11 +62,19 @@ function SystemPage({ ctx }: { ctx: PageContext }) {
               {(s) => (
                 <KeyValues
                   items={[
-                    ['SSH', s.ssh.installed ? `${s.ssh.running ? 'running' : 'stopped'}${s.ssh.port ? `, port ${s.ssh.port}` : ''}` : 'not installed'],
+                    [
+                      'SSH',
+                      s.ssh.installed
+                        ? `${s.ssh.running ? 'running' : 'stopped'}${s.ssh.port ? `, port ${s.ssh.port}` : ''}`
+                        : 'not installed',
+                    ],
                     ['SSH root sign-in', s.ssh.permitRootLogin ?? 'default'],
                     ['SSH passwords', s.ssh.passwordAuthentication ?? 'default'],
                     ['Network time', s.ntp.active ? `on (${s.ntp.daemon ?? 'running'})` : 'off'],
-                    ['Firewall', s.firewall.tool ? `${s.firewall.tool}: ${yesNo(s.firewall.enabled, 'on', 'off')}` : 'none found'],
+                    [
+                      'Firewall',
+                      s.firewall.tool ? `${s.firewall.tool}: ${yesNo(s.firewall.enabled, 'on', 'off')}` : 'none found',
+                    ],
                     ['Automatic security updates', s.autoUpdate.unattendedUpgrades ? 'on' : 'off'],
                   ]}
                 />

@@ -25,14 +25,16 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: nu
   const raw = env[name]
   if (raw === undefined || raw.trim() === '') return fallback
   const value = Number(raw)
-  if (!Number.isSafeInteger(value) || value < min || value > max) throw new Error(`${name} must be an integer from ${min} to ${max} (got "${raw}")`)
+  if (!Number.isSafeInteger(value) || value < min || value > max)
+    throw new Error(`${name} must be an integer from ${min} to ${max} (got "${raw}")`)
   return value
 }
 
 /** Reads and checks the settings; a bad value throws, which fails the plugin's load with that message. */
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): TerminalConfig {
   const user = env.HOSTD_TERMINAL_USER?.trim() || null
-  if (user !== null && !USER_NAME.test(user)) throw new Error(`HOSTD_TERMINAL_USER "${user}" is not a unix account name`)
+  if (user !== null && !USER_NAME.test(user))
+    throw new Error(`HOSTD_TERMINAL_USER "${user}" is not a unix account name`)
   return {
     user,
     maxSessions: integer(env, 'HOSTD_TERMINAL_MAX_SESSIONS', 5, 1, 100),
@@ -64,12 +66,24 @@ async function lookupAccount(name: string): Promise<Account | null> {
   const { stdout } = await run('getent', ['passwd', name], { timeout: 5000 }).catch(() => ({ stdout: '' }))
   const fields = stdout.split('\n')[0]!.split(':')
   if (fields.length < 7) return null
-  return { name: fields[0]!, uid: Number(fields[2]), gid: Number(fields[3]), home: fields[5] || '/', shell: fields[6] || '/bin/sh' }
+  return {
+    name: fields[0]!,
+    uid: Number(fields[2]),
+    gid: Number(fields[3]),
+    home: fields[5] || '/',
+    shell: fields[6] || '/bin/sh',
+  }
 }
 
 async function firstExecutable(paths: string[]): Promise<string | null> {
   for (const path of paths) {
-    if (await access(path, constants.X_OK).then(() => true, () => false)) return path
+    if (
+      await access(path, constants.X_OK).then(
+        () => true,
+        () => false,
+      )
+    )
+      return path
   }
   return null
 }
@@ -82,14 +96,19 @@ export async function planLaunch(config: TerminalConfig): Promise<Launch | strin
   const daemonUid = process.getuid?.() ?? -1
   const daemonUser = userInfo().username
   if (config.user === null && daemonUid === 0) {
-    return 'The daemon runs as root and HOSTD_TERMINAL_USER is not set: set it to the unix account the terminal\'s shells should run as (HOSTD_TERMINAL_USER=root allows root shells; see the terminal plugin\'s README)'
+    return "The daemon runs as root and HOSTD_TERMINAL_USER is not set: set it to the unix account the terminal's shells should run as (HOSTD_TERMINAL_USER=root allows root shells; see the terminal plugin's README)"
   }
   const name = config.user ?? daemonUser
   const account = await lookupAccount(name)
   if (!account) return `HOSTD_TERMINAL_USER names "${name}", which is not a unix account on this host`
-  if (NO_LOGIN.has(basename(account.shell))) return `The account ${account.name} has no login shell (its shell is ${account.shell})`
-  if (!(await firstExecutable([account.shell]))) return `The shell of ${account.name} (${account.shell}) is not an executable file`
-  const cwd = await stat(account.home).then((s) => (s.isDirectory() ? account.home : '/'), () => '/')
+  if (NO_LOGIN.has(basename(account.shell)))
+    return `The account ${account.name} has no login shell (its shell is ${account.shell})`
+  if (!(await firstExecutable([account.shell])))
+    return `The shell of ${account.name} (${account.shell}) is not an executable file`
+  const cwd = await stat(account.home).then(
+    (s) => (s.isDirectory() ? account.home : '/'),
+    () => '/',
+  )
   if (account.uid === daemonUid) return { account, file: account.shell, args: ['-l'], cwd }
   if (daemonUid !== 0) {
     return `The daemon runs as ${daemonUser}, not root, so it cannot start a shell as ${account.name}: leave HOSTD_TERMINAL_USER unset or set it to ${daemonUser}`
@@ -97,7 +116,8 @@ export async function planLaunch(config: TerminalConfig): Promise<Launch | strin
   // node-pty's uid/gid option calls setgid and setuid but leaves root's supplementary groups in place; setpriv sets
   // the account's own groups (initgroups) as well, then execs the shell in the same process (same pid, same pty).
   const setpriv = await firstExecutable(SETPRIV_PATHS)
-  if (!setpriv) return `setpriv (util-linux) is missing: it is needed to start a shell as ${account.name} with that account's groups`
+  if (!setpriv)
+    return `setpriv (util-linux) is missing: it is needed to start a shell as ${account.name} with that account's groups`
   return {
     account,
     file: setpriv,

@@ -5,7 +5,11 @@ import { defineError } from '@hostd/sdk'
  * socket close it with 4000 + the status (4429, 4408, 4503, 4500).
  */
 export const TerminalErrors = {
-  badFrame: defineError('HOSTD_TERMINAL_BAD_FRAME', 400, 'Text frames must be {"type":"resize","cols":N,"rows":N}, {"type":"pause"} or {"type":"resume"}'),
+  badFrame: defineError(
+    'HOSTD_TERMINAL_BAD_FRAME',
+    400,
+    'Text frames must be {"type":"resize","cols":N,"rows":N}, {"type":"pause"} or {"type":"resume"}',
+  ),
   tooManySessions: defineError('HOSTD_TERMINAL_TOO_MANY_SESSIONS', 429, 'Too many open terminals'),
   idle: defineError('HOSTD_TERMINAL_IDLE', 408, 'The terminal was idle too long'),
   unavailable: defineError('HOSTD_TERMINAL_UNAVAILABLE', 503, 'The terminal is unavailable'),

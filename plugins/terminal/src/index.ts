@@ -20,7 +20,12 @@ export function terminalPlugin(overrides: Partial<TerminalConfig> = {}) {
   /** Sessions whose processes are still being ended; `stop` waits for them. */
   const ending = new Set<Promise<void>>()
 
-  async function open(socket: WebSocket, ctx: SocketContext<Static<typeof TerminalQuery>>, audit: AuditService, log: Logger): Promise<void> {
+  async function open(
+    socket: WebSocket,
+    ctx: SocketContext<Static<typeof TerminalQuery>>,
+    audit: AuditService,
+    log: Logger,
+  ): Promise<void> {
     const { maxSessions, idleSeconds } = current()
     const actor = { user: ctx.user, ip: ctx.request.ip }
     const record = (event: Parameters<AuditService['record']>[0]) =>
@@ -28,7 +33,9 @@ export function terminalPlugin(overrides: Partial<TerminalConfig> = {}) {
     // Counted before anything is awaited, so two sockets opened at once cannot both take the last place.
     const count = openPerUser.get(ctx.user.id) ?? 0
     if (count >= maxSessions) {
-      const err = TerminalErrors.tooManySessions(`You already have ${count} terminals open, the most allowed (HOSTD_TERMINAL_MAX_SESSIONS=${maxSessions}): close one first`)
+      const err = TerminalErrors.tooManySessions(
+        `You already have ${count} terminals open, the most allowed (HOSTD_TERMINAL_MAX_SESSIONS=${maxSessions}): close one first`,
+      )
       refuse(socket, err)
       await record({ action: 'terminal.open', result: 'failure', detail: { reason: err.message } })
       return
@@ -56,12 +63,20 @@ export function terminalPlugin(overrides: Partial<TerminalConfig> = {}) {
     const rows = ctx.query.rows ?? DEFAULT_SIZE.rows
     let opened: Promise<unknown> = Promise.resolve()
     const session: TerminalSession = new TerminalSession({
-      socket, launch: plan, env: shellEnvironment(plan.account), cols, rows, idleMs: idleSeconds * 1000, signal: ctx.signal,
+      socket,
+      launch: plan,
+      env: shellEnvironment(plan.account),
+      cols,
+      rows,
+      idleMs: idleSeconds * 1000,
+      signal: ctx.signal,
       onEnd: (end) => {
         release()
         const done = session.ended.finally(() => ending.delete(done))
         ending.add(done)
-        void opened.then(() => record({ action: 'terminal.close', target: account, detail: { account, pid: session.pid, ...end } }))
+        void opened.then(() =>
+          record({ action: 'terminal.close', target: account, detail: { account, pid: session.pid, ...end } }),
+        )
       },
     })
     try {
@@ -70,10 +85,19 @@ export function terminalPlugin(overrides: Partial<TerminalConfig> = {}) {
       release()
       const err = TerminalErrors.spawnFailed(`The shell could not be started: ${(e as Error).message}`)
       refuse(socket, err)
-      await record({ action: 'terminal.open', target: account, result: 'failure', detail: { account, reason: err.message } })
+      await record({
+        action: 'terminal.open',
+        target: account,
+        result: 'failure',
+        detail: { account, reason: err.message },
+      })
       return
     }
-    opened = record({ action: 'terminal.open', target: account, detail: { account, shell: plan.account.shell, pid: session.pid, cols, rows } })
+    opened = record({
+      action: 'terminal.open',
+      target: account,
+      detail: { account, shell: plan.account.shell, pid: session.pid, cols, rows },
+    })
   }
 
   return definePlugin({
@@ -81,19 +105,34 @@ export function terminalPlugin(overrides: Partial<TerminalConfig> = {}) {
     version: '1.0.0',
     kernel: '^1.0.0',
     description: 'An interactive shell on the host over an admin WebSocket, as a configured unix account.',
-    ui: { pages: [{ path: '/terminal', title: 'Terminal', icon: 'terminal', role: 'admin', module: 'ui/terminal.tsx', element: 'terminal-page' }] },
+    ui: {
+      pages: [
+        {
+          path: '/terminal',
+          title: 'Terminal',
+          icon: 'terminal',
+          role: 'admin',
+          module: 'ui/terminal.tsx',
+          element: 'terminal-page',
+        },
+      ],
+    },
     deps: { audit: tokens.audit, log: tokens.logger },
     // Unavailable (with the reason) when no account is configured on a root daemon, the account cannot log in, or the
     // daemon cannot become it; rechecked by the kernel, so fixing the account brings the terminal back.
-    conditions: [{
-      name: 'terminal-account',
-      check: async () => {
-        const plan = await planLaunch(current())
-        return typeof plan === 'string' ? plan : true
+    conditions: [
+      {
+        name: 'terminal-account',
+        check: async () => {
+          const plan = await planLaunch(current())
+          return typeof plan === 'string' ? plan : true
+        },
       },
-    }],
+    ],
     sockets: (s, { audit, log }) => {
-      s.ws('/api/terminal', { role: 'admin', sessionOnly: true, query: TerminalQuery }, (socket, ctx) => open(socket, ctx, audit, log))
+      s.ws('/api/terminal', { role: 'admin', sessionOnly: true, query: TerminalQuery }, (socket, ctx) =>
+        open(socket, ctx, audit, log),
+      )
     },
     start: () => {
       current() // a bad setting fails the load with its message

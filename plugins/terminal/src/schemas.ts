@@ -10,16 +10,22 @@ export const TerminalQuery = Type.Object({
   rows: Type.Optional(Type.Integer(ROWS)),
 })
 
-export const ResizeFrame = Type.Object({
-  type: Type.Literal('resize'),
-  cols: Type.Integer(COLS),
-  rows: Type.Integer(ROWS),
-}, { additionalProperties: false })
+export const ResizeFrame = Type.Object(
+  {
+    type: Type.Literal('resize'),
+    cols: Type.Integer(COLS),
+    rows: Type.Integer(ROWS),
+  },
+  { additionalProperties: false },
+)
 
 /** Client-side flow control: `pause` stops reading the PTY until `resume` (the server's own watermarks apply too). */
-export const FlowFrame = Type.Object({
-  type: Type.Union([Type.Literal('pause'), Type.Literal('resume')]),
-}, { additionalProperties: false })
+export const FlowFrame = Type.Object(
+  {
+    type: Type.Union([Type.Literal('pause'), Type.Literal('resume')]),
+  },
+  { additionalProperties: false },
+)
 
 export const ControlFrame = Type.Union([ResizeFrame, FlowFrame])
 export type ControlFrame = Static<typeof ControlFrame>

@@ -113,17 +113,31 @@ export class TerminalSession {
     this.#pty.onData((chunk) => this.#output(chunk as unknown as Buffer))
     this.#pty.onExit(({ exitCode, signal: sig }) => this.#shellExited(exitCode, sig))
     socket.on('message', (data: Buffer, isBinary: boolean) => this.#message(data, isBinary))
-    socket.once('close', (code: number, reason: Buffer) => this.#finish({ ended: 'closed', closeCode: code, closeReason: reason.toString('utf8') }))
+    socket.once('close', (code: number, reason: Buffer) =>
+      this.#finish({ ended: 'closed', closeCode: code, closeReason: reason.toString('utf8') }),
+    )
     // The kernel aborts the context from its own 'close' listener too; then the 'close' listener above says how it closed.
-    signal.addEventListener('abort', () => {
-      if (socket.readyState !== socket.CLOSED) this.#finish({ ended: 'aborted', reason: (signal.reason as Error | undefined)?.message })
-    }, { once: true })
+    signal.addEventListener(
+      'abort',
+      () => {
+        if (socket.readyState !== socket.CLOSED)
+          this.#finish({ ended: 'aborted', reason: (signal.reason as Error | undefined)?.message })
+      },
+      { once: true },
+    )
     if (this.#o.idleMs > 0) {
       const every = Math.min(30_000, Math.max(250, Math.floor(this.#o.idleMs / 4)))
       this.#idleTimer = setInterval(() => this.#checkIdle(), every)
     }
     if (socket.readyState !== socket.OPEN || signal.aborted) return this.#finish({ ended: 'closed', closeCode: 1006 })
-    this.#sendJson({ type: 'ready', account: launch.account.name, shell: launch.account.shell, pid: this.#pty.pid, cols, rows })
+    this.#sendJson({
+      type: 'ready',
+      account: launch.account.name,
+      shell: launch.account.shell,
+      pid: this.#pty.pid,
+      cols,
+      rows,
+    })
   }
 
   // ---- output ----
@@ -201,7 +215,8 @@ export class TerminalSession {
 
   /** A text frame as a control frame, or why it is not one. Never written to the PTY. */
   #control(data: Buffer): ControlFrame | string {
-    if (data.length > MAX_CONTROL_FRAME_BYTES) return `A text frame is a control frame of at most ${MAX_CONTROL_FRAME_BYTES} bytes; send input as binary frames`
+    if (data.length > MAX_CONTROL_FRAME_BYTES)
+      return `A text frame is a control frame of at most ${MAX_CONTROL_FRAME_BYTES} bytes; send input as binary frames`
     const text = data.toString('utf8')
     let value: unknown
     try {
@@ -234,7 +249,7 @@ export class TerminalSession {
   #shellExited(exitCode: number, signal: number | undefined): void {
     this.#exited = true
     this.#flush()
-    const name = signal ? SIGNAL_NAMES.get(signal) ?? String(signal) : null
+    const name = signal ? (SIGNAL_NAMES.get(signal) ?? String(signal)) : null
     this.#sendJson({ type: 'exit', code: exitCode, signal: name })
     const { socket } = this.#o
     if (socket.readyState === socket.OPEN) socket.close(1000, 'shell exited')

@@ -24,7 +24,15 @@ function local(account: { uid: number; gid: number; home: string }): Promise<num
   return new Promise((resolve) => {
     let bytes = 0
     const start = performance.now()
-    const pty = spawn('/bin/sh', ['-c', PROGRAM], { cols: 80, rows: 24, cwd: account.home, env: { PATH: '/usr/bin:/bin', TERM: 'xterm-256color' }, encoding: null, uid: account.uid, gid: account.gid })
+    const pty = spawn('/bin/sh', ['-c', PROGRAM], {
+      cols: 80,
+      rows: 24,
+      cwd: account.home,
+      env: { PATH: '/usr/bin:/bin', TERM: 'xterm-256color' },
+      encoding: null,
+      uid: account.uid,
+      gid: account.gid,
+    })
     pty.onData((chunk) => (bytes += (chunk as unknown as Buffer).length))
     pty.onExit(() => resolve(bytes / 1e3 / (performance.now() - start)))
   })
@@ -45,11 +53,15 @@ async function throughDaemon(c: TerminalClient): Promise<number> {
 }
 
 let daemon: PluginDaemon | undefined
-for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void (daemon?.stop() ?? Promise.resolve()).finally(() => process.exit(130)))
+for (const signal of ['SIGINT', 'SIGTERM'] as const)
+  process.once(signal, () => void (daemon?.stop() ?? Promise.resolve()).finally(() => process.exit(130)))
 try {
   const account = await ensureTestAccount()
   daemon = await startPluginDaemon(['terminal'], { HOSTD_TERMINAL_USER: account.name })
-  const client = new TerminalClient(`${daemon.url.replace(/^https/, 'wss')}/api/terminal`, { token: daemon.adminToken, keep: 64 * 1024 })
+  const client = new TerminalClient(`${daemon.url.replace(/^https/, 'wss')}/api/terminal`, {
+    token: daemon.adminToken,
+    keep: 64 * 1024,
+  })
   await client.waitForFrame('ready')
   await client.run('true')
   // One unmeasured round each: the first flood grows the daemon's heap once.
@@ -70,14 +82,28 @@ try {
   const h = median(hostd)
   const r = median(reference)
   console.log(`terminal output, ${(BYTES / 1e6).toFixed(0)} MB of \`yes | head -c\`, median of ${ROUNDS} rounds`)
-  console.log(`  through the daemon to a WebSocket client   ${h.toFixed(1)} MB/s   (rounds: ${hostd.map((x) => x.toFixed(1)).join(', ')})`)
-  console.log(`  read locally from the PTY (node-pty)       ${r.toFixed(1)} MB/s   (rounds: ${reference.map((x) => x.toFixed(1)).join(', ')})`)
+  console.log(
+    `  through the daemon to a WebSocket client   ${h.toFixed(1)} MB/s   (rounds: ${hostd.map((x) => x.toFixed(1)).join(', ')})`,
+  )
+  console.log(
+    `  read locally from the PTY (node-pty)       ${r.toFixed(1)} MB/s   (rounds: ${reference.map((x) => x.toFixed(1)).join(', ')})`,
+  )
   console.log(`  ratio daemon/local                         ${(h / r).toFixed(2)}`)
   const frameBytes = Math.round(median(frameSizes))
   console.log(`  mean WebSocket frame (batched output)      ${(frameBytes / 1024).toFixed(1)} KiB`)
-  printBenchJson('terminal', [
-    figure('PTY output to a WebSocket client / the same PTY read locally', h / r, 'x', undefined, `${h.toFixed(1)} vs ${r.toFixed(1)} MB/s; frames of ${(frameBytes / 1024).toFixed(1)} KiB`),
-  ], { bytes: BYTES, rounds: ROUNDS, hostdMBps: +h.toFixed(1), localMBps: +r.toFixed(1), frameBytes })
+  printBenchJson(
+    'terminal',
+    [
+      figure(
+        'PTY output to a WebSocket client / the same PTY read locally',
+        h / r,
+        'x',
+        undefined,
+        `${h.toFixed(1)} vs ${r.toFixed(1)} MB/s; frames of ${(frameBytes / 1024).toFixed(1)} KiB`,
+      ),
+    ],
+    { bytes: BYTES, rounds: ROUNDS, hostdMBps: +h.toFixed(1), localMBps: +r.toFixed(1), frameBytes },
+  )
 } finally {
   await daemon?.stop()
 }

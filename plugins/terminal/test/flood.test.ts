@@ -51,13 +51,16 @@ describe('terminal floods, against the real daemon', () => {
   afterAll(() => d?.stop())
 
   const open = async () => {
-    const c = new TerminalClient(`${d.url.replace(/^https/, 'wss')}/api/terminal`, { token: d.adminToken, keep: 64 * 1024 })
+    const c = new TerminalClient(`${d.url.replace(/^https/, 'wss')}/api/terminal`, {
+      token: d.adminToken,
+      keep: 64 * 1024,
+    })
     await c.waitForFrame('ready')
     await c.run('true')
     return c
   }
 
-  it('delivers 50 MB of output whole, with the daemon\'s resident memory growing little', async () => {
+  it("delivers 50 MB of output whole, with the daemon's resident memory growing little", async () => {
     const c = await open()
     const before = await memory(d.pid)
     await resetPeak(d.pid)
@@ -66,7 +69,9 @@ describe('terminal floods, against the real daemon', () => {
     await c.waitFor(/FLOOD-2\r\n/)
     const after = await memory(d.pid)
     const received = c.bytes - start
-    console.log(`terminal 50 MB flood: ${(received / 1e6).toFixed(1)} MB received; daemon RSS ${(before.rss / MiB).toFixed(1)} MiB before, peak ${(after.peak / MiB).toFixed(1)} MiB (+${((after.peak - before.rss) / MiB).toFixed(1)} MiB)`)
+    console.log(
+      `terminal 50 MB flood: ${(received / 1e6).toFixed(1)} MB received; daemon RSS ${(before.rss / MiB).toFixed(1)} MiB before, peak ${(after.peak / MiB).toFixed(1)} MiB (+${((after.peak - before.rss) / MiB).toFixed(1)} MiB)`,
+    )
     expect(received).toBeGreaterThanOrEqual(50_000_000)
     await c.close()
   })
@@ -87,7 +92,9 @@ describe('terminal floods, against the real daemon', () => {
     await sleep(1000)
     const cpuAfter = await cpuTicks(yes)
     const stalled = await memory(d.pid)
-    console.log(`terminal stalled client: \`yes\` used ${cpuAfter - cpuBefore} CPU ticks in 1 s; daemon RSS ${(before.rss / MiB).toFixed(1)} MiB before, peak ${(stalled.peak / MiB).toFixed(1)} MiB (+${((stalled.peak - before.rss) / MiB).toFixed(1)} MiB)`)
+    console.log(
+      `terminal stalled client: \`yes\` used ${cpuAfter - cpuBefore} CPU ticks in 1 s; daemon RSS ${(before.rss / MiB).toFixed(1)} MiB before, peak ${(stalled.peak / MiB).toFixed(1)} MiB (+${((stalled.peak - before.rss) / MiB).toFixed(1)} MiB)`,
+    )
     expect(cpuAfter - cpuBefore).toBeLessThanOrEqual(5)
     expect(stalled.peak - before.rss).toBeLessThan(64 * MiB)
     c.ws.resume()

@@ -11,33 +11,83 @@ import { explainEnding, explainWithPlugin, type Ending } from '../ui/lib/protoco
 const end = (code: number, extra: Partial<Ending> = {}): Ending => ({ code, reason: '', opened: true, ...extra })
 
 describe('why a terminal ended', () => {
-  it('names the shell\'s exit, and each close code of the README', () => {
-    expect(explainEnding(end(1000, { exit: { code: 0, signal: null } }))).toMatchObject({ title: 'The shell exited', tone: 'neutral', canReconnect: true })
-    expect(explainEnding(end(1000, { exit: { code: 2, signal: null } }))).toMatchObject({ title: 'The shell exited with status 2' })
-    expect(explainEnding(end(1000, { exit: { code: null, signal: 'SIGKILL' } }))).toMatchObject({ title: 'The shell was ended by SIGKILL' })
-    const idle = explainEnding(end(4408, { error: { error: 'HOSTD_TERMINAL_IDLE', message: 'No input and no output for 60 s: the terminal was closed' } }))
+  it("names the shell's exit, and each close code of the README", () => {
+    expect(explainEnding(end(1000, { exit: { code: 0, signal: null } }))).toMatchObject({
+      title: 'The shell exited',
+      tone: 'neutral',
+      canReconnect: true,
+    })
+    expect(explainEnding(end(1000, { exit: { code: 2, signal: null } }))).toMatchObject({
+      title: 'The shell exited with status 2',
+    })
+    expect(explainEnding(end(1000, { exit: { code: null, signal: 'SIGKILL' } }))).toMatchObject({
+      title: 'The shell was ended by SIGKILL',
+    })
+    const idle = explainEnding(
+      end(4408, {
+        error: { error: 'HOSTD_TERMINAL_IDLE', message: 'No input and no output for 60 s: the terminal was closed' },
+      }),
+    )
     expect(idle).toMatchObject({ title: 'Closed after a while without activity', canReconnect: true })
-    expect((idle as { detail: string }).detail).toMatch(/^No input and no output for 60 s: the terminal was closed\. Reconnect/)
-    expect(explainEnding(end(4429, { opened: true, error: { error: 'HOSTD_TERMINAL_TOO_MANY_SESSIONS', message: 'You already have 5 terminals open' } }))).toMatchObject({ title: 'Too many terminals open', detail: 'You already have 5 terminals open. Then reconnect.' })
-    expect(explainEnding(end(4503, { error: { error: 'HOSTD_TERMINAL_UNAVAILABLE', message: 'The account x has no login shell' } }))).toMatchObject({ title: 'The terminal is unavailable', detail: 'The account x has no login shell.' })
+    expect((idle as { detail: string }).detail).toMatch(
+      /^No input and no output for 60 s: the terminal was closed\. Reconnect/,
+    )
+    expect(
+      explainEnding(
+        end(4429, {
+          opened: true,
+          error: { error: 'HOSTD_TERMINAL_TOO_MANY_SESSIONS', message: 'You already have 5 terminals open' },
+        }),
+      ),
+    ).toMatchObject({ title: 'Too many terminals open', detail: 'You already have 5 terminals open. Then reconnect.' })
+    expect(
+      explainEnding(
+        end(4503, { error: { error: 'HOSTD_TERMINAL_UNAVAILABLE', message: 'The account x has no login shell' } }),
+      ),
+    ).toMatchObject({ title: 'The terminal is unavailable', detail: 'The account x has no login shell.' })
     expect(explainEnding(end(4500))).toMatchObject({ title: 'The shell could not be started', tone: 'danger' })
-    expect(explainEnding(end(4401, { reason: 'session ended: signed out' }))).toMatchObject({ title: 'Your session ended', canReconnect: false })
-    expect((explainEnding(end(4401, { reason: 'session ended: signed out' })) as { detail: string }).detail).toMatch(/^Session ended: signed out\./)
+    expect(explainEnding(end(4401, { reason: 'session ended: signed out' }))).toMatchObject({
+      title: 'Your session ended',
+      canReconnect: false,
+    })
+    expect((explainEnding(end(4401, { reason: 'session ended: signed out' })) as { detail: string }).detail).toMatch(
+      /^Session ended: signed out\./,
+    )
     expect(explainEnding(end(4403))).toMatchObject({ title: 'You may no longer use the terminal', canReconnect: false })
     expect(explainEnding(end(1009))).toMatchObject({ detail: expect.stringContaining('16 MiB') })
     expect(explainEnding(end(1001))).toMatchObject({ title: 'hostd is restarting or shutting down' })
-    expect(explainEnding(end(4999, { reason: 'something new' }))).toMatchObject({ title: 'The terminal closed', detail: expect.stringMatching(/^Something new\./) })
+    expect(explainEnding(end(4999, { reason: 'something new' }))).toMatchObject({
+      title: 'The terminal closed',
+      detail: expect.stringMatching(/^Something new\./),
+    })
   })
 
-  it('asks the plugin\'s state when the browser cannot say (1006: refused before the upgrade or dropped; 1012: reloaded)', () => {
+  it("asks the plugin's state when the browser cannot say (1006: refused before the upgrade or dropped; 1012: reloaded)", () => {
     expect(explainEnding(end(1006, { opened: false }))).toBe('ask-plugin')
     expect(explainEnding(end(1012))).toBe('ask-plugin')
-    expect(explainWithPlugin(end(1006, { opened: false }), { state: 'unavailable', reason: 'HOSTD_TERMINAL_USER is not set' })).toMatchObject({ title: 'The terminal is unavailable', detail: 'HOSTD_TERMINAL_USER is not set' })
-    expect(explainWithPlugin(end(1012), { state: 'disabled' })).toMatchObject({ title: 'The terminal was turned off', canReconnect: false })
-    expect(explainWithPlugin(end(1012), { state: 'failed', error: 'bad HOSTD_TERMINAL_MAX_SESSIONS' })).toMatchObject({ detail: 'bad HOSTD_TERMINAL_MAX_SESSIONS' })
-    expect(explainWithPlugin(end(1012), { state: 'active' })).toMatchObject({ title: 'The terminal plugin was reloaded', canReconnect: true })
-    expect(explainWithPlugin(end(1006, { opened: true }), { state: 'active' })).toMatchObject({ title: 'The connection to hostd was lost' })
-    expect(explainWithPlugin(end(1006, { opened: false }), { state: 'active' })).toMatchObject({ title: 'The terminal could not be opened' })
+    expect(
+      explainWithPlugin(end(1006, { opened: false }), {
+        state: 'unavailable',
+        reason: 'HOSTD_TERMINAL_USER is not set',
+      }),
+    ).toMatchObject({ title: 'The terminal is unavailable', detail: 'HOSTD_TERMINAL_USER is not set' })
+    expect(explainWithPlugin(end(1012), { state: 'disabled' })).toMatchObject({
+      title: 'The terminal was turned off',
+      canReconnect: false,
+    })
+    expect(explainWithPlugin(end(1012), { state: 'failed', error: 'bad HOSTD_TERMINAL_MAX_SESSIONS' })).toMatchObject({
+      detail: 'bad HOSTD_TERMINAL_MAX_SESSIONS',
+    })
+    expect(explainWithPlugin(end(1012), { state: 'active' })).toMatchObject({
+      title: 'The terminal plugin was reloaded',
+      canReconnect: true,
+    })
+    expect(explainWithPlugin(end(1006, { opened: true }), { state: 'active' })).toMatchObject({
+      title: 'The connection to hostd was lost',
+    })
+    expect(explainWithPlugin(end(1006, { opened: false }), { state: 'active' })).toMatchObject({
+      title: 'The terminal could not be opened',
+    })
     expect(explainWithPlugin(end(1012), null)).toMatchObject({ title: 'The terminal was removed' })
   })
 })
@@ -72,7 +122,10 @@ function connection() {
     },
   }
   const ends: Ending[] = []
-  const c = new TerminalConnection(socket as unknown as WebSocket, screen, { onReady: () => undefined, onEnd: (e) => ends.push(e) })
+  const c = new TerminalConnection(socket as unknown as WebSocket, screen, {
+    onReady: () => undefined,
+    onEnd: (e) => ends.push(e),
+  })
   return { socket, c, callbacks, written, ends }
 }
 
@@ -110,6 +163,8 @@ describe('the terminal connection', () => {
     const { socket, ends } = connection()
     socket.receive(JSON.stringify({ type: 'exit', code: 0, signal: null }))
     socket.dispatchEvent(Object.assign(new Event('close'), { code: 1000, reason: 'shell exited' }))
-    expect(ends).toEqual([{ code: 1000, reason: 'shell exited', opened: false, error: undefined, exit: { code: 0, signal: null } }])
+    expect(ends).toEqual([
+      { code: 1000, reason: 'shell exited', opened: false, error: undefined, exit: { code: 0, signal: null } },
+    ])
   })
 })

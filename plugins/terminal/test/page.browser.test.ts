@@ -7,7 +7,13 @@
 import { rm } from 'node:fs/promises'
 import type { Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { expectAccessible, screenshot, signOutInAnotherTab, startUi, type UiHarness } from '../../../test/support/browser.ts'
+import {
+  expectAccessible,
+  screenshot,
+  signOutInAnotherTab,
+  startUi,
+  type UiHarness,
+} from '../../../test/support/browser.ts'
 import { ensureTestAccount } from '../../../test/support/unix-user.ts'
 
 /** The terminal's rows as a screen reader gets them (the page's "Screen reader mode" switch). */
@@ -37,11 +43,14 @@ describe('terminal page', { timeout: 180_000 }, () => {
   let ui: UiHarness
   beforeAll(async () => {
     const account = await ensureTestAccount()
-    ui = await startUi({ builtinPlugins: true, env: { HOSTD_BUILTIN_PLUGINS: 'terminal', HOSTD_TERMINAL_USER: account.name, HOSTD_TERMINAL_MAX_SESSIONS: '2' } })
+    ui = await startUi({
+      builtinPlugins: true,
+      env: { HOSTD_BUILTIN_PLUGINS: 'terminal', HOSTD_TERMINAL_USER: account.name, HOSTD_TERMINAL_MAX_SESSIONS: '2' },
+    })
   }, 120_000)
   afterAll(() => ui?.close())
 
-  it('runs a command and shows its output, under the page\'s CSP', async () => {
+  it("runs a command and shows its output, under the page's CSP", async () => {
     const page = await openTerminal(ui)
     await expect.poll(() => page.getByRole('heading', { name: 'Terminal', level: 1 }).isVisible()).toBe(true)
     await page.getByText(/A login shell on this host as hostd-test/).waitFor()
@@ -56,7 +65,10 @@ describe('terminal page', { timeout: 180_000 }, () => {
   it('fits the window: stty size shows the rows and columns after a resize', async () => {
     const page = await openTerminal(ui)
     const sizeShown = async () => {
-      const text = await page.getByRole('status').getByText(/^\d+ × \d+$/).textContent()
+      const text = await page
+        .getByRole('status')
+        .getByText(/^\d+ × \d+$/)
+        .textContent()
       const [cols, rows] = text!.split(' × ').map(Number)
       return { cols: cols!, rows: rows! }
     }
@@ -125,7 +137,9 @@ describe('terminal page', { timeout: 180_000 }, () => {
     await page.keyboard.press('Control+C')
     await type(page, 'echo after-$((6*7))')
     await row(page, /^after-42\s*$/).waitFor({ timeout: 60_000 })
-    console.log(`terminal page: after 3 s of \`yes\`, Ctrl-C and a command answered in ${Math.round(performance.now() - started)} ms`)
+    console.log(
+      `terminal page: after 3 s of \`yes\`, Ctrl-C and a command answered in ${Math.round(performance.now() - started)} ms`,
+    )
     await page.context().close()
   })
 
@@ -152,7 +166,11 @@ describe('terminal page', { timeout: 180_000 }, () => {
     const first = await openTerminal(ui)
     const second = await openTerminal(ui)
     const third = await ui.open('admin', '/terminal')
-    await third.getByRole('alert').filter({ hasText: 'Too many terminals open' }).getByText(/HOSTD_TERMINAL_MAX_SESSIONS=2/).waitFor()
+    await third
+      .getByRole('alert')
+      .filter({ hasText: 'Too many terminals open' })
+      .getByText(/HOSTD_TERMINAL_MAX_SESSIONS=2/)
+      .waitFor()
     await screenshot(third, 'terminal-too-many')
     await second.context().close()
     await third.getByRole('button', { name: 'Reconnect' }).click()
@@ -165,7 +183,11 @@ describe('terminal page', { timeout: 180_000 }, () => {
     await type(page, 'echo before-sign-out')
     await row(page, /^before-sign-out\s*$/).waitFor()
     const release = await signOutInAnotherTab(page)
-    await page.getByRole('alert').filter({ hasText: 'Your session ended' }).getByText(/signed out/).waitFor()
+    await page
+      .getByRole('alert')
+      .filter({ hasText: 'Your session ended' })
+      .getByText(/signed out/)
+      .waitFor()
     expect(await page.getByRole('button', { name: 'Reconnect' }).isDisabled()).toBe(true)
     await screenshot(page, 'terminal-signed-out')
     await release()

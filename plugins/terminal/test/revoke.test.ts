@@ -41,7 +41,12 @@ describe('terminal ends with its session', () => {
 
   it('disabling the user closes the socket (4401) and ends the shell', async () => {
     const { c, userId, pids } = await openTerminal('revoke-disabled')
-    const res = await t.inject({ method: 'POST', url: `/api/users/${userId}/disabled`, as: { token: boss }, payload: { disabled: true } })
+    const res = await t.inject({
+      method: 'POST',
+      url: `/api/users/${userId}/disabled`,
+      as: { token: boss },
+      payload: { disabled: true },
+    })
     expect(res.statusCode).toBe(204)
     expect((await c.closed).code).toBe(4401)
     await gone(pids)
@@ -49,7 +54,12 @@ describe('terminal ends with its session', () => {
 
   it('demotion below admin closes the socket (4403) and ends the shell', async () => {
     const { c, userId, pids } = await openTerminal('revoke-demoted')
-    const res = await t.inject({ method: 'POST', url: `/api/users/${userId}/role`, as: { token: boss }, payload: { role: 'operator' } })
+    const res = await t.inject({
+      method: 'POST',
+      url: `/api/users/${userId}/role`,
+      as: { token: boss },
+      payload: { role: 'operator' },
+    })
     expect(res.statusCode).toBe(204)
     expect((await c.closed).code).toBe(4403)
     await gone(pids)

@@ -32,7 +32,10 @@ describe('terminal page states', { timeout: 180_000 }, () => {
 
   it('says when the terminal was closed for inactivity', async () => {
     const account = await ensureTestAccount()
-    ui = await startUi({ builtinPlugins: true, env: { HOSTD_BUILTIN_PLUGINS: 'terminal', HOSTD_TERMINAL_USER: account.name, HOSTD_TERMINAL_IDLE_SECONDS: '3' } })
+    ui = await startUi({
+      builtinPlugins: true,
+      env: { HOSTD_BUILTIN_PLUGINS: 'terminal', HOSTD_TERMINAL_USER: account.name, HOSTD_TERMINAL_IDLE_SECONDS: '3' },
+    })
     const page = await ui.open('admin', '/terminal')
     const notice = page.getByRole('alert').filter({ hasText: 'Closed after a while without activity' })
     await notice.getByText(/No input and no output for 3 s/).waitFor({ timeout: 30_000 })

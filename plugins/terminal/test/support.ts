@@ -31,7 +31,10 @@ export class TerminalClient {
 
   constructor(url: string, options: ClientOptions) {
     this.#keep = options.keep ?? 4 * 1024 * 1024
-    this.ws = new WebSocket(url, { headers: { authorization: `Bearer ${options.token}`, ...options.headers }, rejectUnauthorized: false })
+    this.ws = new WebSocket(url, {
+      headers: { authorization: `Bearer ${options.token}`, ...options.headers },
+      rejectUnauthorized: false,
+    })
     this.ws.on('message', (data: Buffer, isBinary: boolean) => {
       if (!isBinary) return void this.frames.push(JSON.parse(data.toString('utf8')))
       this.bytes += data.length
@@ -68,7 +71,8 @@ export class TerminalClient {
     for (;;) {
       const match = this.output.match(pattern)
       if (match) return match
-      if (this.ws.readyState === WebSocket.CLOSED) throw new Error(`socket closed before ${pattern} (output tail: ${JSON.stringify(this.output.slice(-300))})`)
+      if (this.ws.readyState === WebSocket.CLOSED)
+        throw new Error(`socket closed before ${pattern} (output tail: ${JSON.stringify(this.output.slice(-300))})`)
       await sleep(20)
     }
   }
@@ -77,7 +81,8 @@ export class TerminalClient {
     for (;;) {
       const frame = this.frames.find((f) => f.type === type)
       if (frame) return frame
-      if (this.ws.readyState === WebSocket.CLOSED) throw new Error(`socket closed before a ${type} frame (${JSON.stringify(this.frames)})`)
+      if (this.ws.readyState === WebSocket.CLOSED)
+        throw new Error(`socket closed before a ${type} frame (${JSON.stringify(this.frames)})`)
       await sleep(20)
     }
   }

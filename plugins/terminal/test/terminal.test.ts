@@ -67,16 +67,40 @@ describe('terminal socket', () => {
     await c.close()
   })
 
-  it('gives the shell a clean environment: nothing of the daemon\'s but its locale name', async () => {
+  it("gives the shell a clean environment: nothing of the daemon's but its locale name", async () => {
     const c = await shell()
-    const env = Object.fromEntries((await c.run('env')).split('\n').map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]))
-    expect(env).toMatchObject({ TERM: 'xterm-256color', HOME: account.home, USER: account.name, LOGNAME: account.name, SHELL: account.shell })
+    const env = Object.fromEntries(
+      (await c.run('env'))
+        .split('\n')
+        .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
+    )
+    expect(env).toMatchObject({
+      TERM: 'xterm-256color',
+      HOME: account.home,
+      USER: account.name,
+      LOGNAME: account.name,
+      SHELL: account.shell,
+    })
     expect(env.PATH).toMatch(/\/usr\/bin/)
     expect(env.LANG).toBeTruthy()
     expect(Object.keys(env).filter((k) => k.startsWith('HOSTD_'))).toEqual([])
     expect(JSON.stringify(env)).not.toContain('canary-4f2d9b')
     // Any variable the shell shares with the daemon's environment is one the plugin sets (or a login shell's own).
-    const allowed = new Set(['TERM', 'LANG', 'HOME', 'USER', 'LOGNAME', 'SHELL', 'PATH', 'PWD', 'OLDPWD', 'SHLVL', '_', 'MAIL', 'LS_COLORS'])
+    const allowed = new Set([
+      'TERM',
+      'LANG',
+      'HOME',
+      'USER',
+      'LOGNAME',
+      'SHELL',
+      'PATH',
+      'PWD',
+      'OLDPWD',
+      'SHLVL',
+      '_',
+      'MAIL',
+      'LS_COLORS',
+    ])
     expect(Object.keys(env).filter((k) => k in process.env && !allowed.has(k))).toEqual([])
     await c.close()
   })
@@ -116,7 +140,7 @@ describe('terminal socket', () => {
     await c.close()
   })
 
-  it('delivers the tail of a fast program\'s output when the shell exits, then an exit frame and close 1000', async () => {
+  it("delivers the tail of a fast program's output when the shell exits, then an exit frame and close 1000", async () => {
     const c = await shell()
     await c.run('true')
     // The client stops reading for a while: the daemon's backlog passes the high watermark and the PTY is paused.
@@ -132,7 +156,9 @@ describe('terminal socket', () => {
   it('takes a 200 KB paste whole into a raw-mode reader', async () => {
     const c = await shell()
     const paste = randomBytes(200_000)
-    c.type('f=$(mktemp); stty raw -echo -iexten; echo RAW-$((1+1)); head -c 200000 > "$f"; stty sane; echo SUM-$(sha256sum < "$f" | cut -c1-16); rm -f "$f"\n')
+    c.type(
+      'f=$(mktemp); stty raw -echo -iexten; echo RAW-$((1+1)); head -c 200000 > "$f"; stty sane; echo SUM-$(sha256sum < "$f" | cut -c1-16); rm -f "$f"\n',
+    )
     await c.waitFor(/RAW-2/)
     c.type(paste)
     const sum = (await c.waitFor(/SUM-([0-9a-f]{16})/))[1]
@@ -218,8 +244,18 @@ describe('terminal socket', () => {
     })
     const opened = items.find((e) => e.action === 'terminal.open' && e.detail?.pid === pid)
     const closed = items.find((e) => e.action === 'terminal.close' && e.detail?.pid === pid)
-    expect(opened).toMatchObject({ username: 'term-admin', ip: '127.0.0.1', target: account.name, result: 'success', detail: { account: account.name } })
-    expect(closed).toMatchObject({ username: 'term-admin', target: account.name, detail: { account: account.name, ended: 'closed', closeCode: 1005 } })
+    expect(opened).toMatchObject({
+      username: 'term-admin',
+      ip: '127.0.0.1',
+      target: account.name,
+      result: 'success',
+      detail: { account: account.name },
+    })
+    expect(closed).toMatchObject({
+      username: 'term-admin',
+      target: account.name,
+      detail: { account: account.name, ended: 'closed', closeCode: 1005 },
+    })
     expect(typeof closed.detail.seconds).toBe('number')
     expect(JSON.stringify(items)).not.toContain('audit-secret')
   })
@@ -234,7 +270,11 @@ describe('terminal settings and endings', () => {
     const t = await startTestKernel({ plugins: [terminalPlugin(options)], listen: true })
     kernels.push(t)
     const token = (await t.login('admin')).token
-    return { t, token, open: (query = '') => new TerminalClient(`${t.url!.replace(/^http/, 'ws')}/api/terminal${query}`, { token }) }
+    return {
+      t,
+      token,
+      open: (query = '') => new TerminalClient(`${t.url!.replace(/^http/, 'ws')}/api/terminal${query}`, { token }),
+    }
   }
 
   it('is unavailable on a root daemon without HOSTD_TERMINAL_USER, saying what to set, and answers 503 before the upgrade', async () => {
@@ -249,7 +289,8 @@ describe('terminal settings and endings', () => {
 
   it('is unavailable when the account does not exist or cannot log in', async () => {
     const missing = await start({ user: 'hostd-no-such-user' })
-    const reasonOf = async (t: TestKernel) => (await t.inject({ url: '/api/extensions', as: 'admin' })).json().find((p: any) => p.id === 'terminal').reason
+    const reasonOf = async (t: TestKernel) =>
+      (await t.inject({ url: '/api/extensions', as: 'admin' })).json().find((p: any) => p.id === 'terminal').reason
     expect(await reasonOf(missing.t)).toMatch(/"hostd-no-such-user", which is not a unix account/)
     const nologin = await start({ user: 'nobody' })
     expect(await reasonOf(nologin.t)).toMatch(/nobody has no login shell/)
@@ -268,11 +309,14 @@ describe('terminal settings and endings', () => {
     const c = open()
     const { pid } = await c.waitForFrame('ready')
     expect(await c.closed).toEqual({ code: 4408, reason: 'HOSTD_TERMINAL_IDLE' })
-    expect(c.frames.find((f) => f.type === 'error')).toMatchObject({ error: 'HOSTD_TERMINAL_IDLE', message: 'No input and no output for 1 s: the terminal was closed' })
+    expect(c.frames.find((f) => f.type === 'error')).toMatchObject({
+      error: 'HOSTD_TERMINAL_IDLE',
+      message: 'No input and no output for 1 s: the terminal was closed',
+    })
     await until(async () => !(await running(pid)))
   })
 
-  it('ends the shell when the socket\'s context aborts (the plugin is disabled), and audits how it ended', async () => {
+  it("ends the shell when the socket's context aborts (the plugin is disabled), and audits how it ended", async () => {
     const { t, open } = await start({ user: (await ensureTestAccount()).name })
     const c = open()
     const { pid } = await c.waitForFrame('ready')

@@ -5,7 +5,20 @@
  * of plugins/terminal/README.md; for a refusal before the upgrade, which a browser sees only as 1006, it reads the
  * plugin's state and reason from GET /api/extensions). xterm.js loads in a chunk of its own, with this page only.
  */
-import { Async, Badge, Button, Card, Checkbox, Spinner, PageHeader, adoptStyles, defineElement, useResource, type PageContext, type Tone } from '@hostd/ui'
+import {
+  Async,
+  Badge,
+  Button,
+  Card,
+  Checkbox,
+  Spinner,
+  PageHeader,
+  adoptStyles,
+  defineElement,
+  useResource,
+  type PageContext,
+  type Tone,
+} from '@hostd/ui'
 import { useEffect, useRef, useState } from 'preact/hooks'
 import { TerminalConnection } from './lib/connection.ts'
 import { explainEnding, explainWithPlugin, type Explanation, type PluginEntry } from './lib/protocol.ts'
@@ -37,7 +50,11 @@ function TerminalPage({ ctx }: { ctx: PageContext }) {
   return (
     <Async resource={plugin} label="Checking the terminal…">
       {(entry) =>
-        entry?.state === 'unavailable' ? <Unavailable reason={entry.reason} busy={plugin.loading} onRetry={plugin.reload} /> : <Console ctx={ctx} onUnavailable={plugin.reload} />
+        entry?.state === 'unavailable' ? (
+          <Unavailable reason={entry.reason} busy={plugin.loading} onRetry={plugin.reload} />
+        ) : (
+          <Console ctx={ctx} onUnavailable={plugin.reload} />
+        )
       }
     </Async>
   )
@@ -53,16 +70,29 @@ function Unavailable({ reason, busy, onRetry }: { reason?: string; busy: boolean
           <strong>The terminal is unavailable</strong>
           <span>{reason ?? 'A condition of the terminal plugin is not met.'}</span>
         </div>
-        <Button variant="secondary" icon="refresh" busy={busy} onClick={onRetry}>Check again</Button>
+        <Button variant="secondary" icon="refresh" busy={busy} onClick={onRetry}>
+          Check again
+        </Button>
       </div>
       <Card title="How to turn it on">
         <div class="terminal-help">
-          <p>The shell runs as one unix account, named in hostd's environment. On a daemon running as root it must be set:</p>
+          <p>
+            The shell runs as one unix account, named in hostd's environment. On a daemon running as root it must be
+            set:
+          </p>
           <pre>HOSTD_TERMINAL_USER=alice</pre>
           <ul>
-            <li>Prefer an ordinary account with sudo rights: sudo then asks for that account's password and logs each command.</li>
-            <li><code>HOSTD_TERMINAL_USER=root</code> gives every admin of hostd a root shell, with no further password.</li>
-            <li>Restart hostd after changing its environment. An account that is missing or has no login shell is picked up without a restart: fix it, then check again.</li>
+            <li>
+              Prefer an ordinary account with sudo rights: sudo then asks for that account's password and logs each
+              command.
+            </li>
+            <li>
+              <code>HOSTD_TERMINAL_USER=root</code> gives every admin of hostd a root shell, with no further password.
+            </li>
+            <li>
+              Restart hostd after changing its environment. An account that is missing or has no login shell is picked
+              up without a restart: fix it, then check again.
+            </li>
           </ul>
         </div>
       </Card>
@@ -136,7 +166,8 @@ function Console({ ctx, onUnavailable }: { ctx: PageContext; onUnavailable: () =
         term.onData((data) => {
           const c = connection.current
           if (c?.open) c.input(data)
-          else if (data === '\r' && statusRef.current.kind === 'closed' && statusRef.current.explanation.canReconnect) connect()
+          else if (data === '\r' && statusRef.current.kind === 'closed' && statusRef.current.explanation.canReconnect)
+            connect()
         })
         term.onBinary((data) => connection.current?.input(Uint8Array.from(data, (ch) => ch.charCodeAt(0) & 0xff)))
         term.onResize(({ cols, rows }) => {
@@ -153,7 +184,8 @@ function Console({ ctx, onUnavailable }: { ctx: PageContext; onUnavailable: () =
         setSize({ cols: term.cols, rows: term.rows })
         connect()
       },
-      (err: unknown) => setStatus({ kind: 'broken', message: `The terminal could not be loaded: ${(err as Error).message}` }),
+      (err: unknown) =>
+        setStatus({ kind: 'broken', message: `The terminal could not be loaded: ${(err as Error).message}` }),
     )
     return () => {
       clearTimeout(timer)
@@ -194,23 +226,64 @@ function Console({ ctx, onUnavailable }: { ctx: PageContext; onUnavailable: () =
     <div class="terminal-page">
       <PageHeader
         title="Terminal"
-        description={open ? <>A login shell on this host as <strong>{status.account}</strong> ({status.shell}).</> : 'A login shell on this host, in the browser.'}
+        description={
+          open ? (
+            <>
+              A login shell on this host as <strong>{status.account}</strong> ({status.shell}).
+            </>
+          ) : (
+            'A login shell on this host, in the browser.'
+          )
+        }
         actions={
-          open
-            ? <Button variant="secondary" icon="x" onClick={() => connection.current?.close()}>Disconnect</Button>
-            : <Button variant="primary" icon="refresh" disabled={!view.current || status.kind === 'connecting' || (ended !== null && !ended.canReconnect)} onClick={connect}>Reconnect</Button>
+          open ? (
+            <Button variant="secondary" icon="x" onClick={() => connection.current?.close()}>
+              Disconnect
+            </Button>
+          ) : (
+            <Button
+              variant="primary"
+              icon="refresh"
+              disabled={!view.current || status.kind === 'connecting' || (ended !== null && !ended.canReconnect)}
+              onClick={connect}
+            >
+              Reconnect
+            </Button>
+          )
         }
       />
       <div class="toolbar terminal-toolbar">
         <div class="terminal-status" role="status">
-          <Badge tone={badge.tone}>{status.kind === 'connecting' || status.kind === 'starting' ? <><Spinner size={12} /> {badge.text}</> : badge.text}</Badge>
-          {size && <span class="toolbar-status">{size.cols} × {size.rows}</span>}
+          <Badge tone={badge.tone}>
+            {status.kind === 'connecting' || status.kind === 'starting' ? (
+              <>
+                <Spinner size={12} /> {badge.text}
+              </>
+            ) : (
+              badge.text
+            )}
+          </Badge>
+          {size && (
+            <span class="toolbar-status">
+              {size.cols} × {size.rows}
+            </span>
+          )}
           <span class="toolbar-status terminal-keys">Ctrl+Shift+C copies, Ctrl+Shift+V pastes</span>
         </div>
         <div class="terminal-tools">
-          <Button size="sm" variant="ghost" icon="copy" disabled={!hasSelection} onClick={copy}>Copy</Button>
-          <Button size="sm" variant="ghost" icon="file-text" disabled={!open} onClick={paste}>Paste</Button>
-          <Checkbox name="screenReaderMode" label="Screen reader mode" switch checked={screenReader} onChange={(e: Event) => setReader((e.currentTarget as HTMLInputElement).checked)} />
+          <Button size="sm" variant="ghost" icon="copy" disabled={!hasSelection} onClick={copy}>
+            Copy
+          </Button>
+          <Button size="sm" variant="ghost" icon="file-text" disabled={!open} onClick={paste}>
+            Paste
+          </Button>
+          <Checkbox
+            name="screenReaderMode"
+            label="Screen reader mode"
+            switch
+            checked={screenReader}
+            onChange={(e: Event) => setReader((e.currentTarget as HTMLInputElement).checked)}
+          />
         </div>
       </div>
       {ended && (
@@ -223,7 +296,9 @@ function Console({ ctx, onUnavailable }: { ctx: PageContext; onUnavailable: () =
       )}
       {status.kind === 'broken' && (
         <div class="terminal-notice tone-danger" role="alert">
-          <div class="terminal-notice-text"><strong>{status.message}</strong></div>
+          <div class="terminal-notice-text">
+            <strong>{status.message}</strong>
+          </div>
         </div>
       )}
       <section class="terminal-screen" aria-label="Terminal" ref={host} />

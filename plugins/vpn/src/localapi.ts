@@ -55,7 +55,11 @@ export class LocalApi {
    * Watches the IPN bus (newline-delimited ipn.Notify objects). Resolves once tailscaled has answered the request,
    * that is once the watch is registered, so nothing sent afterwards can be missed: start the watch, then act.
    */
-  async watch(mask: number, onNotify: (notify: Record<string, unknown>) => void, onEnd: (err: Error) => void): Promise<BusWatch> {
+  async watch(
+    mask: number,
+    onNotify: (notify: Record<string, unknown>) => void,
+    onEnd: (err: Error) => void,
+  ): Promise<BusWatch> {
     const res = await this.#open('GET', `/localapi/v0/watch-ipn-bus?mask=${mask}`, undefined, false)
     if (res.statusCode !== 200) throw refusalOf(res.statusCode!, await readBody(res), this.socketPath)
     let buffer = ''
@@ -101,11 +105,16 @@ export class LocalApi {
         headers: {
           Host: LOCALAPI_HOST,
           'Tailscale-Cap': CAPABILITY_VERSION,
-          ...(payload === undefined ? {} : { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(payload) }),
+          ...(payload === undefined
+            ? {}
+            : { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(payload) }),
         },
       })
       // Until the head arrives; a bus watch then stays open as long as its caller wants.
-      const timer = setTimeout(() => req.destroy(Object.assign(new Error('timeout'), { code: 'ETIMEDOUT' })), this.#timeoutMs)
+      const timer = setTimeout(
+        () => req.destroy(Object.assign(new Error('timeout'), { code: 'ETIMEDOUT' })),
+        this.#timeoutMs,
+      )
       req.on('response', (res) => {
         if (timed) res.on('end', () => clearTimeout(timer)).on('close', () => clearTimeout(timer))
         else clearTimeout(timer)
@@ -130,7 +139,9 @@ export class LocalApi {
       case 'ETIMEDOUT':
         return VpnErrors.notRunning(`tailscaled did not answer on ${where} within ${this.#timeoutMs / 1000} s`)
       default:
-        return VpnErrors.notRunning(`tailscaled is not running: nothing answers on ${where} (${err.code ?? err.message})`)
+        return VpnErrors.notRunning(
+          `tailscaled is not running: nothing answers on ${where} (${err.code ?? err.message})`,
+        )
     }
   }
 }
@@ -158,7 +169,9 @@ function refusalOf(status: number, text: string, socketPath: string): Error {
     /* plain text, as http.Error writes */
   }
   if (status === 403) {
-    return VpnErrors.notPermitted(`tailscaled refused the change (${message || 'access denied'}): hostd's user must be root or tailscaled's operator (tailscale set --operator=<user>) on ${socketPath}`)
+    return VpnErrors.notPermitted(
+      `tailscaled refused the change (${message || 'access denied'}): hostd's user must be root or tailscaled's operator (tailscale set --operator=<user>) on ${socketPath}`,
+    )
   }
   return new LocalApiRefusal(status, message || `tailscaled answered ${status}`)
 }

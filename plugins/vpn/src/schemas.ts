@@ -15,7 +15,9 @@ export const SelfSchema = Type.Object({
 
 export const PeerSchema = Type.Object({
   ...SelfSchema.properties,
-  lastSeen: Nullable(Type.String({ format: 'date-time', description: 'Last seen by the control server; null when online or unknown' })),
+  lastSeen: Nullable(
+    Type.String({ format: 'date-time', description: 'Last seen by the control server; null when online or unknown' }),
+  ),
   exitNode: Type.Boolean({ description: 'This node is the current exit node' }),
   exitNodeOption: Type.Boolean({ description: 'This node offers to be an exit node (can be picked in settings)' }),
   active: Type.Boolean({ description: 'Traffic went to or from it recently' }),
@@ -40,22 +42,33 @@ export const VpnStatusSchema = Type.Object({
   running: Type.Boolean({ description: 'tailscaled answered' }),
   message: Nullable(Type.String({ description: 'What is missing when not installed or not running' })),
   version: Nullable(Type.String()),
-  backendState: Nullable(Type.String({ description: 'NoState, NeedsLogin, NeedsMachineAuth, Stopped, Starting, Running, InUseOtherUser' })),
+  backendState: Nullable(
+    Type.String({ description: 'NoState, NeedsLogin, NeedsMachineAuth, Stopped, Starting, Running, InUseOtherUser' }),
+  ),
   loggedIn: Type.Boolean(),
   loginPending: Type.Boolean({ description: 'A login was started and waits for someone to open its URL' }),
   authUrl: Nullable(Type.String({ description: 'The pending login URL; admins only (null for other roles)' })),
   self: Nullable(SelfSchema),
-  tailnet: Nullable(Type.Object({ name: Type.String(), magicDnsSuffix: Type.String(), magicDnsEnabled: Type.Boolean() })),
+  tailnet: Nullable(
+    Type.Object({ name: Type.String(), magicDnsSuffix: Type.String(), magicDnsEnabled: Type.Boolean() }),
+  ),
   peers: Type.Array(PeerSchema, { description: 'Sorted by name' }),
-  exitNode: Nullable(Type.Object({ id: Type.String(), name: Type.String(), online: Type.Boolean(), addresses: Addresses })),
+  exitNode: Nullable(
+    Type.Object({ id: Type.String(), name: Type.String(), online: Type.Boolean(), addresses: Addresses }),
+  ),
   remoteAccess: Type.Object({
     ssh: Type.Boolean({ description: 'Tailscale SSH server on' }),
-    serve: Nullable(Type.Object({
-      enabled: Type.Boolean({ description: 'tailscale serve shares something' }),
-      funnel: Type.Boolean({ description: 'Something is shared to the internet (Funnel)' }),
-      tcpPorts: Type.Array(Type.Integer()),
-      web: Type.Array(Type.String({ description: 'host:port of each served web site' })),
-    }, { description: "tailscale serve's configuration; null when tailscaled has none to give" })),
+    serve: Nullable(
+      Type.Object(
+        {
+          enabled: Type.Boolean({ description: 'tailscale serve shares something' }),
+          funnel: Type.Boolean({ description: 'Something is shared to the internet (Funnel)' }),
+          tcpPorts: Type.Array(Type.Integer()),
+          web: Type.Array(Type.String({ description: 'host:port of each served web site' })),
+        },
+        { description: "tailscale serve's configuration; null when tailscaled has none to give" },
+      ),
+    ),
   }),
   prefs: Nullable(PrefsSchema),
   health: Type.Array(Type.String(), { description: "tailscaled's health warnings" }),
@@ -65,19 +78,32 @@ export type VpnStatus = Static<typeof VpnStatusSchema>
 /** A DNS label (RFC 1123): letters, digits, inner hyphens, at most 63 characters. */
 export const DNS_LABEL = '^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$'
 
-export const SettingsBodySchema = Type.Object({
-  acceptRoutes: Type.Optional(Type.Boolean()),
-  acceptDns: Type.Optional(Type.Boolean()),
-  ssh: Type.Optional(Type.Boolean()),
-  shieldsUp: Type.Optional(Type.Boolean()),
-  exitNodeId: Type.Optional(Type.String({ maxLength: 64, pattern: '^([A-Za-z0-9][A-Za-z0-9_.-]*)?$', description: 'A peer offering to be an exit node (exitNodeOption); "" for none' })),
-  hostname: Type.Optional(Type.String({ maxLength: 63, pattern: `(${DNS_LABEL})|^$`, description: 'A DNS label; "" for the OS hostname' })),
-}, { additionalProperties: false, minProperties: 1, description: 'Only the fields sent change' })
+export const SettingsBodySchema = Type.Object(
+  {
+    acceptRoutes: Type.Optional(Type.Boolean()),
+    acceptDns: Type.Optional(Type.Boolean()),
+    ssh: Type.Optional(Type.Boolean()),
+    shieldsUp: Type.Optional(Type.Boolean()),
+    exitNodeId: Type.Optional(
+      Type.String({
+        maxLength: 64,
+        pattern: '^([A-Za-z0-9][A-Za-z0-9_.-]*)?$',
+        description: 'A peer offering to be an exit node (exitNodeOption); "" for none',
+      }),
+    ),
+    hostname: Type.Optional(
+      Type.String({ maxLength: 63, pattern: `(${DNS_LABEL})|^$`, description: 'A DNS label; "" for the OS hostname' }),
+    ),
+  },
+  { additionalProperties: false, minProperties: 1, description: 'Only the fields sent change' },
+)
 export type SettingsBody = Static<typeof SettingsBodySchema>
 
 export const ConnectBodySchema = Type.Object({ up: Type.Boolean() }, { additionalProperties: false })
 
 export const LoginResultSchema = Type.Object({
-  authUrl: Nullable(Type.String({ description: 'Open this to log in; null when already logged in (see backendState)' })),
+  authUrl: Nullable(
+    Type.String({ description: 'Open this to log in; null when already logged in (see backendState)' }),
+  ),
   backendState: Type.String(),
 })

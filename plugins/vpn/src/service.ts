@@ -85,7 +85,7 @@ export class Vpn {
   async status(showAuthUrl: boolean): Promise<VpnStatus> {
     let status: Status, prefs: Prefs, serve: ServeConfig | null
     try {
-      [status, prefs, serve] = await Promise.all([
+      ;[status, prefs, serve] = await Promise.all([
         this.#api.call<Status>('GET', STATUS),
         this.#api.call<Prefs>('GET', PREFS),
         // Built without serve (ts_omit_serve), tailscaled has no such route: say nothing rather than fail.
@@ -97,7 +97,8 @@ export class Vpn {
     } catch (err) {
       // Reading is always allowed to whoever opens the socket, so a refusal here is the socket itself (EACCES).
       const unreachable = [VpnErrors.notInstalled.code, VpnErrors.notRunning.code, VpnErrors.notPermitted.code]
-      if (err instanceof HostdError && unreachable.includes(err.code)) return absent(err.code === VpnErrors.notInstalled.code, err.message)
+      if (err instanceof HostdError && unreachable.includes(err.code))
+        return absent(err.code === VpnErrors.notInstalled.code, err.message)
       throw asHostdError(err)
     }
     return describe(status ?? {}, prefs ?? {}, serve, showAuthUrl)
@@ -132,7 +133,9 @@ export class Vpn {
       throw VpnErrors.needsLogin(`This node is not logged in (${status.BackendState || 'no state'}): log in first`)
     }
     // What `tailscale up` / `down` and tailscale's web client do: flip WantRunning, nothing else.
-    await this.#change('vpn.connect', actor, { up }, () => this.#api.call('PATCH', PREFS, { WantRunning: up, WantRunningSet: true }))
+    await this.#change('vpn.connect', actor, { up }, () =>
+      this.#api.call('PATCH', PREFS, { WantRunning: up, WantRunningSet: true }),
+    )
     return this.status(true)
   }
 
@@ -168,16 +171,29 @@ export class Vpn {
         if (watch && !err && authUrl !== null) this.#keepLoginWatch(watch)
         else watch?.close()
       }
-      const timer = setTimeout(() => finish(VpnErrors.loginTimeout(`tailscaled gave no login URL within ${this.#loginTimeoutMs / 1000} s; is its control server reachable?`)), this.#loginTimeoutMs)
-      this.#api.watch(0, (n) => {
-        if (typeof n.ErrMessage === 'string') {
-          if (done) this.#loginEnded(actor, false, n.ErrMessage)
-          else finish(VpnErrors.loginFailed(`tailscaled: ${n.ErrMessage}`))
-        } else if (n.State === STATE_RUNNING || n.LoginFinished) {
-          if (done) this.#loginEnded(actor, true)
-          else finish(null, null, 'Running')
-        } else if (typeof n.BrowseToURL === 'string' && n.BrowseToURL) finish(null, n.BrowseToURL, 'NeedsLogin')
-      }, (err) => (done ? this.#stopLoginWatch() : finish(asHostdError(err))))
+      const timer = setTimeout(
+        () =>
+          finish(
+            VpnErrors.loginTimeout(
+              `tailscaled gave no login URL within ${this.#loginTimeoutMs / 1000} s; is its control server reachable?`,
+            ),
+          ),
+        this.#loginTimeoutMs,
+      )
+      this.#api
+        .watch(
+          0,
+          (n) => {
+            if (typeof n.ErrMessage === 'string') {
+              if (done) this.#loginEnded(actor, false, n.ErrMessage)
+              else finish(VpnErrors.loginFailed(`tailscaled: ${n.ErrMessage}`))
+            } else if (n.State === STATE_RUNNING || n.LoginFinished) {
+              if (done) this.#loginEnded(actor, true)
+              else finish(null, null, 'Running')
+            } else if (typeof n.BrowseToURL === 'string' && n.BrowseToURL) finish(null, n.BrowseToURL, 'NeedsLogin')
+          },
+          (err) => (done ? this.#stopLoginWatch() : finish(asHostdError(err))),
+        )
         .then(async (w) => {
           watch = w
           if (done) return w.close()
@@ -186,11 +202,17 @@ export class Vpn {
         })
         .catch((err: unknown) => finish(asHostdError(err)))
     }).catch(async (err: unknown) => {
-      await this.#audit.record({ action: 'vpn.login', result: 'failure', detail: { error: (err as Error).message } }, actor)
+      await this.#audit.record(
+        { action: 'vpn.login', result: 'failure', detail: { error: (err as Error).message } },
+        actor,
+      )
       throw err
     })
     // The URL itself is never audited: whoever opens it first puts this machine into their tailnet.
-    await this.#audit.record({ action: 'vpn.login', detail: { authUrlIssued: outcome.authUrl !== null, backendState: outcome.backendState } }, actor)
+    await this.#audit.record(
+      { action: 'vpn.login', detail: { authUrlIssued: outcome.authUrl !== null, backendState: outcome.backendState } },
+      actor,
+    )
     return { authUrl: outcome.authUrl, backendState: outcome.backendState }
   }
 
@@ -206,7 +228,15 @@ export class Vpn {
 
   #loginEnded(actor: Actor, ok: boolean, error?: string): void {
     this.#stopLoginWatch()
-    this.#audit.record({ action: 'vpn.login.finished', result: ok ? 'success' : 'failure', detail: ok ? { backendState: 'Running' } : { error } }, actor)
+    this.#audit
+      .record(
+        {
+          action: 'vpn.login.finished',
+          result: ok ? 'success' : 'failure',
+          detail: ok ? { backendState: 'Running' } : { error },
+        },
+        actor,
+      )
       .catch((err: unknown) => this.#log.warn({ err }, 'auditing the end of a VPN login failed'))
   }
 
@@ -221,7 +251,8 @@ export class Vpn {
     const status = await this.#call<Status>('GET', STATUS)
     const peer = Object.values(status.Peer ?? {}).find((p) => p.ID === id)
     if (!peer) throw VpnErrors.invalidSetting(`exitNodeId: no peer has the id ${id}`)
-    if (!peer.ExitNodeOption) throw VpnErrors.invalidSetting(`exitNodeId: ${nameOf(peer)} (${id}) does not offer to be an exit node`)
+    if (!peer.ExitNodeOption)
+      throw VpnErrors.invalidSetting(`exitNodeId: ${nameOf(peer)} (${id}) does not offer to be an exit node`)
   }
 
   async #prefs(): Promise<VpnStatus['prefs']> {
@@ -229,7 +260,12 @@ export class Vpn {
   }
 
   /** A change, audited with its outcome; tailscaled's refusals become 409 with its own words. */
-  async #change(action: string, actor: Actor, detail: Record<string, unknown>, apply: () => Promise<unknown>): Promise<void> {
+  async #change(
+    action: string,
+    actor: Actor,
+    detail: Record<string, unknown>,
+    apply: () => Promise<unknown>,
+  ): Promise<void> {
     try {
       await apply()
     } catch (err) {
@@ -250,15 +286,30 @@ export class Vpn {
 function asHostdError(err: unknown): HostdError {
   if (err instanceof HostdError) return err
   if (err instanceof LocalApiRefusal) {
-    return err.status >= 500 ? VpnErrors.badAnswer(`tailscaled failed: ${err.message}`) : VpnErrors.refused(`tailscaled refused: ${err.message}`)
+    return err.status >= 500
+      ? VpnErrors.badAnswer(`tailscaled failed: ${err.message}`)
+      : VpnErrors.refused(`tailscaled refused: ${err.message}`)
   }
   return VpnErrors.badAnswer(`tailscaled: ${(err as Error).message}`)
 }
 
 function absent(socketMissing: boolean, message: string): VpnStatus {
   return {
-    installed: !socketMissing, running: false, message, version: null, backendState: null, loggedIn: false, loginPending: false, authUrl: null,
-    self: null, tailnet: null, peers: [], exitNode: null, remoteAccess: { ssh: false, serve: null }, prefs: null, health: [],
+    installed: !socketMissing,
+    running: false,
+    message,
+    version: null,
+    backendState: null,
+    loggedIn: false,
+    loginPending: false,
+    authUrl: null,
+    self: null,
+    tailnet: null,
+    peers: [],
+    exitNode: null,
+    remoteAccess: { ssh: false, serve: null },
+    prefs: null,
+    health: [],
   }
 }
 
@@ -278,22 +329,30 @@ function nodeOf(p: PeerStatus) {
 
 function prefsOf(p: Prefs): NonNullable<VpnStatus['prefs']> {
   return {
-    acceptRoutes: p.RouteAll === true, acceptDns: p.CorpDNS === true, ssh: p.RunSSH === true, shieldsUp: p.ShieldsUp === true,
-    exitNodeId: p.ExitNodeID ?? '', hostname: p.Hostname ?? '', wantRunning: p.WantRunning === true, loggedOut: p.LoggedOut === true,
+    acceptRoutes: p.RouteAll === true,
+    acceptDns: p.CorpDNS === true,
+    ssh: p.RunSSH === true,
+    shieldsUp: p.ShieldsUp === true,
+    exitNodeId: p.ExitNodeID ?? '',
+    hostname: p.Hostname ?? '',
+    wantRunning: p.WantRunning === true,
+    loggedOut: p.LoggedOut === true,
   }
 }
 
 function describe(s: Status, p: Prefs, serve: ServeConfig | null, showAuthUrl: boolean): VpnStatus {
-  const peers = Object.values(s.Peer ?? {}).map((peer) => ({
-    ...nodeOf(peer),
-    lastSeen: peer.LastSeen && peer.LastSeen !== ZERO_TIME && !peer.Online ? peer.LastSeen : null,
-    exitNode: peer.ExitNode === true,
-    exitNodeOption: peer.ExitNodeOption === true,
-    active: peer.Active === true,
-    rxBytes: peer.RxBytes ?? 0,
-    txBytes: peer.TxBytes ?? 0,
-    relay: peer.Relay ?? '',
-  })).sort((a, b) => a.name.localeCompare(b.name) || a.id.localeCompare(b.id))
+  const peers = Object.values(s.Peer ?? {})
+    .map((peer) => ({
+      ...nodeOf(peer),
+      lastSeen: peer.LastSeen && peer.LastSeen !== ZERO_TIME && !peer.Online ? peer.LastSeen : null,
+      exitNode: peer.ExitNode === true,
+      exitNodeOption: peer.ExitNodeOption === true,
+      active: peer.Active === true,
+      rxBytes: peer.RxBytes ?? 0,
+      txBytes: peer.TxBytes ?? 0,
+      relay: peer.Relay ?? '',
+    }))
+    .sort((a, b) => a.name.localeCompare(b.name) || a.id.localeCompare(b.id))
   const exit = s.ExitNodeStatus?.ID ? s.ExitNodeStatus : null
   const loggedIn = s.HaveNodeKey === true && p.LoggedOut !== true
   return {
@@ -306,21 +365,37 @@ function describe(s: Status, p: Prefs, serve: ServeConfig | null, showAuthUrl: b
     loginPending: !!s.AuthURL,
     authUrl: showAuthUrl && s.AuthURL ? s.AuthURL : null,
     self: loggedIn && s.Self ? nodeOf(s.Self) : null,
-    tailnet: loggedIn && s.CurrentTailnet
-      ? { name: s.CurrentTailnet.Name ?? '', magicDnsSuffix: s.CurrentTailnet.MagicDNSSuffix ?? '', magicDnsEnabled: s.CurrentTailnet.MagicDNSEnabled === true }
-      : null,
+    tailnet:
+      loggedIn && s.CurrentTailnet
+        ? {
+            name: s.CurrentTailnet.Name ?? '',
+            magicDnsSuffix: s.CurrentTailnet.MagicDNSSuffix ?? '',
+            magicDnsEnabled: s.CurrentTailnet.MagicDNSEnabled === true,
+          }
+        : null,
     peers,
     exitNode: exit
-      ? { id: exit.ID!, name: peers.find((x) => x.id === exit.ID)?.name ?? exit.ID!, online: exit.Online === true, addresses: (exit.TailscaleIPs ?? []).map((a) => a.replace(/\/\d+$/, '')) }
+      ? {
+          id: exit.ID!,
+          name: peers.find((x) => x.id === exit.ID)?.name ?? exit.ID!,
+          online: exit.Online === true,
+          addresses: (exit.TailscaleIPs ?? []).map((a) => a.replace(/\/\d+$/, '')),
+        }
       : null,
     remoteAccess: {
       ssh: p.RunSSH === true,
-      serve: serve === null ? null : {
-        enabled: Object.keys(serve.TCP ?? {}).length > 0 || Object.keys(serve.Web ?? {}).length > 0,
-        funnel: Object.values(serve.AllowFunnel ?? {}).some(Boolean),
-        tcpPorts: Object.keys(serve.TCP ?? {}).map(Number).filter(Number.isInteger).sort((a, b) => a - b),
-        web: Object.keys(serve.Web ?? {}).sort(),
-      },
+      serve:
+        serve === null
+          ? null
+          : {
+              enabled: Object.keys(serve.TCP ?? {}).length > 0 || Object.keys(serve.Web ?? {}).length > 0,
+              funnel: Object.values(serve.AllowFunnel ?? {}).some(Boolean),
+              tcpPorts: Object.keys(serve.TCP ?? {})
+                .map(Number)
+                .filter(Number.isInteger)
+                .sort((a, b) => a - b),
+              web: Object.keys(serve.Web ?? {}).sort(),
+            },
     },
     prefs: prefsOf(p),
     health: (s.Health ?? []).filter((h): h is string => typeof h === 'string'),

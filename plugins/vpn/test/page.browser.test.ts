@@ -19,7 +19,8 @@ describe('VPN page (stand-in LocalAPI)', { timeout: 180_000 }, () => {
   let page: Page
 
   /** GET /api/vpn as the first admin (admins see the pending login URL). */
-  const vpnState = async () => (await (await ui.daemon.fetch('/api/vpn', { headers: { authorization: `Bearer ${ui.adminToken}` } })).json()) as any
+  const vpnState = async () =>
+    (await (await ui.daemon.fetch('/api/vpn', { headers: { authorization: `Bearer ${ui.adminToken}` } })).json()) as any
   const connection = () => page.getByRole('region', { name: 'Connection' })
   const settings = () => page.getByRole('form', { name: 'VPN settings' })
   const save = async () => {
@@ -48,7 +49,14 @@ describe('VPN page (stand-in LocalAPI)', { timeout: 180_000 }, () => {
     await screenshot(page, 'vpn-logged-out')
 
     // The control server is not modelled: its login page is answered in the browser.
-    await page.context().route('https://login.example.invalid/**', (route) => route.fulfill({ contentType: 'text/html', body: '<!doctype html><title>Tailscale login (stand-in)</title><h1>Log in</h1>' }))
+    await page
+      .context()
+      .route('https://login.example.invalid/**', (route) =>
+        route.fulfill({
+          contentType: 'text/html',
+          body: '<!doctype html><title>Tailscale login (stand-in)</title><h1>Log in</h1>',
+        }),
+      )
     const popup = page.context().waitForEvent('page')
     await connection().getByRole('button', { name: 'Log in to Tailscale' }).click()
     const tab = await popup
@@ -60,7 +68,9 @@ describe('VPN page (stand-in LocalAPI)', { timeout: 180_000 }, () => {
     await tab.close()
 
     await connection().getByRole('progressbar', { name: 'Waiting for the login to finish' }).waitFor()
-    expect(await connection().getByRole('link', { name: 'Open the login page' }).getAttribute('href')).toBe(pending.authUrl)
+    expect(await connection().getByRole('link', { name: 'Open the login page' }).getAttribute('href')).toBe(
+      pending.authUrl,
+    )
     await expectAccessible(page, 'vpn login waiting')
     await screenshot(page, 'vpn-login-waiting')
 
@@ -75,10 +85,19 @@ describe('VPN page (stand-in LocalAPI)', { timeout: 180_000 }, () => {
     await connection().getByText('Connected', { exact: true }).waitFor({ timeout: 20_000 })
     await page.getByText(/Logged in: this machine is on the tailnet admin@example.com/).waitFor()
     expect(await connection().getByRole('progressbar').count()).toBe(0)
-    expect(await vpnState()).toMatchObject({ backendState: 'Running', loggedIn: true, loginPending: false, authUrl: null })
+    expect(await vpnState()).toMatchObject({
+      backendState: 'Running',
+      loggedIn: true,
+      loginPending: false,
+      authUrl: null,
+    })
 
     const peers = page.getByRole('table', { name: 'Devices in the tailnet' })
-    for (const name of ['vps-amsterdam', 'alices-macbook-pro', 'nas']) await peers.getByRole('row', { name: new RegExp(name, 'i') }).first().waitFor()
+    for (const name of ['vps-amsterdam', 'alices-macbook-pro', 'nas'])
+      await peers
+        .getByRole('row', { name: new RegExp(name, 'i') })
+        .first()
+        .waitFor()
     await page.getByRole('region', { name: 'This machine' }).getByText('100.101.102.103').waitFor()
     await page.getByRole('region', { name: 'Tailnet' }).getByText('admin@example.com').waitFor()
     await expectAccessible(page, 'vpn running')
@@ -88,7 +107,8 @@ describe('VPN page (stand-in LocalAPI)', { timeout: 180_000 }, () => {
   it('sorts the devices by any column', async () => {
     const peers = page.getByRole('table', { name: 'Devices in the tailnet' })
     const firstCells = async () => (await peers.getByRole('row').all()).slice(1, 4)
-    const names = async () => Promise.all((await firstCells()).map(async (r) => (await r.getByRole('cell').first().innerText()).split('\n')[0]))
+    const names = async () =>
+      Promise.all((await firstCells()).map(async (r) => (await r.getByRole('cell').first().innerText()).split('\n')[0]))
     expect(await names()).toEqual(['alices-macbook-pro', 'nas', 'vps-amsterdam'])
     await peers.getByRole('button', { name: 'Traffic' }).click()
     expect(await names()).toEqual(['alices-macbook-pro', 'nas', 'vps-amsterdam'])
@@ -122,16 +142,37 @@ describe('VPN page (stand-in LocalAPI)', { timeout: 180_000 }, () => {
     await form.getByRole('combobox', { name: 'Exit node' }).selectOption({ label: 'vps-amsterdam' })
     const edit = await save()
     expect(edit).toEqual({
-      RouteAll: true, RouteAllSet: true, CorpDNS: false, CorpDNSSet: true, ShieldsUp: true, ShieldsUpSet: true,
-      ExitNodeID: 'nEXIT1CNTRL', ExitNodeIDSet: true, ExitNodeIP: '', ExitNodeIPSet: true, Hostname: 'homebox', HostnameSet: true,
+      RouteAll: true,
+      RouteAllSet: true,
+      CorpDNS: false,
+      CorpDNSSet: true,
+      ShieldsUp: true,
+      ShieldsUpSet: true,
+      ExitNodeID: 'nEXIT1CNTRL',
+      ExitNodeIDSet: true,
+      ExitNodeIP: '',
+      ExitNodeIPSet: true,
+      Hostname: 'homebox',
+      HostnameSet: true,
     })
     expect((await vpnState()).prefs).toEqual({
-      acceptRoutes: true, acceptDns: false, ssh: true, shieldsUp: true, exitNodeId: 'nEXIT1CNTRL', hostname: 'homebox', wantRunning: true, loggedOut: false,
+      acceptRoutes: true,
+      acceptDns: false,
+      ssh: true,
+      shieldsUp: true,
+      exitNodeId: 'nEXIT1CNTRL',
+      hostname: 'homebox',
+      wantRunning: true,
+      loggedOut: false,
     })
     // The page shows the new state: the form's values, the exit node in the tailnet card and the devices table.
     await page.getByRole('region', { name: 'This machine' }).getByText('homebox').waitFor()
     await page.getByRole('region', { name: 'Tailnet' }).getByText('vps-amsterdam').waitFor()
-    await page.getByRole('table', { name: 'Devices in the tailnet' }).getByRole('row', { name: /vps-amsterdam/ }).getByText('In use').waitFor()
+    await page
+      .getByRole('table', { name: 'Devices in the tailnet' })
+      .getByRole('row', { name: /vps-amsterdam/ })
+      .getByText('In use')
+      .waitFor()
     expect(await form.getByRole('switch', { name: 'Shields up' }).isChecked()).toBe(true)
     expect(await form.getByRole('switch', { name: "Use the tailnet's DNS" }).isChecked()).toBe(false)
     expect(await form.getByRole('combobox', { name: 'Exit node' }).inputValue()).toBe('nEXIT1CNTRL')
@@ -145,18 +186,25 @@ describe('VPN page (stand-in LocalAPI)', { timeout: 180_000 }, () => {
     // Clear the exit node.
     await form.getByRole('combobox', { name: 'Exit node' }).selectOption({ value: '' })
     expect(await save()).toEqual({ ExitNodeID: '', ExitNodeIDSet: true, ExitNodeIP: '', ExitNodeIPSet: true })
-    await page.getByRole('region', { name: 'Tailnet' }).getByText(/None: internet traffic leaves from here/).waitFor()
+    await page
+      .getByRole('region', { name: 'Tailnet' })
+      .getByText(/None: internet traffic leaves from here/)
+      .waitFor()
     expect((await vpnState()).exitNode).toBeNull()
   })
 
   it('shows a viewer the state and the settings, with no control and no login URL', async () => {
     const viewer = await ui.open('viewer', '/vpn')
     await viewer.getByRole('region', { name: 'Connection' }).getByText('Connected', { exact: true }).waitFor()
-    await viewer.getByRole('table', { name: 'Devices in the tailnet' }).getByRole('row', { name: /vps-amsterdam/ }).waitFor()
+    await viewer
+      .getByRole('table', { name: 'Devices in the tailnet' })
+      .getByRole('row', { name: /vps-amsterdam/ })
+      .waitFor()
     await viewer.getByRole('region', { name: 'Settings' }).getByText('homebox').waitFor()
     expect(await viewer.getByRole('switch').count()).toBe(0)
     expect(await viewer.getByRole('combobox').count()).toBe(0)
-    for (const name of ['Log in to Tailscale', 'Log out…', 'Save settings']) expect(await viewer.getByRole('button', { name }).count(), name).toBe(0)
+    for (const name of ['Log in to Tailscale', 'Log out…', 'Save settings'])
+      expect(await viewer.getByRole('button', { name }).count(), name).toBe(0)
     await viewer.getByText(/shields up refuses every connection/).waitFor()
     await expectAccessible(viewer, 'vpn viewer')
     await screenshot(viewer, 'vpn-viewer')
@@ -192,7 +240,12 @@ describe('VPN page (stand-in LocalAPI)', { timeout: 180_000 }, () => {
     await page.getByRole('dialog', { name: 'Log out of Tailscale?' }).getByRole('button', { name: 'Log out' }).click()
     await connection().getByText('Logged out', { exact: true }).waitFor()
     await connection().getByRole('button', { name: 'Log in to Tailscale' }).waitFor()
-    expect(await vpnState()).toMatchObject({ backendState: 'NeedsLogin', loggedIn: false, self: null, prefs: { loggedOut: true, wantRunning: false } })
+    expect(await vpnState()).toMatchObject({
+      backendState: 'NeedsLogin',
+      loggedIn: false,
+      self: null,
+      prefs: { loggedOut: true, wantRunning: false },
+    })
     expect(await page.getByRole('table', { name: 'Devices in the tailnet' }).count()).toBe(0)
   })
 

@@ -6,8 +6,28 @@
  */
 import { useEffect, useRef, useState } from 'preact/hooks'
 import {
-  Async, Badge, Button, Card, Checkbox, DataTable, Empty, FieldErrors, Form, Icon, KeyValues, PageHeader, ProgressBar, Select, TextField,
-  defineElement, formatBytes, formatDateTime, formatRelative, useResource, type PageContext, type Tone,
+  Async,
+  Badge,
+  Button,
+  Card,
+  Checkbox,
+  DataTable,
+  Empty,
+  FieldErrors,
+  Form,
+  Icon,
+  KeyValues,
+  PageHeader,
+  ProgressBar,
+  Select,
+  TextField,
+  defineElement,
+  formatBytes,
+  formatDateTime,
+  formatRelative,
+  useResource,
+  type PageContext,
+  type Tone,
 } from '@hostd/ui'
 import type { VpnStatus } from '../src/schemas.ts'
 
@@ -20,21 +40,57 @@ const LOGIN_POLL_MS = 2_000
 const DNS_LABEL = /^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/
 
 const STATES: Record<string, { label: string; tone: Tone; text: string }> = {
-  Running: { label: 'Connected', tone: 'success', text: 'This machine is on the tailnet: the devices below can reach it, and it can reach them.' },
-  Stopped: { label: 'Disconnected', tone: 'neutral', text: 'Logged in, but the VPN is off: nothing goes through it until you connect again.' },
+  Running: {
+    label: 'Connected',
+    tone: 'success',
+    text: 'This machine is on the tailnet: the devices below can reach it, and it can reach them.',
+  },
+  Stopped: {
+    label: 'Disconnected',
+    tone: 'neutral',
+    text: 'Logged in, but the VPN is off: nothing goes through it until you connect again.',
+  },
   Starting: { label: 'Connecting…', tone: 'accent', text: 'tailscaled is bringing the VPN up.' },
-  NeedsLogin: { label: 'Logged out', tone: 'warning', text: 'This machine is in no tailnet. Log in with a Tailscale account to add it to one.' },
-  NeedsMachineAuth: { label: 'Waiting for approval', tone: 'warning', text: "Logged in: the tailnet's admin must now approve this machine in the Tailscale admin console." },
-  NoState: { label: 'Not started', tone: 'neutral', text: 'tailscaled has not started its VPN yet. Log in to start it.' },
-  InUseOtherUser: { label: 'In use by another user', tone: 'danger', text: 'Another user of this host runs Tailscale; only they can change it.' },
+  NeedsLogin: {
+    label: 'Logged out',
+    tone: 'warning',
+    text: 'This machine is in no tailnet. Log in with a Tailscale account to add it to one.',
+  },
+  NeedsMachineAuth: {
+    label: 'Waiting for approval',
+    tone: 'warning',
+    text: "Logged in: the tailnet's admin must now approve this machine in the Tailscale admin console.",
+  },
+  NoState: {
+    label: 'Not started',
+    tone: 'neutral',
+    text: 'tailscaled has not started its VPN yet. Log in to start it.',
+  },
+  InUseOtherUser: {
+    label: 'In use by another user',
+    tone: 'danger',
+    text: 'Another user of this host runs Tailscale; only they can change it.',
+  },
 }
-const stateOf = (s: VpnStatus) => STATES[s.backendState ?? ''] ?? { label: s.backendState ?? 'Unknown', tone: 'neutral' as Tone, text: '' }
+const stateOf = (s: VpnStatus) =>
+  STATES[s.backendState ?? ''] ?? { label: s.backendState ?? 'Unknown', tone: 'neutral' as Tone, text: '' }
 
-const onOff = (on: boolean, onText = 'On', offText = 'Off') => <Badge tone={on ? 'success' : 'neutral'}>{on ? onText : offText}</Badge>
+const onOff = (on: boolean, onText = 'On', offText = 'Off') => (
+  <Badge tone={on ? 'success' : 'neutral'}>{on ? onText : offText}</Badge>
+)
 
 function Addresses({ list }: { list: string[] }) {
   if (list.length === 0) return <span class="muted">none yet</span>
-  return <span class="mono">{list.map((a, i) => <span key={a}>{i > 0 && <br />}{a}</span>)}</span>
+  return (
+    <span class="mono">
+      {list.map((a, i) => (
+        <span key={a}>
+          {i > 0 && <br />}
+          {a}
+        </span>
+      ))}
+    </span>
+  )
 }
 
 /** tailscaled is missing or silent: say what is wrong and what to do, and look again by itself. */
@@ -45,13 +101,28 @@ function Unavailable({ status, onRetry, busy }: { status: VpnStatus; onRetry: ()
       <Empty
         icon="shield"
         title={installed ? 'tailscaled is not running' : 'Tailscale is not installed on this host'}
-        action={<Button icon="refresh" busy={busy} onClick={onRetry}>Check again</Button>}
+        action={
+          <Button icon="refresh" busy={busy} onClick={onRetry}>
+            Check again
+          </Button>
+        }
       >
         <p style={{ marginBottom: 'var(--space-2)' }}>{status.message}</p>
         <p>
-          {installed
-            ? <>Start it on the host (<code>sudo systemctl start tailscaled</code>); this page notices within seconds.</>
-            : <>Install it (<a href="https://tailscale.com/download/linux" target="_blank" rel="noopener noreferrer">tailscale.com/download/linux</a>) and start it; this page notices within seconds. If tailscaled listens elsewhere, set <code>HOSTD_TAILSCALE_SOCKET</code>.</>}
+          {installed ? (
+            <>
+              Start it on the host (<code>sudo systemctl start tailscaled</code>); this page notices within seconds.
+            </>
+          ) : (
+            <>
+              Install it (
+              <a href="https://tailscale.com/download/linux" target="_blank" rel="noopener noreferrer">
+                tailscale.com/download/linux
+              </a>
+              ) and start it; this page notices within seconds. If tailscaled listens elsewhere, set{' '}
+              <code>HOSTD_TAILSCALE_SOCKET</code>.
+            </>
+          )}
         </p>
       </Empty>
     </Card>
@@ -101,7 +172,8 @@ function Connection({ ctx, status, reload, waiting, setWaiting }: ActionsProps) 
     if (!up) {
       const ok = await ctx.confirm({
         title: 'Disconnect from the tailnet?',
-        message: 'The devices of the tailnet can no longer reach this machine, and it cannot reach them. If you reached this page through the VPN, you lose it too.',
+        message:
+          'The devices of the tailnet can no longer reach this machine, and it cannot reach them. If you reached this page through the VPN, you lose it too.',
         confirmLabel: 'Disconnect',
         danger: true,
       })
@@ -119,7 +191,8 @@ function Connection({ ctx, status, reload, waiting, setWaiting }: ActionsProps) 
   const logout = async () => {
     const ok = await ctx.confirm({
       title: 'Log out of Tailscale?',
-      message: 'This machine leaves the tailnet and its VPN settings are reset. Adding it again needs a new login with a Tailscale account.',
+      message:
+        'This machine leaves the tailnet and its VPN settings are reset. Adding it again needs a new login with a Tailscale account.',
       confirmLabel: 'Log out',
       danger: true,
     })
@@ -151,7 +224,9 @@ function Connection({ ctx, status, reload, waiting, setWaiting }: ActionsProps) 
             </p>
           </div>
         )}
-        {status.loginPending && !admin && <p class="muted">A login was started by an admin and waits to be finished.</p>}
+        {status.loginPending && !admin && (
+          <p class="muted">A login was started by an admin and waits to be finished.</p>
+        )}
         {admin && (
           <div class="toolbar">
             {status.loggedIn ? (
@@ -165,23 +240,49 @@ function Connection({ ctx, status, reload, waiting, setWaiting }: ActionsProps) 
                   hint="Off keeps this machine logged in but sends nothing through the VPN (tailscale down)."
                   onChange={(e) => void connect(e.currentTarget.checked, e.currentTarget)}
                 />
-                <Button variant="danger" icon="log-out" busy={busy === 'logout'} disabled={busy !== null} onClick={() => void logout()}>Log out…</Button>
+                <Button
+                  variant="danger"
+                  icon="log-out"
+                  busy={busy === 'logout'}
+                  disabled={busy !== null}
+                  onClick={() => void logout()}
+                >
+                  Log out…
+                </Button>
               </>
             ) : pendingUrl ? (
               <div class="page-actions">
-                <a class="btn btn-primary btn-md" href={pendingUrl} target="_blank" rel="noopener noreferrer"><Icon name="external-link" size={16} /> Open the login page</a>
-                <Button icon="log-in" busy={busy === 'login'} disabled={busy !== null} onClick={() => void login()}>Log in again</Button>
-                {waiting && <Button variant="ghost" onClick={() => setWaiting(null)}>Stop waiting</Button>}
+                <a class="btn btn-primary btn-md" href={pendingUrl} target="_blank" rel="noopener noreferrer">
+                  <Icon name="external-link" size={16} /> Open the login page
+                </a>
+                <Button icon="log-in" busy={busy === 'login'} disabled={busy !== null} onClick={() => void login()}>
+                  Log in again
+                </Button>
+                {waiting && (
+                  <Button variant="ghost" onClick={() => setWaiting(null)}>
+                    Stop waiting
+                  </Button>
+                )}
               </div>
             ) : (
-              <Button variant="primary" icon="log-in" busy={busy === 'login'} disabled={busy !== null} onClick={() => void login()}>Log in to Tailscale</Button>
+              <Button
+                variant="primary"
+                icon="log-in"
+                busy={busy === 'login'}
+                disabled={busy !== null}
+                onClick={() => void login()}
+              >
+                Log in to Tailscale
+              </Button>
             )}
           </div>
         )}
         {status.health.length > 0 && (
           <ul class="stack" aria-label="Warnings from tailscaled" style={{ listStyle: 'none', padding: 0, margin: 0 }}>
             {status.health.map((h) => (
-              <li key={h} class="notice"><Icon name="triangle-alert" /> {h}</li>
+              <li key={h} class="notice">
+                <Icon name="triangle-alert" /> {h}
+              </li>
             ))}
           </ul>
         )}
@@ -222,11 +323,28 @@ function Tailnet({ status }: { status: VpnStatus }) {
       <KeyValues
         items={[
           ['Tailnet', t.name],
-          ['MagicDNS', t.magicDnsEnabled ? <>On <span class="mono muted">{t.magicDnsSuffix}</span></> : 'Off'],
+          [
+            'MagicDNS',
+            t.magicDnsEnabled ? (
+              <>
+                On <span class="mono muted">{t.magicDnsSuffix}</span>
+              </>
+            ) : (
+              'Off'
+            ),
+          ],
           ['Devices', `${status.peers.length} other, ${online} online`],
-          ['Exit node', status.exitNode
-            ? <>{status.exitNode.name} {status.exitNode.online ? <Badge tone="success">Online</Badge> : <Badge tone="danger">Offline</Badge>}</>
-            : <span class="muted">None: internet traffic leaves from here</span>],
+          [
+            'Exit node',
+            status.exitNode ? (
+              <>
+                {status.exitNode.name}{' '}
+                {status.exitNode.online ? <Badge tone="success">Online</Badge> : <Badge tone="danger">Offline</Badge>}
+              </>
+            ) : (
+              <span class="muted">None: internet traffic leaves from here</span>
+            ),
+          ],
         ]}
       />
     </Card>
@@ -239,17 +357,32 @@ function RemoteAccess({ status }: { status: VpnStatus }) {
     <Card title="Remote access">
       <KeyValues
         items={[
-          ['Incoming connections', status.prefs?.shieldsUp ? <Badge tone="warning">Refused: shields up</Badge> : 'Allowed'],
+          [
+            'Incoming connections',
+            status.prefs?.shieldsUp ? <Badge tone="warning">Refused: shields up</Badge> : 'Allowed',
+          ],
           ['Tailscale SSH', onOff(ssh)],
-          ['Shared with tailscale serve', !serve ? <span class="muted">Not available</span>
-            : !serve.enabled ? <span class="muted">Nothing</span>
-            : (
+          [
+            'Shared with tailscale serve',
+            !serve ? (
+              <span class="muted">Not available</span>
+            ) : !serve.enabled ? (
+              <span class="muted">Nothing</span>
+            ) : (
               <span class="stack" style={{ gap: 'var(--space-1)' }}>
-                {serve.web.map((w) => <span key={w} class="mono">https://{w.replace(/:443$/, '')}</span>)}
+                {serve.web.map((w) => (
+                  <span key={w} class="mono">
+                    https://{w.replace(/:443$/, '')}
+                  </span>
+                ))}
                 {serve.tcpPorts.length > 0 && <span>TCP {serve.tcpPorts.join(', ')}</span>}
               </span>
-            )],
-          ['Open to the internet', serve?.funnel ? <Badge tone="warning">Yes: Funnel is on</Badge> : onOff(false, 'Yes', 'No')],
+            ),
+          ],
+          [
+            'Open to the internet',
+            serve?.funnel ? <Badge tone="warning">Yes: Funnel is on</Badge> : onOff(false, 'Yes', 'No'),
+          ],
         ]}
       />
     </Card>
@@ -259,7 +392,11 @@ function RemoteAccess({ status }: { status: VpnStatus }) {
 function lastSeen(p: Peer) {
   if (p.online) return 'Now'
   if (!p.lastSeen) return <span class="muted">Unknown</span>
-  return <time dateTime={p.lastSeen} title={formatDateTime(p.lastSeen)}>{formatRelative(p.lastSeen)}</time>
+  return (
+    <time dateTime={p.lastSeen} title={formatDateTime(p.lastSeen)}>
+      {formatRelative(p.lastSeen)}
+    </time>
+  )
 }
 
 function Peers({ peers }: { peers: Peer[] }) {
@@ -269,22 +406,59 @@ function Peers({ peers }: { peers: Peer[] }) {
       rows={peers}
       rowKey={(p) => p.id}
       initialSort={{ key: 'name', direction: 'ascending' }}
-      empty={<Empty icon="network" title="No other devices">Devices you add to this tailnet appear here.</Empty>}
+      empty={
+        <Empty icon="network" title="No other devices">
+          Devices you add to this tailnet appear here.
+        </Empty>
+      }
       columns={[
-        { key: 'name', label: 'Name', sortable: true, render: (p) => <span class="cell-strong" title={p.dnsName || undefined}>{p.name}</span> },
+        {
+          key: 'name',
+          label: 'Name',
+          sortable: true,
+          render: (p) => (
+            <span class="cell-strong" title={p.dnsName || undefined}>
+              {p.name}
+            </span>
+          ),
+        },
         { key: 'os', label: 'System', sortable: true, secondary: true },
         { key: 'addresses', label: 'Addresses', secondary: true, render: (p) => <Addresses list={p.addresses} /> },
-        { key: 'online', label: 'Status', sortValue: (p) => (p.online ? 0 : 1), render: (p) => (p.online ? <Badge tone="success">Online</Badge> : <Badge>Offline</Badge>) },
-        { key: 'lastSeen', label: 'Last seen', sortValue: (p) => (p.online ? Number.MAX_SAFE_INTEGER : p.lastSeen ? Date.parse(p.lastSeen) : 0), render: lastSeen },
         {
-          key: 'exitNode', label: 'Exit node', sortValue: (p) => (p.exitNode ? 0 : p.exitNodeOption ? 1 : 2),
-          render: (p) => (p.exitNode ? <Badge tone="accent">In use</Badge> : p.exitNodeOption ? 'Offered' : <span class="muted">–</span>),
+          key: 'online',
+          label: 'Status',
+          sortValue: (p) => (p.online ? 0 : 1),
+          render: (p) => (p.online ? <Badge tone="success">Online</Badge> : <Badge>Offline</Badge>),
         },
         {
-          key: 'traffic', label: 'Traffic', align: 'end', secondary: true, sortValue: (p) => p.rxBytes + p.txBytes,
+          key: 'lastSeen',
+          label: 'Last seen',
+          sortValue: (p) => (p.online ? Number.MAX_SAFE_INTEGER : p.lastSeen ? Date.parse(p.lastSeen) : 0),
+          render: lastSeen,
+        },
+        {
+          key: 'exitNode',
+          label: 'Exit node',
+          sortValue: (p) => (p.exitNode ? 0 : p.exitNodeOption ? 1 : 2),
+          render: (p) =>
+            p.exitNode ? (
+              <Badge tone="accent">In use</Badge>
+            ) : p.exitNodeOption ? (
+              'Offered'
+            ) : (
+              <span class="muted">–</span>
+            ),
+        },
+        {
+          key: 'traffic',
+          label: 'Traffic',
+          align: 'end',
+          secondary: true,
+          sortValue: (p) => p.rxBytes + p.txBytes,
           render: (p) => (
             <span class="mono" style={{ whiteSpace: 'nowrap' }} title="Received and sent since tailscaled started">
-              ↓ {formatBytes(p.rxBytes)}<br />↑ {formatBytes(p.txBytes)}
+              ↓ {formatBytes(p.rxBytes)}
+              <br />↑ {formatBytes(p.txBytes)}
             </span>
           ),
         },
@@ -317,9 +491,18 @@ function Settings({ ctx, status, reload }: { ctx: PageContext; status: VpnStatus
   const save = async (v: Record<string, string | boolean>) => {
     const hostname = String(v.hostname).trim()
     if (hostname && !DNS_LABEL.test(hostname)) {
-      throw new FieldErrors({ hostname: 'Use letters, digits and hyphens (not first or last), at most 63: one DNS label.' })
+      throw new FieldErrors({
+        hostname: 'Use letters, digits and hyphens (not first or last), at most 63: one DNS label.',
+      })
     }
-    const next: Partial<Prefs> = { acceptRoutes: Boolean(v.acceptRoutes), acceptDns: Boolean(v.acceptDns), ssh: Boolean(v.ssh), shieldsUp: Boolean(v.shieldsUp), exitNodeId: String(v.exitNodeId), hostname }
+    const next: Partial<Prefs> = {
+      acceptRoutes: Boolean(v.acceptRoutes),
+      acceptDns: Boolean(v.acceptDns),
+      ssh: Boolean(v.ssh),
+      shieldsUp: Boolean(v.shieldsUp),
+      exitNodeId: String(v.exitNodeId),
+      hostname,
+    }
     const changes = Object.fromEntries(Object.entries(next).filter(([k, value]) => prefs[k as keyof Prefs] !== value))
     if (Object.keys(changes).length === 0) {
       ctx.toast.info('Nothing to save: no setting changed.')
@@ -332,20 +515,57 @@ function Settings({ ctx, status, reload }: { ctx: PageContext; status: VpnStatus
   return (
     <Card title="Settings">
       {/* Keyed by the current preferences: after a save (or someone else's) the fields show the new values. */}
-      <Form key={JSON.stringify([prefs, exitOptions.map((p) => p.id)])} label="VPN settings" submitLabel="Save settings" onSubmit={save} errorFields={{ HOSTD_VPN_SETTING_INVALID: 'exitNodeId' }}>
-        <Checkbox name="acceptRoutes" label="Use subnet routes" switch defaultChecked={prefs.acceptRoutes} hint="Reach the networks that other devices share with the tailnet (--accept-routes)." />
-        <Checkbox name="acceptDns" label="Use the tailnet's DNS" switch defaultChecked={prefs.acceptDns} hint="MagicDNS names and the DNS servers the tailnet's admin chose (--accept-dns)." />
-        <Checkbox name="ssh" label="Tailscale SSH server" switch defaultChecked={prefs.ssh} hint="Devices the tailnet's access rules allow can open a shell here, with no SSH keys (--ssh)." />
-        <Checkbox name="shieldsUp" label="Shields up" switch defaultChecked={prefs.shieldsUp} hint="Refuse every incoming connection from the tailnet; outgoing ones still work (--shields-up)." />
+      <Form
+        key={JSON.stringify([prefs, exitOptions.map((p) => p.id)])}
+        label="VPN settings"
+        submitLabel="Save settings"
+        onSubmit={save}
+        errorFields={{ HOSTD_VPN_SETTING_INVALID: 'exitNodeId' }}
+      >
+        <Checkbox
+          name="acceptRoutes"
+          label="Use subnet routes"
+          switch
+          defaultChecked={prefs.acceptRoutes}
+          hint="Reach the networks that other devices share with the tailnet (--accept-routes)."
+        />
+        <Checkbox
+          name="acceptDns"
+          label="Use the tailnet's DNS"
+          switch
+          defaultChecked={prefs.acceptDns}
+          hint="MagicDNS names and the DNS servers the tailnet's admin chose (--accept-dns)."
+        />
+        <Checkbox
+          name="ssh"
+          label="Tailscale SSH server"
+          switch
+          defaultChecked={prefs.ssh}
+          hint="Devices the tailnet's access rules allow can open a shell here, with no SSH keys (--ssh)."
+        />
+        <Checkbox
+          name="shieldsUp"
+          label="Shields up"
+          switch
+          defaultChecked={prefs.shieldsUp}
+          hint="Refuse every incoming connection from the tailnet; outgoing ones still work (--shields-up)."
+        />
         <Select
           name="exitNodeId"
           label="Exit node"
           defaultValue={prefs.exitNodeId}
           options={[
             { value: '', label: "None: use this machine's own internet connection" },
-            ...exitOptions.map((p) => ({ value: p.id, label: `${p.name}${p.online ? '' : ' (offline)'}${p.exitNodeOption ? '' : ' (no longer offered)'}` })),
+            ...exitOptions.map((p) => ({
+              value: p.id,
+              label: `${p.name}${p.online ? '' : ' (offline)'}${p.exitNodeOption ? '' : ' (no longer offered)'}`,
+            })),
           ]}
-          hint={exitOptions.length ? 'Send all internet traffic through this device.' : 'No device of the tailnet offers to be an exit node.'}
+          hint={
+            exitOptions.length
+              ? 'Send all internet traffic through this device.'
+              : 'No device of the tailnet offers to be an exit node.'
+          }
         />
         <TextField
           name="hostname"
@@ -370,7 +590,10 @@ function VpnPage({ ctx }: { ctx: PageContext }) {
   const reload = useRef(status.reload)
   reload.current = status.reload
   useEffect(() => {
-    const timer = setInterval(() => document.visibilityState === 'visible' && reload.current(), pending ? LOGIN_POLL_MS : POLL_MS)
+    const timer = setInterval(
+      () => document.visibilityState === 'visible' && reload.current(),
+      pending ? LOGIN_POLL_MS : POLL_MS,
+    )
     return () => clearInterval(timer)
   }, [pending])
 
@@ -378,7 +601,11 @@ function VpnPage({ ctx }: { ctx: PageContext }) {
   useEffect(() => {
     if (waiting && data?.loggedIn) {
       setWaiting(null)
-      ctx.toast.success(data.backendState === 'Running' ? `Logged in: this machine is on the tailnet ${data.tailnet?.name ?? ''}` : `Logged in (${stateOf(data).label})`)
+      ctx.toast.success(
+        data.backendState === 'Running'
+          ? `Logged in: this machine is on the tailnet ${data.tailnet?.name ?? ''}`
+          : `Logged in (${stateOf(data).label})`,
+      )
     }
   }, [waiting, data])
 
@@ -387,7 +614,11 @@ function VpnPage({ ctx }: { ctx: PageContext }) {
       <PageHeader
         title="VPN"
         description="Tailscale on this host: whether it is connected, the devices of its tailnet, and how they may reach it."
-        actions={<Button icon="refresh" onClick={status.reload} busy={status.loading && data !== undefined}>Refresh</Button>}
+        actions={
+          <Button icon="refresh" onClick={status.reload} busy={status.loading && data !== undefined}>
+            Refresh
+          </Button>
+        }
       />
       <Async resource={status} label="Asking tailscaled…">
         {(s) =>

@@ -29,22 +29,37 @@ async function lookup(name: string): Promise<Account | null> {
 }
 
 export async function checkAccount(name: string | undefined, dataDir: string, workDir: string): Promise<AccountCheck> {
-  if (!name) return { ok: false, reason: 'No account is configured for widget scripts: set HOSTD_WIDGETS_USER to an unprivileged user name and restart' }
+  if (!name)
+    return {
+      ok: false,
+      reason:
+        'No account is configured for widget scripts: set HOSTD_WIDGETS_USER to an unprivileged user name and restart',
+    }
   if (!NAME.test(name)) return { ok: false, reason: `HOSTD_WIDGETS_USER="${name}" is not a user name` }
   const account = await lookup(name)
   if (!account) return { ok: false, reason: `HOSTD_WIDGETS_USER names ${name}, which does not exist` }
-  if (account.uid === 0 || account.gid === 0) return { ok: false, reason: `HOSTD_WIDGETS_USER=${name} is root (uid or gid 0): widget scripts never run as root` }
+  if (account.uid === 0 || account.gid === 0)
+    return { ok: false, reason: `HOSTD_WIDGETS_USER=${name} is root (uid or gid 0): widget scripts never run as root` }
   const self = process.getuid?.() ?? -1
-  if (account.uid === self) return { ok: false, reason: `HOSTD_WIDGETS_USER=${name} is the daemon's own account, which can read its database: name another one` }
-  if (self !== 0) return { ok: false, reason: 'The daemon does not run as root, so it cannot start scripts as another account' }
+  if (account.uid === self)
+    return {
+      ok: false,
+      reason: `HOSTD_WIDGETS_USER=${name} is the daemon's own account, which can read its database: name another one`,
+    }
+  if (self !== 0)
+    return { ok: false, reason: 'The daemon does not run as root, so it cannot start scripts as another account' }
   const data = await lstat(dataDir).catch(() => null)
   if (data && (data.mode & 0o007) !== 0) {
-    return { ok: false, reason: `The data dir ${dataDir} is open to other accounts (mode ${(data.mode & 0o777).toString(8)}): chmod 700 it so widget scripts cannot read the database` }
+    return {
+      ok: false,
+      reason: `The data dir ${dataDir} is open to other accounts (mode ${(data.mode & 0o777).toString(8)}): chmod 700 it so widget scripts cannot read the database`,
+    }
   }
   // The parent of the per-widget folders: the daemon's, traversable but not listable, never a link.
   await mkdir(workDir, { recursive: true, mode: 0o711 })
   const work = await lstat(workDir)
-  if (!work.isDirectory() || work.uid !== self) return { ok: false, reason: `HOSTD_WIDGETS_WORK_DIR ${workDir} must be a folder owned by the daemon's account` }
+  if (!work.isDirectory() || work.uid !== self)
+    return { ok: false, reason: `HOSTD_WIDGETS_WORK_DIR ${workDir} must be a folder owned by the daemon's account` }
   if ((work.mode & 0o777) !== 0o711) await chmod(workDir, 0o711)
   return { ok: true, account }
 }

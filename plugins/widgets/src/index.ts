@@ -24,16 +24,30 @@ export function createWidgetsPlugin(options: WidgetsPluginOptions = {}) {
     description: 'Dashboard widgets: admin scripts run as an unprivileged account, their output cached for everyone.',
     deps: { settings: tokens.settings, audit: tokens.audit, log: tokens.logger, kernel: tokens.kernel },
     routes: (r, { settings, audit, log, kernel }) => {
-      service = new WidgetService({ settings, audit, log }, {
-        user: options.user ?? (process.env.HOSTD_WIDGETS_USER || undefined),
-        workDir: options.workDir ?? (process.env.HOSTD_WIDGETS_WORK_DIR || join('/var/lib', 'hostd-widgets')),
-        dataDir: kernel.dataDir,
-      })
+      service = new WidgetService(
+        { settings, audit, log },
+        {
+          user: options.user ?? (process.env.HOSTD_WIDGETS_USER || undefined),
+          workDir: options.workDir ?? (process.env.HOSTD_WIDGETS_WORK_DIR || join('/var/lib', 'hostd-widgets')),
+          dataDir: kernel.dataDir,
+        },
+      )
       widgetRoutes(r, service)
     },
     start: () => service!.start(),
     stop: () => service?.stop(),
-    ui: { cards: [{ title: 'Widgets', module: 'ui/widgets.tsx', element: 'widgets-board', role: 'viewer', size: 'large', order: 15 }] },
+    ui: {
+      cards: [
+        {
+          title: 'Widgets',
+          module: 'ui/widgets.tsx',
+          element: 'widgets-board',
+          role: 'viewer',
+          size: 'large',
+          order: 15,
+        },
+      ],
+    },
   })
 }
 

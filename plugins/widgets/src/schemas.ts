@@ -4,24 +4,35 @@ import { LIMITS } from './limits.ts'
 
 export { LIMITS }
 
-
-export const WidgetType = Type.Union([Type.Literal('text'), Type.Literal('stat'), Type.Literal('list'), Type.Literal('progress')])
-export const LayoutSchema = Type.Object({
-  x: Type.Integer({ minimum: 0, maximum: 1000 }),
-  y: Type.Integer({ minimum: 0, maximum: 1000 }),
-  w: Type.Integer({ minimum: 1, maximum: 100 }),
-  h: Type.Integer({ minimum: 1, maximum: 100 }),
-}, { additionalProperties: false })
+export const WidgetType = Type.Union([
+  Type.Literal('text'),
+  Type.Literal('stat'),
+  Type.Literal('list'),
+  Type.Literal('progress'),
+])
+export const LayoutSchema = Type.Object(
+  {
+    x: Type.Integer({ minimum: 0, maximum: 1000 }),
+    y: Type.Integer({ minimum: 0, maximum: 1000 }),
+    w: Type.Integer({ minimum: 1, maximum: 100 }),
+    h: Type.Integer({ minimum: 1, maximum: 100 }),
+  },
+  { additionalProperties: false },
+)
 
 export const OutputSchema = Type.Object({
   stdout: Type.String({ description: 'Control characters stripped except \\n and \\t' }),
   stderr: Type.String(),
-  exitCode: Type.Union([Type.Integer(), Type.Null()], { description: 'null when the script was ended by a signal or did not start' }),
+  exitCode: Type.Union([Type.Integer(), Type.Null()], {
+    description: 'null when the script was ended by a signal or did not start',
+  }),
   ranAt: Type.String({ description: 'ISO time the run started' }),
   durationMs: Type.Integer(),
   truncated: Type.Boolean({ description: 'Output passed 64 KiB: the script was killed and the output cut' }),
   timedOut: Type.Boolean({ description: 'The script ran past its timeout and was killed with its process group' }),
-  error: Type.Union([Type.String(), Type.Null()], { description: 'Why hostd could not run it (the script\'s own failures are in exitCode/stderr)' }),
+  error: Type.Union([Type.String(), Type.Null()], {
+    description: "Why hostd could not run it (the script's own failures are in exitCode/stderr)",
+  }),
 })
 export type Output = Static<typeof OutputSchema>
 
@@ -52,24 +63,30 @@ export type RunnerStatus = Static<typeof RunnerStatusSchema>
 
 export const WidgetListSchema = Type.Object({ items: Type.Array(WidgetSchema), runner: RunnerStatusSchema })
 
-export const WidgetCreateSchema = Type.Object({
-  title: Title,
-  type: WidgetType,
-  script: Script,
-  refreshSeconds: Type.Optional(Refresh),
-  timeoutSeconds: Type.Optional(Timeout),
-  layout: Type.Optional(Type.Union([LayoutSchema, Type.Null()])),
-}, { additionalProperties: false })
+export const WidgetCreateSchema = Type.Object(
+  {
+    title: Title,
+    type: WidgetType,
+    script: Script,
+    refreshSeconds: Type.Optional(Refresh),
+    timeoutSeconds: Type.Optional(Timeout),
+    layout: Type.Optional(Type.Union([LayoutSchema, Type.Null()])),
+  },
+  { additionalProperties: false },
+)
 export type WidgetCreate = Static<typeof WidgetCreateSchema>
 
-export const WidgetUpdateSchema = Type.Object({
-  title: Type.Optional(Title),
-  type: Type.Optional(WidgetType),
-  script: Type.Optional(Script),
-  refreshSeconds: Type.Optional(Refresh),
-  timeoutSeconds: Type.Optional(Timeout),
-  layout: Type.Optional(Type.Union([LayoutSchema, Type.Null()])),
-}, { additionalProperties: false })
+export const WidgetUpdateSchema = Type.Object(
+  {
+    title: Type.Optional(Title),
+    type: Type.Optional(WidgetType),
+    script: Type.Optional(Script),
+    refreshSeconds: Type.Optional(Refresh),
+    timeoutSeconds: Type.Optional(Timeout),
+    layout: Type.Optional(Type.Union([LayoutSchema, Type.Null()])),
+  },
+  { additionalProperties: false },
+)
 export type WidgetUpdate = Static<typeof WidgetUpdateSchema>
 
 export const IdParams = Type.Object({ id: Type.String({ pattern: '^[0-9a-f-]{36}$' }) })

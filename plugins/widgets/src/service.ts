@@ -10,7 +10,15 @@ import type { Actor, AuditService, Logger, Role, Settings } from '@hostd/sdk'
 import { checkAccount, type AccountCheck } from './account.ts'
 import { WidgetErrors } from './errors.ts'
 import { privateDir, runScript } from './runner.ts'
-import { LIMITS, type Output, type RunnerStatus, type StoredWidget, type WidgetCreate, type WidgetUpdate, type WidgetView } from './schemas.ts'
+import {
+  LIMITS,
+  type Output,
+  type RunnerStatus,
+  type StoredWidget,
+  type WidgetCreate,
+  type WidgetUpdate,
+  type WidgetView,
+} from './schemas.ts'
 
 export const GLOBAL_CONCURRENCY = 2
 /** Scheduled runs land at ±10 % of the interval, and the first after a start within the first 30 s, so widgets never fire together. */
@@ -177,14 +185,24 @@ export class WidgetService {
       const index = widgets.findIndex((w) => w.id === id)
       if (index < 0) throw WidgetErrors.notFound(`No widget ${id}`)
       const before = widgets[index]!
-      const after: StoredWidget = { ...before, ...body, layout: body.layout === undefined ? before.layout : body.layout }
+      const after: StoredWidget = {
+        ...before,
+        ...body,
+        layout: body.layout === undefined ? before.layout : body.layout,
+      }
       await this.#saveList(widgets.map((w, i) => (i === index ? after : w)))
       return { before, after }
     })
-    const changed = (Object.keys(body) as (keyof WidgetUpdate)[]).filter((k) => JSON.stringify(before[k]) !== JSON.stringify(after[k]))
-    await this.#audit.record({ action: 'widget.update', target: id, detail: { changed, ...this.#auditDetail(after) } }, actor)
+    const changed = (Object.keys(body) as (keyof WidgetUpdate)[]).filter(
+      (k) => JSON.stringify(before[k]) !== JSON.stringify(after[k]),
+    )
+    await this.#audit.record(
+      { action: 'widget.update', target: id, detail: { changed, ...this.#auditDetail(after) } },
+      actor,
+    )
     // A new script or timing shows its output soon rather than at the old interval.
-    if (changed.some((k) => k === 'script' || k === 'refreshSeconds' || k === 'timeoutSeconds')) this.#schedule(id, Math.random() * 1000)
+    if (changed.some((k) => k === 'script' || k === 'refreshSeconds' || k === 'timeoutSeconds'))
+      this.#schedule(id, Math.random() * 1000)
     return this.view(after, 'admin')
   }
 
@@ -233,7 +251,13 @@ export class WidgetService {
       const check = await this.#checkAccount()
       if (!check.ok) throw WidgetErrors.runnerUnavailable(check.reason)
       const cwd = await privateDir(this.#config.workDir, id, check.account)
-      output = await runScript({ script: widget.script, timeoutSeconds: widget.timeoutSeconds, cwd, account: check.account, signal: this.#stopping.signal })
+      output = await runScript({
+        script: widget.script,
+        timeoutSeconds: widget.timeoutSeconds,
+        cwd,
+        account: check.account,
+        signal: this.#stopping.signal,
+      })
     } finally {
       release()
     }
@@ -244,14 +268,26 @@ export class WidgetService {
     const failed = (o: Output | null) => Boolean(o && (o.exitCode !== 0 || o.timedOut || o.truncated || o.error))
     // Manual runs are always audited; scheduled ones when they fail or recover, so a 10 s widget does not flood the log.
     if (trigger === 'manual' || failed(output) || failed(previous)) {
-      await this.#audit.record({
-        action: 'widget.run',
-        target: id,
-        result: failed(output) ? 'failure' : 'success',
-        detail: { trigger, exitCode: output.exitCode, outputBytes: Buffer.byteLength(output.stdout) + Buffer.byteLength(output.stderr), durationMs: output.durationMs, timedOut: output.timedOut, truncated: output.truncated, error: output.error },
-      }, actor)
+      await this.#audit.record(
+        {
+          action: 'widget.run',
+          target: id,
+          result: failed(output) ? 'failure' : 'success',
+          detail: {
+            trigger,
+            exitCode: output.exitCode,
+            outputBytes: Buffer.byteLength(output.stdout) + Buffer.byteLength(output.stderr),
+            durationMs: output.durationMs,
+            timedOut: output.timedOut,
+            truncated: output.truncated,
+            error: output.error,
+          },
+        },
+        actor,
+      )
     }
-    if (!this.#stopping.signal.aborted) this.#schedule(id, widget.refreshSeconds * 1000 * (1 - JITTER + Math.random() * 2 * JITTER))
+    if (!this.#stopping.signal.aborted)
+      this.#schedule(id, widget.refreshSeconds * 1000 * (1 - JITTER + Math.random() * 2 * JITTER))
     return output
   }
 
@@ -275,11 +311,20 @@ export class WidgetService {
       this.#schedule(id, widget.refreshSeconds * 1000)
       return
     }
-    await this.#run(id, 'schedule').catch((err: unknown) => this.#log.warn({ err, id }, 'widgets: scheduled run failed'))
+    await this.#run(id, 'schedule').catch((err: unknown) =>
+      this.#log.warn({ err, id }, 'widgets: scheduled run failed'),
+    )
   }
 
   #auditDetail(w: StoredWidget): Record<string, unknown> {
     // The script's size and hash, never its text (it may hold a token); never any output.
-    return { title: w.title, type: w.type, refreshSeconds: w.refreshSeconds, timeoutSeconds: w.timeoutSeconds, scriptBytes: Buffer.byteLength(w.script), scriptSha256: digest(w.script) }
+    return {
+      title: w.title,
+      type: w.type,
+      refreshSeconds: w.refreshSeconds,
+      timeoutSeconds: w.timeoutSeconds,
+      scriptBytes: Buffer.byteLength(w.script),
+      scriptSha256: digest(w.script),
+    }
   }
 }

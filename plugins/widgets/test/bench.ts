@@ -26,7 +26,12 @@ const t = await startTestKernel({ plugins: [createWidgetsPlugin({ user: account.
 try {
   const ids: string[] = []
   for (let i = 0; i < 20; i++) {
-    const w = await t.inject({ method: 'POST', url: '/api/bento/widgets', as: 'admin', payload: { title: `W${i}`, type: 'list', script: 'seq 1 2000', refreshSeconds: 86400 } })
+    const w = await t.inject({
+      method: 'POST',
+      url: '/api/bento/widgets',
+      as: 'admin',
+      payload: { title: `W${i}`, type: 'list', script: 'seq 1 2000', refreshSeconds: 86400 },
+    })
     ids.push(w.json().id)
   }
   for (const id of ids) await t.inject({ method: 'POST', url: `/api/bento/widgets/${id}/run`, as: 'operator' })
@@ -36,10 +41,29 @@ try {
   }
   const version = await rate('reference: GET /api/version', 2000, get('/api/version'))
   const idle = await rate('GET /api/bento/widgets (20 × 8.9 KB output)', 500, get('/api/bento/widgets'))
-  const slow = await Promise.all(ids.slice(0, 2).map((id) => t.inject({ method: 'POST', url: `/api/bento/widgets/${id}/update`, as: 'admin', payload: { script: 'sleep 30', timeoutSeconds: 60 } })))
-  const running = slow.map((r) => t.inject({ method: 'POST', url: `/api/bento/widgets/${r.json().id}/run`, as: 'operator' }))
+  const slow = await Promise.all(
+    ids
+      .slice(0, 2)
+      .map((id) =>
+        t.inject({
+          method: 'POST',
+          url: `/api/bento/widgets/${id}/update`,
+          as: 'admin',
+          payload: { script: 'sleep 30', timeoutSeconds: 60 },
+        }),
+      ),
+  )
+  const running = slow.map((r) =>
+    t.inject({ method: 'POST', url: `/api/bento/widgets/${r.json().id}/run`, as: 'operator' }),
+  )
   const busy = await rate('same, while two scripts sleep', 500, get('/api/bento/widgets'))
-  const result = { versionPerSecond: Math.round(version), widgetsPerSecond: Math.round(idle), widgetsBusyPerSecond: Math.round(busy), widgetsRatio: +(idle / version).toFixed(3), busyRatio: +(busy / idle).toFixed(3) }
+  const result = {
+    versionPerSecond: Math.round(version),
+    widgetsPerSecond: Math.round(idle),
+    widgetsBusyPerSecond: Math.round(busy),
+    widgetsRatio: +(idle / version).toFixed(3),
+    busyRatio: +(busy / idle).toFixed(3),
+  }
   console.log(`\nwidgets/version ${result.widgetsRatio}; busy/idle ${result.busyRatio}`)
   console.log(`BENCH_JSON ${JSON.stringify(result)}`)
   await t.close() // stops the plugin: the sleeping scripts are killed

@@ -31,7 +31,10 @@ describe('widgets on the overview', { timeout: 300_000 }, () => {
   beforeAll(async () => {
     const account = await ensureTestAccount()
     workDir = await mkdtemp(join(tmpdir(), 'hostd-widgets-page-'))
-    ui = await startUi({ builtinPlugins: true, env: { HOSTD_WIDGETS_USER: account.name, HOSTD_WIDGETS_WORK_DIR: workDir } })
+    ui = await startUi({
+      builtinPlugins: true,
+      env: { HOSTD_WIDGETS_USER: account.name, HOSTD_WIDGETS_WORK_DIR: workDir },
+    })
   }, 120_000)
   afterAll(async () => {
     await ui?.close()
@@ -49,27 +52,60 @@ describe('widgets on the overview', { timeout: 300_000 }, () => {
     await dialog.getByRole('textbox', { name: 'Script' }).fill(DISK_SCRIPT)
     await dialog.getByRole('spinbutton', { name: 'Runs every (seconds)' }).fill('5') // below the minimum: the browser says so
     await dialog.getByRole('button', { name: 'Add widget' }).click()
-    await expect.poll(() => dialog.getByRole('spinbutton', { name: 'Runs every (seconds)' }).getAttribute('aria-invalid')).toBe('true')
+    await expect
+      .poll(() => dialog.getByRole('spinbutton', { name: 'Runs every (seconds)' }).getAttribute('aria-invalid'))
+      .toBe('true')
     await expectAccessible(page, 'widget editor')
     await screenshot(page, 'widgets-editor')
     await dialog.getByRole('spinbutton', { name: 'Runs every (seconds)' }).fill('60')
     await dialog.getByRole('button', { name: 'Add widget' }).click()
 
     // Its real output, run as the test account: the root file system's line of df.
-    const output = card.getByRole('listitem').filter({ has: page.getByRole('heading', { name: 'Disk usage' }) }).getByLabel('Output of Disk usage')
+    const output = card
+      .getByRole('listitem')
+      .filter({ has: page.getByRole('heading', { name: 'Disk usage' }) })
+      .getByLabel('Output of Disk usage')
     await expect.poll(() => output.textContent().catch(() => ''), { timeout: 60_000 }).toMatch(/\d+%\s+\/$/)
     await card.getByText('Script').first().click()
     await card.getByText(DISK_SCRIPT).waitFor()
 
     // The other types and the ways a run can end, made through the API.
-    await adminApi(ui, '/api/bento/widgets', { title: 'Root used', type: 'stat', script: "df --output=pcent / | tail -1 | tr -d ' '; echo 'of / in use'", refreshSeconds: 600 })
-    await adminApi(ui, '/api/bento/widgets', { title: 'Root fill', type: 'progress', script: "df --output=pcent / | tail -1 | tr -d ' %'; echo 'Root file system'", refreshSeconds: 600 })
-    await adminApi(ui, '/api/bento/widgets', { title: 'Services', type: 'list', script: "printf 'web\\trunning\\nbackup\\tidle\\ndns\\trunning\\n'", refreshSeconds: 600 })
-    await adminApi(ui, '/api/bento/widgets', { title: 'Broken check', type: 'text', script: 'echo checking; echo "no such service" >&2; exit 3', refreshSeconds: 600 })
-    await adminApi(ui, '/api/bento/widgets', { title: 'Slow check', type: 'text', script: 'sleep 30', refreshSeconds: 600, timeoutSeconds: 1 })
+    await adminApi(ui, '/api/bento/widgets', {
+      title: 'Root used',
+      type: 'stat',
+      script: "df --output=pcent / | tail -1 | tr -d ' '; echo 'of / in use'",
+      refreshSeconds: 600,
+    })
+    await adminApi(ui, '/api/bento/widgets', {
+      title: 'Root fill',
+      type: 'progress',
+      script: "df --output=pcent / | tail -1 | tr -d ' %'; echo 'Root file system'",
+      refreshSeconds: 600,
+    })
+    await adminApi(ui, '/api/bento/widgets', {
+      title: 'Services',
+      type: 'list',
+      script: "printf 'web\\trunning\\nbackup\\tidle\\ndns\\trunning\\n'",
+      refreshSeconds: 600,
+    })
+    await adminApi(ui, '/api/bento/widgets', {
+      title: 'Broken check',
+      type: 'text',
+      script: 'echo checking; echo "no such service" >&2; exit 3',
+      refreshSeconds: 600,
+    })
+    await adminApi(ui, '/api/bento/widgets', {
+      title: 'Slow check',
+      type: 'text',
+      script: 'sleep 30',
+      refreshSeconds: 600,
+      timeoutSeconds: 1,
+    })
     await card.getByText('of / in use', { exact: true }).waitFor({ timeout: 60_000 })
     await card.getByRole('progressbar', { name: 'Root file system' }).waitFor({ timeout: 60_000 })
-    expect(Number(await card.getByRole('progressbar', { name: 'Root file system' }).getAttribute('aria-valuenow'))).toBeGreaterThan(0)
+    expect(
+      Number(await card.getByRole('progressbar', { name: 'Root file system' }).getAttribute('aria-valuenow')),
+    ).toBeGreaterThan(0)
     await card.getByText('backup', { exact: true }).waitFor()
     await card.getByText('Exit code 3').waitFor({ timeout: 60_000 })
     await card.getByText('Timed out').waitFor({ timeout: 60_000 })
@@ -86,7 +122,10 @@ describe('widgets on the overview', { timeout: 300_000 }, () => {
 
     // Delete in place, after a confirmation.
     await card.getByRole('button', { name: 'Delete Slow check' }).click()
-    await page.getByRole('dialog', { name: 'Delete Slow check?' }).getByRole('button', { name: 'Delete widget' }).click()
+    await page
+      .getByRole('dialog', { name: 'Delete Slow check?' })
+      .getByRole('button', { name: 'Delete widget' })
+      .click()
     await expect.poll(() => card.getByRole('heading', { name: 'Slow check' }).count()).toBe(0)
     ui.assertNoCspViolations()
   })
@@ -114,10 +153,18 @@ describe('widgets on the overview', { timeout: 300_000 }, () => {
     expect(await card.getByRole('button', { name: /^(Edit|Delete) / }).count()).toBe(0)
     expect(await card.getByRole('button', { name: 'Add widget' }).count()).toBe(0)
     await card.getByRole('button', { name: 'Run Root disk now' }).click()
-    await expect.poll(async () => {
-      const audit = await adminApi(ui, '/api/audit?range=all&limit=200')
-      return audit.items.some((e: { action: string; username: string | null; detail: { trigger?: string } }) => e.action === 'widget.run' && e.username === operator.username && e.detail?.trigger === 'manual')
-    }, { timeout: 30_000 }).toBe(true)
+    await expect
+      .poll(
+        async () => {
+          const audit = await adminApi(ui, '/api/audit?range=all&limit=200')
+          return audit.items.some(
+            (e: { action: string; username: string | null; detail: { trigger?: string } }) =>
+              e.action === 'widget.run' && e.username === operator.username && e.detail?.trigger === 'manual',
+          )
+        },
+        { timeout: 30_000 },
+      )
+      .toBe(true)
     await expect.poll(() => card.getByRole('button', { name: 'Run Root disk now' }).isEnabled()).toBe(true)
     await expectAccessible(page, 'overview as operator')
     await screenshot(page, 'widgets-overview-operator')

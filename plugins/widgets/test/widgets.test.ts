@@ -14,7 +14,10 @@ import { createWidgetsPlugin } from '../src/index.ts'
 const SECRET = `secret-marker-${process.pid}-${Date.now()}`
 
 /** Polls until `fn` answers truthy; the test's own timeout bounds it. */
-async function eventually<T>(fn: () => T | null | undefined | false | Promise<T | null | undefined | false>, everyMs = 50): Promise<T> {
+async function eventually<T>(
+  fn: () => T | null | undefined | false | Promise<T | null | undefined | false>,
+  everyMs = 50,
+): Promise<T> {
   for (;;) {
     const v = await fn()
     if (v) return v
@@ -75,16 +78,27 @@ describe('widgets', () => {
   })
 
   const create = async (body: Record<string, unknown>) => {
-    const res = await t.inject({ method: 'POST', url: '/api/bento/widgets', as: 'admin', payload: { type: 'text', ...body } })
+    const res = await t.inject({
+      method: 'POST',
+      url: '/api/bento/widgets',
+      as: 'admin',
+      payload: { type: 'text', ...body },
+    })
     expect(res.statusCode, res.body).toBe(201)
     return res.json() as { id: string; script: string }
   }
-  const run = async (id: string, as: 'operator' | 'admin' | 'viewer' = 'operator') => t.inject({ method: 'POST', url: `/api/bento/widgets/${id}/run`, as })
-  const listed = async (as: 'viewer' | 'operator' | 'admin' = 'viewer') => (await t.inject({ url: '/api/bento/widgets', as })).json()
+  const run = async (id: string, as: 'operator' | 'admin' | 'viewer' = 'operator') =>
+    t.inject({ method: 'POST', url: `/api/bento/widgets/${id}/run`, as })
+  const listed = async (as: 'viewer' | 'operator' | 'admin' = 'viewer') =>
+    (await t.inject({ url: '/api/bento/widgets', as })).json()
 
   it('runs a script as the configured account in its private folder with a minimal environment, and caches the output', async () => {
     process.env.HOSTD_TEST_DAEMON_SECRET = 'must-not-leak'
-    const w = await create({ title: 'Who', script: 'id -u; id -g; pwd; env | cut -d= -f1 | sort | tr "\\n" " "; printf "\\nbell\\007 esc\\033[31m cr\\r\\n"; echo to-stderr >&2; exit 3' })
+    const w = await create({
+      title: 'Who',
+      script:
+        'id -u; id -g; pwd; env | cut -d= -f1 | sort | tr "\\n" " "; printf "\\nbell\\007 esc\\033[31m cr\\r\\n"; echo to-stderr >&2; exit 3',
+    })
     const res = await run(w.id)
     expect(res.statusCode, res.body).toBe(200)
     const out = res.json().output
@@ -93,7 +107,13 @@ describe('widgets', () => {
     expect(Number(gid)).toBe(account.gid)
     expect(uid).not.toBe('0')
     expect(cwd).toBe(join(workDir, w.id))
-    expect(envKeys.trim().split(' ').filter((k: string) => !['PWD', 'SHLVL', 'OLDPWD', '_'].includes(k)).sort()).toEqual(['HOME', 'LANG', 'PATH'])
+    expect(
+      envKeys
+        .trim()
+        .split(' ')
+        .filter((k: string) => !['PWD', 'SHLVL', 'OLDPWD', '_'].includes(k))
+        .sort(),
+    ).toEqual(['HOME', 'LANG', 'PATH'])
     expect(cleaned).toBe('bell esc[31m cr')
     expect(out).toMatchObject({ stderr: 'to-stderr\n', exitCode: 3, truncated: false, timedOut: false, error: null })
     expect(Date.parse(out.ranAt)).not.toBeNaN()
@@ -115,7 +135,12 @@ describe('widgets', () => {
     for (const as of ['viewer', 'operator'] as const) {
       const answers = [
         await t.inject({ url: '/api/bento/widgets', as }),
-        await t.inject({ method: 'POST', url: '/api/bento/widgets', as, payload: { title: 'x', type: 'text', script: `echo ${SECRET}` } }),
+        await t.inject({
+          method: 'POST',
+          url: '/api/bento/widgets',
+          as,
+          payload: { title: 'x', type: 'text', script: `echo ${SECRET}` },
+        }),
         await t.inject({ method: 'POST', url: `/api/bento/widgets/${w.id}/update`, as, payload: { title: 'y' } }),
         await t.inject({ method: 'POST', url: `/api/bento/widgets/${w.id}/delete`, as }),
         await t.inject({ method: 'POST', url: '/api/bento/widgets/00000000-0000-0000-0000-000000000000/run', as }),
@@ -137,18 +162,36 @@ describe('widgets', () => {
 
     // Admins: list, update and run answers carry it.
     expect((await listed('admin')).items.find((i: { id: string }) => i.id === w.id).script).toContain(SECRET)
-    const updated = await t.inject({ method: 'POST', url: `/api/bento/widgets/${w.id}/update`, as: 'admin', payload: { title: 'Renamed', layout: { x: 1, y: 2, w: 3, h: 4 } } })
-    expect(updated.json()).toMatchObject({ title: 'Renamed', layout: { x: 1, y: 2, w: 3, h: 4 }, script: expect.stringContaining(SECRET) })
+    const updated = await t.inject({
+      method: 'POST',
+      url: `/api/bento/widgets/${w.id}/update`,
+      as: 'admin',
+      payload: { title: 'Renamed', layout: { x: 1, y: 2, w: 3, h: 4 } },
+    })
+    expect(updated.json()).toMatchObject({
+      title: 'Renamed',
+      layout: { x: 1, y: 2, w: 3, h: 4 },
+      script: expect.stringContaining(SECRET),
+    })
     expect((await run(w.id, 'admin')).json().script).toContain(SECRET)
     // The audit records the script's size and hash, never its text.
     const audit = await t.inject({ url: '/api/audit?range=all&limit=500', as: 'admin' })
     expect(audit.body).not.toContain(SECRET)
-    const created = audit.json().items.find((e: { action: string; target: string }) => e.action === 'widget.create' && e.target === w.id)
-    expect(created.detail).toMatchObject({ scriptBytes: w.script.length, scriptSha256: expect.stringMatching(/^[0-9a-f]{64}$/) })
+    const created = audit
+      .json()
+      .items.find((e: { action: string; target: string }) => e.action === 'widget.create' && e.target === w.id)
+    expect(created.detail).toMatchObject({
+      scriptBytes: w.script.length,
+      scriptSha256: expect.stringMatching(/^[0-9a-f]{64}$/),
+    })
   })
 
   it('kills a script that sleeps forever at its timeout, with the child it started (checked in /proc)', async () => {
-    const w = await create({ title: 'Forever', script: 'sleep 1000 & echo "shell=$$ child=$!"; sleep 1000', timeoutSeconds: 1 })
+    const w = await create({
+      title: 'Forever',
+      script: 'sleep 1000 & echo "shell=$$ child=$!"; sleep 1000',
+      timeoutSeconds: 1,
+    })
     const res = await run(w.id)
     expect(res.statusCode).toBe(200)
     const out = res.json().output
@@ -159,7 +202,11 @@ describe('widgets', () => {
   })
 
   it('cuts a script printing 10 MB at 64 KiB, marks it truncated and kills it', async () => {
-    const w = await create({ title: 'Flood', script: "head -c 10485760 /dev/zero | tr '\\0' x; echo done-printing", timeoutSeconds: 60 })
+    const w = await create({
+      title: 'Flood',
+      script: "head -c 10485760 /dev/zero | tr '\\0' x; echo done-printing",
+      timeoutSeconds: 60,
+    })
     const out = (await run(w.id)).json().output
     expect(out.truncated).toBe(true)
     expect(out.stdout.length).toBe(64 * 1024)
@@ -169,11 +216,14 @@ describe('widgets', () => {
     await eventually(() => processesWith('/dev/zero', account.uid).length === 0)
     const audit = (await t.inject({ url: '/api/audit?range=all&limit=500', as: 'admin' })).json().items
     const entry = audit.find((e: { action: string; target: string }) => e.action === 'widget.run' && e.target === w.id)
-    expect(entry).toMatchObject({ result: 'failure', detail: { trigger: 'manual', truncated: true, outputBytes: 65536 } })
+    expect(entry).toMatchObject({
+      result: 'failure',
+      detail: { trigger: 'manual', truncated: true, outputBytes: 65536 },
+    })
     expect(JSON.stringify(entry)).not.toContain('xxxx')
   })
 
-  it('cannot read the daemon\'s database nor write into its data dir, the work folder or /etc', async () => {
+  it("cannot read the daemon's database nor write into its data dir, the work folder or /etc", async () => {
     const db = join(dataDir, 'hostd.sqlite')
     expect(statSync(db).size).toBeGreaterThan(0)
     const script = [
@@ -186,7 +236,14 @@ describe('widgets', () => {
     ].join('; ')
     const w = await create({ title: 'Escape', script })
     const out = (await run(w.id)).json().output
-    expect(out.stdout.split('\n').filter(Boolean)).toEqual(['no-read-db', 'no-write-data', 'no-write-work', 'no-write-etc', 'no-list-work', 'mine'])
+    expect(out.stdout.split('\n').filter(Boolean)).toEqual([
+      'no-read-db',
+      'no-write-data',
+      'no-write-work',
+      'no-write-etc',
+      'no-list-work',
+      'mine',
+    ])
     expect(() => statSync(join(dataDir, 'pwned'))).toThrow()
     expect(statSync(join(workDir, w.id, 'own-file')).uid).toBe(account.uid)
   })
@@ -202,13 +259,22 @@ describe('widgets', () => {
 
   it('runs at most two scripts at once overall', async () => {
     const marker = `conc-${Date.now()}`
-    const ws = await Promise.all([1, 2, 3, 4].map((n) => create({ title: `C${n}`, script: `sleep 1.5 # ${marker}`, refreshSeconds: 3600 })))
+    const ws = await Promise.all(
+      [1, 2, 3, 4].map((n) => create({ title: `C${n}`, script: `sleep 1.5 # ${marker}`, refreshSeconds: 3600 })),
+    )
     let max = 0
     let polling = true
     const poller = (async () => {
       while (polling) {
         // One process group per run (a forked child shows the shell's command line until it execs, so count groups).
-        max = Math.max(max, new Set(processesWith(marker, account.uid).map(groupOf).filter((g) => g !== null)).size)
+        max = Math.max(
+          max,
+          new Set(
+            processesWith(marker, account.uid)
+              .map(groupOf)
+              .filter((g) => g !== null),
+          ).size,
+        )
         await new Promise((r) => setTimeout(r, 20))
       }
     })()
@@ -235,7 +301,12 @@ describe('widgets', () => {
     }
     const missing = '00000000-0000-0000-0000-000000000000'
     for (const path of ['update', 'delete', 'run']) {
-      const res = await t.inject({ method: 'POST', url: `/api/bento/widgets/${missing}/${path}`, as: 'admin', payload: path === 'update' ? { title: 'z' } : undefined })
+      const res = await t.inject({
+        method: 'POST',
+        url: `/api/bento/widgets/${missing}/${path}`,
+        as: 'admin',
+        payload: path === 'update' ? { title: 'z' } : undefined,
+      })
       expect(res.statusCode, path).toBe(404)
       expect(res.json().error).toBe('HOSTD_WIDGETS_NOT_FOUND')
     }
@@ -257,24 +328,39 @@ describe('widgets', () => {
 
 describe('widgets without an account', () => {
   it('lists and edits widgets but refuses runs with the reason', async () => {
-    const t = await startTestKernel({ plugins: [createWidgetsPlugin({ user: undefined, workDir: join(tmpdir(), 'hostd-widgets-unused') })] })
+    const t = await startTestKernel({
+      plugins: [createWidgetsPlugin({ user: undefined, workDir: join(tmpdir(), 'hostd-widgets-unused') })],
+    })
     try {
       const list = await t.inject({ url: '/api/bento/widgets', as: 'viewer' })
       expect(list.statusCode).toBe(200)
-      expect(list.json()).toEqual({ items: [], runner: { available: false, reason: expect.stringContaining('HOSTD_WIDGETS_USER') } })
-      const w = await t.inject({ method: 'POST', url: '/api/bento/widgets', as: 'admin', payload: { title: 'x', type: 'text', script: 'echo hi' } })
+      expect(list.json()).toEqual({
+        items: [],
+        runner: { available: false, reason: expect.stringContaining('HOSTD_WIDGETS_USER') },
+      })
+      const w = await t.inject({
+        method: 'POST',
+        url: '/api/bento/widgets',
+        as: 'admin',
+        payload: { title: 'x', type: 'text', script: 'echo hi' },
+      })
       expect(w.statusCode).toBe(201)
       const res = await t.inject({ method: 'POST', url: `/api/bento/widgets/${w.json().id}/run`, as: 'operator' })
       expect(res.statusCode).toBe(503)
-      expect(res.json()).toMatchObject({ error: 'HOSTD_WIDGETS_RUNNER_UNAVAILABLE', message: expect.stringContaining('HOSTD_WIDGETS_USER') })
+      expect(res.json()).toMatchObject({
+        error: 'HOSTD_WIDGETS_RUNNER_UNAVAILABLE',
+        message: expect.stringContaining('HOSTD_WIDGETS_USER'),
+      })
       expect((await t.inject({ url: '/api/bento/widgets', as: 'viewer' })).json().items[0].output).toBeNull()
     } finally {
       await t.close()
     }
   })
 
-  it('refuses root and the daemon\'s own account', async () => {
-    const t = await startTestKernel({ plugins: [createWidgetsPlugin({ user: 'root', workDir: join(tmpdir(), 'hostd-widgets-unused') })] })
+  it("refuses root and the daemon's own account", async () => {
+    const t = await startTestKernel({
+      plugins: [createWidgetsPlugin({ user: 'root', workDir: join(tmpdir(), 'hostd-widgets-unused') })],
+    })
     try {
       const runner = (await t.inject({ url: '/api/bento/widgets', as: 'viewer' })).json().runner
       expect(runner).toEqual({ available: false, reason: expect.stringContaining('never run as root') })

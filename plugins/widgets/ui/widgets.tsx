@@ -5,8 +5,28 @@
  */
 import { useEffect, useState } from 'preact/hooks'
 import {
-  ApiError, Badge, Button, Dialog, Empty, ErrorState, FieldErrors, Form, Icon, IconButton, Loading, ProgressBar, Select, TextArea, TextField,
-  adoptStyles, defineElement, formatDateTime, formatRelative, useResource, useUniqueId, type PageContext,
+  ApiError,
+  Badge,
+  Button,
+  Dialog,
+  Empty,
+  ErrorState,
+  FieldErrors,
+  Form,
+  Icon,
+  IconButton,
+  Loading,
+  ProgressBar,
+  Select,
+  TextArea,
+  TextField,
+  adoptStyles,
+  defineElement,
+  formatDateTime,
+  formatRelative,
+  useResource,
+  useUniqueId,
+  type PageContext,
 } from '@hostd/ui'
 import type { Output, RunnerStatus, WidgetView } from '../src/schemas.ts'
 import { LIMITS } from '../src/limits.ts'
@@ -23,16 +43,25 @@ const TYPES: { value: WidgetType; label: string; hint: string }[] = [
   { value: 'text', label: 'Text', hint: 'Shows what the script prints, as it is.' },
   { value: 'stat', label: 'Stat', hint: 'A big value: the first line printed. A second line, if any, is its label.' },
   { value: 'list', label: 'List', hint: 'One item per line. A tab splits a line into a name and a value.' },
-  { value: 'progress', label: 'Progress', hint: 'A bar: the first number from 0 to 100 on the first line (a % is fine). A second line, if any, is its label.' },
+  {
+    value: 'progress',
+    label: 'Progress',
+    hint: 'A bar: the first number from 0 to 100 on the first line (a % is fine). A second line, if any, is its label.',
+  },
 ]
 
 /** Non-empty lines, trimmed at the end. */
-const linesOf = (text: string) => text.split('\n').map((l) => l.trimEnd()).filter((l) => l.trim() !== '')
+const linesOf = (text: string) =>
+  text
+    .split('\n')
+    .map((l) => l.trimEnd())
+    .filter((l) => l.trim() !== '')
 
 /** The output drawn by the widget's type. Bad output never breaks the card: it says what it expected. */
 function Drawn({ widget, output }: { widget: Widget; output: Output }) {
   const lines = linesOf(output.stdout)
-  if (lines.length === 0) return output.error || output.timedOut ? null : <p class="muted widget-nothing">The script printed nothing.</p>
+  if (lines.length === 0)
+    return output.error || output.timedOut ? null : <p class="muted widget-nothing">The script printed nothing.</p>
   switch (widget.type) {
     case 'stat':
       return (
@@ -59,13 +88,30 @@ function Drawn({ widget, output }: { widget: Widget; output: Output }) {
       const match = /-?\d+(?:\.\d+)?/.exec(lines[0]!)
       const value = match ? Number(match[0]) : NaN
       if (!Number.isFinite(value) || value < 0 || value > 100) {
-        return <p class="widget-warning"><Icon name="triangle-alert" size={16} /> Expected a number from 0 to 100 on the first line, got “{lines[0]!.slice(0, 60)}”.</p>
+        return (
+          <p class="widget-warning">
+            <Icon name="triangle-alert" size={16} /> Expected a number from 0 to 100 on the first line, got “
+            {lines[0]!.slice(0, 60)}”.
+          </p>
+        )
       }
       const label = lines[1]?.trim() || widget.title
-      return <ProgressBar label={label} value={value} max={100} detail={`${Number.isInteger(value) ? value : value.toFixed(1)} %`} tone={value >= 90 ? 'danger' : value >= 75 ? 'warning' : 'accent'} />
+      return (
+        <ProgressBar
+          label={label}
+          value={value}
+          max={100}
+          detail={`${Number.isInteger(value) ? value : value.toFixed(1)} %`}
+          tone={value >= 90 ? 'danger' : value >= 75 ? 'warning' : 'accent'}
+        />
+      )
     }
     default:
-      return <pre class="widget-text" tabIndex={0} aria-label={`Output of ${widget.title}`}>{output.stdout.replace(/\n+$/, '')}</pre>
+      return (
+        <pre class="widget-text" tabIndex={0} aria-label={`Output of ${widget.title}`}>
+          {output.stdout.replace(/\n+$/, '')}
+        </pre>
+      )
   }
 }
 
@@ -80,12 +126,14 @@ function RunProblems({ widget, output }: { widget: Widget; output: Output }) {
       )}
       {output.timedOut && (
         <p class="widget-problem">
-          <Badge tone="danger">Timed out</Badge> <span>Stopped after {widget.timeoutSeconds} s, with everything it started.</span>
+          <Badge tone="danger">Timed out</Badge>{' '}
+          <span>Stopped after {widget.timeoutSeconds} s, with everything it started.</span>
         </p>
       )}
       {output.truncated && (
         <p class="widget-problem">
-          <Badge tone="warning">Output cut</Badge> <span>It printed more than 64 KiB: the rest was dropped and the script stopped.</span>
+          <Badge tone="warning">Output cut</Badge>{' '}
+          <span>It printed more than 64 KiB: the rest was dropped and the script stopped.</span>
         </p>
       )}
       {!output.error && !output.timedOut && !output.truncated && output.exitCode !== null && output.exitCode !== 0 && (
@@ -154,17 +202,27 @@ function Tile({ ctx, widget, runner, onRun, onEdit, onDelete }: TileProps) {
             <RunProblems widget={widget} output={output} />
           </>
         ) : busy ? (
-          <p class="muted widget-nothing"><span class="spinner" aria-hidden="true" /> Running for the first time…</p>
+          <p class="muted widget-nothing">
+            <span class="spinner" aria-hidden="true" /> Running for the first time…
+          </p>
         ) : (
-          <p class="muted widget-nothing">Not run yet{runner.available ? '' : ': scripts cannot run on this server'}.</p>
+          <p class="muted widget-nothing">
+            Not run yet{runner.available ? '' : ': scripts cannot run on this server'}.
+          </p>
         )}
       </div>
       <footer class="widget-meta">
         {busy ? (
-          <span role="status"><span class="spinner" aria-hidden="true" /> Running…</span>
+          <span role="status">
+            <span class="spinner" aria-hidden="true" /> Running…
+          </span>
         ) : output ? (
           <span>
-            Ran <time dateTime={output.ranAt} title={formatDateTime(output.ranAt)}>{formatRelative(output.ranAt)}</time> · took {output.durationMs < 1000 ? `${output.durationMs} ms` : `${(output.durationMs / 1000).toFixed(1)} s`}
+            Ran{' '}
+            <time dateTime={output.ranAt} title={formatDateTime(output.ranAt)}>
+              {formatRelative(output.ranAt)}
+            </time>{' '}
+            · took {output.durationMs < 1000 ? `${output.durationMs} ms` : `${(output.durationMs / 1000).toFixed(1)} s`}
           </span>
         ) : null}
         <span>every {every(widget.refreshSeconds)}</span>
@@ -192,7 +250,17 @@ function atField(err: unknown): unknown {
   return property ? new FieldErrors({ [property]: err.message }) : err
 }
 
-function Editor({ ctx, widget, onClose, onSaved }: { ctx: PageContext; widget: Widget | null; onClose: () => void; onSaved: () => void }) {
+function Editor({
+  ctx,
+  widget,
+  onClose,
+  onSaved,
+}: {
+  ctx: PageContext
+  widget: Widget | null
+  onClose: () => void
+  onSaved: () => void
+}) {
   const [type, setType] = useState<WidgetType>(widget?.type ?? 'text')
   const hint = TYPES.find((t) => t.value === type)!.hint
   return (
@@ -214,12 +282,28 @@ function Editor({ ctx, widget, onClose, onSaved }: { ctx: PageContext; widget: W
           } catch (err) {
             throw atField(err)
           }
-          ctx.toast.success(widget ? `${body.title} was saved` : `${body.title} was added: it runs within a few seconds`)
+          ctx.toast.success(
+            widget ? `${body.title} was saved` : `${body.title} was added: it runs within a few seconds`,
+          )
           onSaved()
         }}
       >
-        <TextField name="title" label="Title" required maxLength={LIMITS.title} defaultValue={widget?.title ?? ''} autoComplete="off" />
-        <Select name="type" label="Shows the output as" value={type} onChange={(e) => setType(e.currentTarget.value as WidgetType)} options={TYPES.map((t) => ({ value: t.value, label: t.label }))} hint={hint} />
+        <TextField
+          name="title"
+          label="Title"
+          required
+          maxLength={LIMITS.title}
+          defaultValue={widget?.title ?? ''}
+          autoComplete="off"
+        />
+        <Select
+          name="type"
+          label="Shows the output as"
+          value={type}
+          onChange={(e) => setType(e.currentTarget.value as WidgetType)}
+          options={TYPES.map((t) => ({ value: t.value, label: t.label }))}
+          hint={hint}
+        />
         <TextArea
           name="script"
           label="Script"
@@ -234,8 +318,30 @@ function Editor({ ctx, widget, onClose, onSaved }: { ctx: PageContext; widget: W
           hint="Run by /bin/sh as the unprivileged widget account, in its own folder, with stdin closed. What it prints (at most 64 KiB) is what everyone sees; only admins see the script."
         />
         <div class="widget-timing">
-          <TextField name="refreshSeconds" label="Runs every (seconds)" type="number" inputMode="numeric" required step={1} min={LIMITS.refreshSeconds.min} max={LIMITS.refreshSeconds.max} defaultValue={String(widget?.refreshSeconds ?? LIMITS.refreshSeconds.default)} hint="10 to 86400" />
-          <TextField name="timeoutSeconds" label="Timeout (seconds)" type="number" inputMode="numeric" required step={1} min={LIMITS.timeoutSeconds.min} max={LIMITS.timeoutSeconds.max} defaultValue={String(widget?.timeoutSeconds ?? LIMITS.timeoutSeconds.default)} hint="1 to 120; then it is stopped" />
+          <TextField
+            name="refreshSeconds"
+            label="Runs every (seconds)"
+            type="number"
+            inputMode="numeric"
+            required
+            step={1}
+            min={LIMITS.refreshSeconds.min}
+            max={LIMITS.refreshSeconds.max}
+            defaultValue={String(widget?.refreshSeconds ?? LIMITS.refreshSeconds.default)}
+            hint="10 to 86400"
+          />
+          <TextField
+            name="timeoutSeconds"
+            label="Timeout (seconds)"
+            type="number"
+            inputMode="numeric"
+            required
+            step={1}
+            min={LIMITS.timeoutSeconds.min}
+            max={LIMITS.timeoutSeconds.max}
+            defaultValue={String(widget?.timeoutSeconds ?? LIMITS.timeoutSeconds.default)}
+            hint="1 to 120; then it is stopped"
+          />
         </div>
       </Form>
     </Dialog>
@@ -248,11 +354,14 @@ function RunnerNotice({ ctx, runner }: { ctx: PageContext; runner: RunnerStatus 
     <div class="notice widget-runner" role="note">
       <Icon name="triangle-alert" />
       <div>
-        <p><strong>Widget scripts are not running.</strong> {runner.reason}</p>
+        <p>
+          <strong>Widget scripts are not running.</strong> {runner.reason}
+        </p>
         {ctx.can('admin') && (
           <p class="widget-runner-help">
-            For example, as root: <code>useradd --system --shell /usr/sbin/nologin hostd-widgets</code>, then start hostd with{' '}
-            <code>HOSTD_WIDGETS_USER=hostd-widgets</code>. Scripts never run as root or as hostd's own account.
+            For example, as root: <code>useradd --system --shell /usr/sbin/nologin hostd-widgets</code>, then start
+            hostd with <code>HOSTD_WIDGETS_USER=hostd-widgets</code>. Scripts never run as root or as hostd's own
+            account.
           </p>
         )}
       </div>
@@ -273,20 +382,31 @@ function WidgetsBoard({ ctx }: { ctx: PageContext }) {
     return () => clearInterval(timer)
   }, [waiting])
 
-  if (!data) return list.error !== undefined ? <ErrorState error={list.error} onRetry={list.reload} /> : <Loading label="Loading the widgets…" />
+  if (!data)
+    return list.error !== undefined ? (
+      <ErrorState error={list.error} onRetry={list.reload} />
+    ) : (
+      <Loading label="Loading the widgets…" />
+    )
   const admin = ctx.can('admin')
 
   const run = async (w: Widget) => {
     try {
       const fresh = await ctx.api.post<Widget>(`/api/bento/widgets/${w.id}/run`)
-      if (fresh.output?.error || fresh.output?.timedOut) ctx.toast.error(`${w.title}: ${fresh.output.error ?? 'timed out'}`)
+      if (fresh.output?.error || fresh.output?.timedOut)
+        ctx.toast.error(`${w.title}: ${fresh.output.error ?? 'timed out'}`)
       list.reload()
     } catch (err) {
       ctx.toast.error(err)
     }
   }
   const remove = async (w: Widget) => {
-    const ok = await ctx.confirm({ title: `Delete ${w.title}?`, message: 'The widget, its script and its last output are deleted.', confirmLabel: 'Delete widget', danger: true })
+    const ok = await ctx.confirm({
+      title: `Delete ${w.title}?`,
+      message: 'The widget, its script and its last output are deleted.',
+      confirmLabel: 'Delete widget',
+      danger: true,
+    })
     if (!ok) return
     try {
       await ctx.api.post(`/api/bento/widgets/${w.id}/delete`)
@@ -301,19 +421,41 @@ function WidgetsBoard({ ctx }: { ctx: PageContext }) {
     <div class="widgets-board stack">
       <RunnerNotice ctx={ctx} runner={data.runner} />
       {data.items.length === 0 ? (
-        <Empty icon="layout-grid" title="No widgets yet" action={admin ? <Button variant="primary" icon="plus" onClick={() => setEditing({ widget: null })}>Add widget</Button> : undefined}>
-          {admin ? 'A widget shows what a small script prints (disk space, a backup’s age, a service’s state), refreshed on a schedule.' : 'An admin can add widgets that show what small scripts print.'}
+        <Empty
+          icon="layout-grid"
+          title="No widgets yet"
+          action={
+            admin ? (
+              <Button variant="primary" icon="plus" onClick={() => setEditing({ widget: null })}>
+                Add widget
+              </Button>
+            ) : undefined
+          }
+        >
+          {admin
+            ? 'A widget shows what a small script prints (disk space, a backup’s age, a service’s state), refreshed on a schedule.'
+            : 'An admin can add widgets that show what small scripts print.'}
         </Empty>
       ) : (
         <>
           {admin && (
             <div class="widgets-toolbar">
-              <Button size="sm" icon="plus" onClick={() => setEditing({ widget: null })}>Add widget</Button>
+              <Button size="sm" icon="plus" onClick={() => setEditing({ widget: null })}>
+                Add widget
+              </Button>
             </div>
           )}
           <ul class="widget-grid" aria-label="Widgets">
             {data.items.map((w) => (
-              <Tile key={w.id} ctx={ctx} widget={w} runner={data.runner} onRun={() => run(w)} onEdit={() => setEditing({ widget: w })} onDelete={() => void remove(w)} />
+              <Tile
+                key={w.id}
+                ctx={ctx}
+                widget={w}
+                runner={data.runner}
+                onRun={() => run(w)}
+                onEdit={() => setEditing({ widget: w })}
+                onDelete={() => void remove(w)}
+              />
             ))}
           </ul>
         </>

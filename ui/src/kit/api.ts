@@ -72,7 +72,13 @@ export interface ApiOptions {
  * `onUnauthorized` runs on any 401, `onReauth` on a change that needs the password again.
  */
 export function createApi(options: ApiOptions = {}): Api {
-  const request = async <T>(method: string, path: string, body?: unknown, opts: RequestOptions = {}, reauthed = false): Promise<T> => {
+  const request = async <T>(
+    method: string,
+    path: string,
+    body?: unknown,
+    opts: RequestOptions = {},
+    reauthed = false,
+  ): Promise<T> => {
     const headers: Record<string, string> = { accept: 'application/json', ...opts.headers }
     let payload: BodyInit | undefined = opts.raw
     if (payload === undefined && body !== undefined) {
@@ -98,7 +104,8 @@ export function createApi(options: ApiOptions = {}): Api {
     if (!res.ok) {
       const error = await toApiError(res)
       if (res.status === 401) options.onUnauthorized?.()
-      if (error.code === REAUTH_REQUIRED && !reauthed && options.onReauth && (await options.onReauth())) return request<T>(method, path, body, opts, true)
+      if (error.code === REAUTH_REQUIRED && !reauthed && options.onReauth && (await options.onReauth()))
+        return request<T>(method, path, body, opts, true)
       throw error
     }
     if (opts.response) return res as T
@@ -130,7 +137,12 @@ export interface UploadOptions {
 }
 
 /** Sends a file or blob as the raw body, with upload progress (fetch has none), and parses the JSON answer. */
-export function upload<T = unknown>(path: string, body: Blob, options: UploadOptions = {}, onUnauthorized?: () => void): Promise<T> {
+export function upload<T = unknown>(
+  path: string,
+  body: Blob,
+  options: UploadOptions = {},
+  onUnauthorized?: () => void,
+): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     const xhr = new XMLHttpRequest()
     xhr.open(options.method ?? 'POST', path)
@@ -138,15 +150,23 @@ export function upload<T = unknown>(path: string, body: Blob, options: UploadOpt
     for (const [name, value] of Object.entries(options.headers ?? {})) xhr.setRequestHeader(name, value)
     xhr.upload.onprogress = (e) => options.onProgress?.(e.loaded, e.lengthComputable ? e.total : body.size)
     xhr.onload = () => {
-      const res = new Response(xhr.status === 204 ? null : xhr.responseText, { status: xhr.status, headers: { 'content-type': xhr.getResponseHeader('content-type') ?? '' } })
+      const res = new Response(xhr.status === 204 ? null : xhr.responseText, {
+        status: xhr.status,
+        headers: { 'content-type': xhr.getResponseHeader('content-type') ?? '' },
+      })
       if (res.ok) {
-        void (xhr.status === 204 || !xhr.responseText ? Promise.resolve(undefined) : res.json().catch(() => xhr.responseText)).then((v) => resolve(v as T))
+        void (
+          xhr.status === 204 || !xhr.responseText
+            ? Promise.resolve(undefined)
+            : res.json().catch(() => xhr.responseText)
+        ).then((v) => resolve(v as T))
       } else {
         if (xhr.status === 401) onUnauthorized?.()
         void toApiError(res).then(reject)
       }
     }
-    xhr.onerror = () => reject(new ApiError(0, 'HOSTD_NETWORK', 'The upload was interrupted: the server cannot be reached.'))
+    xhr.onerror = () =>
+      reject(new ApiError(0, 'HOSTD_NETWORK', 'The upload was interrupted: the server cannot be reached.'))
     xhr.onabort = () => reject(new DOMException('The upload was cancelled', 'AbortError'))
     options.signal?.addEventListener('abort', () => xhr.abort(), { once: true })
     xhr.send(body)

@@ -14,7 +14,17 @@ export interface ButtonProps extends NativeButton {
   children?: ComponentChildren
 }
 
-export function Button({ variant = 'secondary', size = 'md', icon, busy = false, type = 'button', disabled, children, class: cls, ...rest }: ButtonProps) {
+export function Button({
+  variant = 'secondary',
+  size = 'md',
+  icon,
+  busy = false,
+  type = 'button',
+  disabled,
+  children,
+  class: cls,
+  ...rest
+}: ButtonProps) {
   return (
     <button
       type={type}
@@ -36,5 +46,14 @@ export interface IconButtonProps extends Omit<ButtonProps, 'children' | 'icon'> 
 }
 
 export function IconButton({ icon, label, variant = 'ghost', class: cls, ...rest }: IconButtonProps) {
-  return <Button {...rest} variant={variant} class={`btn-icon${cls ? ` ${cls}` : ''}`} icon={icon} aria-label={label} title={label} />
+  return (
+    <Button
+      {...rest}
+      variant={variant}
+      class={`btn-icon${cls ? ` ${cls}` : ''}`}
+      icon={icon}
+      aria-label={label}
+      title={label}
+    />
+  )
 }

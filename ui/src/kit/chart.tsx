@@ -48,7 +48,10 @@ export class TimeSeries {
   /** uPlot's data: [times, ...series], views in time order. */
   data(): uPlot.AlignedData {
     const end = this.#start + this.#length
-    return [this.#times.subarray(this.#start, end), ...this.#values.map((v) => v.subarray(this.#start, end))] as unknown as uPlot.AlignedData
+    return [
+      this.#times.subarray(this.#start, end),
+      ...this.#values.map((v) => v.subarray(this.#start, end)),
+    ] as unknown as uPlot.AlignedData
   }
 
   subscribe(listener: () => void): () => void {
@@ -116,10 +119,12 @@ export function TimeChart({ label, series, data, format = defaultFormat, range, 
     const updateText = () => {
       host.dataset.points = String(data.length)
       if (legendRef.current) {
-        legendRef.current.textContent = series.map((s, i) => {
-          const v = data.latest(i)
-          return `${s.label} ${v === null ? '–' : format(v)}`
-        }).join(' · ')
+        legendRef.current.textContent = series
+          .map((s, i) => {
+            const v = data.latest(i)
+            return `${s.label} ${v === null ? '–' : format(v)}`
+          })
+          .join(' · ')
       }
     }
     const create = async () => {
@@ -128,20 +133,34 @@ export function TimeChart({ label, series, data, format = defaultFormat, range, 
       plot?.destroy()
       const text = themeColor(host, '--text-muted', '#667')
       const grid = themeColor(host, '--border-subtle', '#ddd')
-      const axis = { stroke: text, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid, width: 1 }, font: '11px system-ui, sans-serif' }
+      const axis = {
+        stroke: text,
+        grid: { stroke: grid, width: 1 },
+        ticks: { stroke: grid, width: 1 },
+        font: '11px system-ui, sans-serif',
+      }
       plot = new UPlot(
         {
           width: Math.max(200, host.clientWidth),
           height,
           legend: { show: false },
           cursor: { drag: { x: false, y: false } },
-          scales: { x: { time: true }, y: { range: range ? () => range : (_u, _min, max) => [0, max > 0 ? max * 1.1 : 1] } },
+          scales: {
+            x: { time: true },
+            y: { range: range ? () => range : (_u, _min, max) => [0, max > 0 ? max * 1.1 : 1] },
+          },
           axes: [axis, { ...axis, size: 78, values: (_u, values) => values.map((v) => format(v)) }],
           series: [
             {},
             ...series.map((s) => {
               const color = themeColor(host, `--chart-${s.color ?? 1}`, '#4f46e5')
-              return { label: s.label, stroke: color, width: 1.75, fill: /^#[0-9a-f]{6}$/i.test(color) ? `${color}1f` : undefined, points: { show: false } }
+              return {
+                label: s.label,
+                stroke: color,
+                width: 1.75,
+                fill: /^#[0-9a-f]{6}$/i.test(color) ? `${color}1f` : undefined,
+                points: { show: false },
+              }
             }),
           ],
         },
@@ -174,7 +193,13 @@ export function TimeChart({ label, series, data, format = defaultFormat, range, 
         <span class="chart-title">{label}</span>
         <span class="chart-legend" ref={legendRef} />
       </figcaption>
-      <div class="chart-plot" ref={plotRef} role="img" aria-label={`${label} chart`} style={{ minHeight: `${height}px` }} />
+      <div
+        class="chart-plot"
+        ref={plotRef}
+        role="img"
+        aria-label={`${label} chart`}
+        style={{ minHeight: `${height}px` }}
+      />
     </figure>
   )
 }

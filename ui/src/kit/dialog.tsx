@@ -30,7 +30,9 @@ export function Dialog({ open, title, onClose, children, actions, size = 'md' }:
     if (open && !dialog.open) {
       returnTo.current = document.activeElement
       dialog.showModal()
-      const first = dialog.querySelector<HTMLElement>('[autofocus], input:not([type=hidden]), select, textarea, .dialog-body button, .dialog-actions button')
+      const first = dialog.querySelector<HTMLElement>(
+        '[autofocus], input:not([type=hidden]), select, textarea, .dialog-body button, .dialog-actions button',
+      )
       first?.focus()
     } else if (!open && dialog.open) {
       dialog.close()
@@ -123,7 +125,14 @@ export function ConfirmHost() {
           <label for={inputId}>
             Type <strong class="mono">{current.typed}</strong> to confirm
           </label>
-          <input id={inputId} class="input" autoComplete="off" spellcheck={false} value={typed} onInput={(e) => setTyped(e.currentTarget.value)} />
+          <input
+            id={inputId}
+            class="input"
+            autoComplete="off"
+            spellcheck={false}
+            value={typed}
+            onInput={(e) => setTyped(e.currentTarget.value)}
+          />
         </div>
       )}
     </Dialog>

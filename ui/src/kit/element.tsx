@@ -23,7 +23,12 @@ export function defineElement(tag: string, Component: ComponentType<{ ctx: PageC
       context!: PageContext
       connectedCallback() {
         // A root of its own: its ids get a prefix of their own (see ids.ts).
-        render(<IdPrefix.Provider value={nextIdPrefix()}><Component ctx={this.context} /></IdPrefix.Provider>, this)
+        render(
+          <IdPrefix.Provider value={nextIdPrefix()}>
+            <Component ctx={this.context} />
+          </IdPrefix.Provider>,
+          this,
+        )
       }
       disconnectedCallback() {
         render(null, this)

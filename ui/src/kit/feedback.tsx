@@ -25,7 +25,9 @@ export interface EmptyProps {
 export function Empty({ title, icon = 'layout-grid', children, action }: EmptyProps) {
   return (
     <div class="state-block state-empty">
-      <span class="state-icon"><Icon name={icon} size={26} /></span>
+      <span class="state-icon">
+        <Icon name={icon} size={26} />
+      </span>
       <p class="state-title">{title}</p>
       {children && <div class="state-text">{children}</div>}
       {action}
@@ -43,10 +45,16 @@ export interface ErrorStateProps {
 export function ErrorState({ error, title = 'This could not be loaded', onRetry }: ErrorStateProps) {
   return (
     <div class="state-block state-error" role="alert">
-      <span class="state-icon"><Icon name="circle-alert" size={26} /></span>
+      <span class="state-icon">
+        <Icon name="circle-alert" size={26} />
+      </span>
       <p class="state-title">{title}</p>
       <p class="state-text">{errorMessage(error)}</p>
-      {onRetry && <Button variant="secondary" icon="refresh" onClick={onRetry}>Try again</Button>}
+      {onRetry && (
+        <Button variant="secondary" icon="refresh" onClick={onRetry}>
+          Try again
+        </Button>
+      )}
     </div>
   )
 }

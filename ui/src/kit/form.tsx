@@ -1,4 +1,10 @@
-import { createContext, type ComponentChildren, type PartialInputHTMLAttributes, type PartialSelectHTMLAttributes, type TextareaHTMLAttributes } from 'preact'
+import {
+  createContext,
+  type ComponentChildren,
+  type PartialInputHTMLAttributes,
+  type PartialSelectHTMLAttributes,
+  type TextareaHTMLAttributes,
+} from 'preact'
 import { useContext, useRef, useState } from 'preact/hooks'
 import { useUniqueId } from './ids.ts'
 import { ApiError, errorMessage } from './api.ts'
@@ -42,7 +48,15 @@ export interface FormProps {
  * answer are both shown at the field they concern, the first one focused; other errors above the buttons.
  * The submit button is busy while onSubmit runs.
  */
-export function Form({ onSubmit, errorFields = {}, submitLabel = 'Save', actions, children, label, class: cls }: FormProps) {
+export function Form({
+  onSubmit,
+  errorFields = {},
+  submitLabel = 'Save',
+  actions,
+  children,
+  label,
+  class: cls,
+}: FormProps) {
   const [errors, setErrors] = useState<Record<string, string>>({})
   const [formError, setFormError] = useState<string | null>(null)
   const [busy, setBusy] = useState(false)
@@ -146,7 +160,9 @@ function FieldFrame({ id, name, label, hint, children, inline }: FieldFrameProps
   )
 }
 
-type InputAttrs = Omit<PartialInputHTMLAttributes<HTMLInputElement>, 'label' | 'name' | 'role' | 'type'> & { type?: string }
+type InputAttrs = Omit<PartialInputHTMLAttributes<HTMLInputElement>, 'label' | 'name' | 'role' | 'type'> & {
+  type?: string
+}
 
 export interface TextFieldProps extends InputAttrs {
   name: string
@@ -220,10 +236,21 @@ export function Select({ name, label, options, hint, defaultValue, ...rest }: Se
   return (
     <FieldFrame id={id} name={name} label={label} hint={hint}>
       {(describedBy, invalid) => (
-        <select id={id} name={name} class="input select" aria-describedby={describedBy} aria-invalid={invalid || undefined} {...rest}>
+        <select
+          id={id}
+          name={name}
+          class="input select"
+          aria-describedby={describedBy}
+          aria-invalid={invalid || undefined}
+          {...rest}
+        >
           {options.map((o) => (
             // A <select> has no defaultValue of its own (Preact would set a dead attribute): the option is selected instead.
-            <option key={o.value} value={o.value} selected={defaultValue === undefined ? undefined : o.value === defaultValue}>
+            <option
+              key={o.value}
+              value={o.value}
+              selected={defaultValue === undefined ? undefined : o.value === defaultValue}
+            >
               {o.label}
             </option>
           ))}
@@ -246,7 +273,15 @@ export function Checkbox({ name, label, hint, switch: asSwitch, ...rest }: Check
   return (
     <FieldFrame id={id} name={name} label={label} hint={hint} inline>
       {(describedBy) => (
-        <input id={id} name={name} type="checkbox" role={asSwitch ? 'switch' : undefined} class={asSwitch ? 'switch' : 'checkbox'} aria-describedby={describedBy} {...(rest as object)} />
+        <input
+          id={id}
+          name={name}
+          type="checkbox"
+          role={asSwitch ? 'switch' : undefined}
+          class={asSwitch ? 'switch' : 'checkbox'}
+          aria-describedby={describedBy}
+          {...(rest as object)}
+        />
       )}
     </FieldFrame>
   )

@@ -24,10 +24,19 @@ export function formatPercent(value: number | null | undefined, digits = 0): str
 /** 93784 -> "1 d 2 h". The two largest units. */
 export function formatDuration(seconds: number | null | undefined): string {
   if (seconds === null || seconds === undefined || !Number.isFinite(seconds)) return '–'
-  const parts: [number, string][] = [[Math.floor(seconds / 86400), 'd'], [Math.floor((seconds % 86400) / 3600), 'h'], [Math.floor((seconds % 3600) / 60), 'min'], [Math.floor(seconds % 60), 's']]
+  const parts: [number, string][] = [
+    [Math.floor(seconds / 86400), 'd'],
+    [Math.floor((seconds % 86400) / 3600), 'h'],
+    [Math.floor((seconds % 3600) / 60), 'min'],
+    [Math.floor(seconds % 60), 's'],
+  ]
   const first = parts.findIndex(([n]) => n > 0)
   if (first < 0) return '0 s'
-  return parts.slice(first, first + 2).filter(([n]) => n > 0).map(([n, u]) => `${n} ${u}`).join(' ')
+  return parts
+    .slice(first, first + 2)
+    .filter(([n]) => n > 0)
+    .map(([n, u]) => `${n} ${u}`)
+    .join(' ')
 }
 
 const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' })
@@ -46,6 +55,12 @@ export function formatRelative(time: string | number | Date, now = Date.now()): 
   const seconds = (new Date(time).getTime() - now) / 1000
   const abs = Math.abs(seconds)
   const [value, unit]: [number, Intl.RelativeTimeFormatUnit] =
-    abs < 60 ? [seconds, 'second'] : abs < 3600 ? [seconds / 60, 'minute'] : abs < 86400 ? [seconds / 3600, 'hour'] : [seconds / 86400, 'day']
+    abs < 60
+      ? [seconds, 'second']
+      : abs < 3600
+        ? [seconds / 60, 'minute']
+        : abs < 86400
+          ? [seconds / 3600, 'hour']
+          : [seconds / 86400, 'day']
   return relative.format(Math.round(value), unit)
 }

@@ -3,7 +3,16 @@
  * page's import map resolves it (and preact, preact/hooks, preact/jsx-runtime, @preact/signals, htm/preact) to the
  * shell's own copies, so there is one of each in the page. See docs/ARCHITECTURE.md, "The web UI".
  */
-export { ApiError, createApi, errorMessage, socketUrl, upload, type Api, type RequestOptions, type UploadOptions } from './api.ts'
+export {
+  ApiError,
+  createApi,
+  errorMessage,
+  socketUrl,
+  upload,
+  type Api,
+  type RequestOptions,
+  type UploadOptions,
+} from './api.ts'
 export type { PageContext, Role, SessionUser, SseHandlers, SseOptions, Stream, SocketOptions } from './context.ts'
 export { defineElement, type HostdElement } from './element.tsx'
 export { Button, IconButton, type ButtonProps, type IconButtonProps } from './button.tsx'
@@ -12,7 +21,17 @@ export { Form, FieldErrors, TextField, TextArea, Select, Checkbox, type FormValu
 export { DataTable, type Column, type DataTableProps } from './table.tsx'
 export { Dialog, ConfirmHost, confirm, type DialogProps, type ConfirmOptions } from './dialog.tsx'
 export { toast, ToastRegion, type Toaster } from './toast.tsx'
-export { Loading, Empty, ErrorState, ProgressBar, Badge, useResource, Async, type Resource, type Tone } from './feedback.tsx'
+export {
+  Loading,
+  Empty,
+  ErrorState,
+  ProgressBar,
+  Badge,
+  useResource,
+  Async,
+  type Resource,
+  type Tone,
+} from './feedback.tsx'
 export { PageHeader, Card, Tabs, KeyValues } from './layout.tsx'
 export { TimeSeries, TimeChart, type ChartSeries, type TimeChartProps } from './chart.tsx'
 export { LogView, ProgressList, Countdown, FileDrop, type ProgressItem } from './live.tsx'

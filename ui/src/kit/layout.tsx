@@ -37,7 +37,9 @@ export function PageHeader({ title, description, actions }: PageHeaderProps) {
   return (
     <header class="page-header">
       <div>
-        <h1 tabIndex={-1} ref={heading}>{title}</h1>
+        <h1 tabIndex={-1} ref={heading}>
+          {title}
+        </h1>
         {description && <p class="page-description">{description}</p>}
       </div>
       {actions && <div class="page-actions">{actions}</div>}
@@ -87,11 +89,15 @@ export function Tabs({ label, tabs, selected, onSelect, children }: TabsProps) {
   const list = useRef<HTMLDivElement>(null)
   const move = (event: KeyboardEvent, index: number) => {
     const next =
-      event.key === 'ArrowRight' ? (index + 1) % tabs.length
-      : event.key === 'ArrowLeft' ? (index - 1 + tabs.length) % tabs.length
-      : event.key === 'Home' ? 0
-      : event.key === 'End' ? tabs.length - 1
-      : -1
+      event.key === 'ArrowRight'
+        ? (index + 1) % tabs.length
+        : event.key === 'ArrowLeft'
+          ? (index - 1 + tabs.length) % tabs.length
+          : event.key === 'Home'
+            ? 0
+            : event.key === 'End'
+              ? tabs.length - 1
+              : -1
     if (next < 0) return
     event.preventDefault()
     onSelect(tabs[next]!.id)

@@ -53,7 +53,10 @@ export function LogView({ label, open, maxLines = 5000, decode, height = '24rem'
       if (follow.current) el.scrollTop = el.scrollHeight
     }
     ws.onopen = () => setState('live')
-    ws.onmessage = (e: MessageEvent<string | ArrayBuffer>) => append(decode ? `${decode(e.data)}\n` : typeof e.data === 'string' ? e.data : decoder.decode(e.data, { stream: true }))
+    ws.onmessage = (e: MessageEvent<string | ArrayBuffer>) =>
+      append(
+        decode ? `${decode(e.data)}\n` : typeof e.data === 'string' ? e.data : decoder.decode(e.data, { stream: true }),
+      )
     ws.onclose = (e) => {
       if (partial) append('\n')
       setState(e.code === 1000 || e.code === 1005 ? 'ended' : 'failed')
@@ -64,8 +67,22 @@ export function LogView({ label, open, maxLines = 5000, decode, height = '24rem'
   return (
     <div class="log-view">
       <div class="log-toolbar">
-        <Badge tone={tone}>{state === 'live' ? 'Live' : state === 'connecting' ? 'Connecting…' : state === 'ended' ? 'Ended' : 'Disconnected'}</Badge>
-        <Button size="sm" variant="ghost" icon={following ? 'square' : 'play'} aria-pressed={!following} onClick={() => setFollowing(!following)}>
+        <Badge tone={tone}>
+          {state === 'live'
+            ? 'Live'
+            : state === 'connecting'
+              ? 'Connecting…'
+              : state === 'ended'
+                ? 'Ended'
+                : 'Disconnected'}
+        </Badge>
+        <Button
+          size="sm"
+          variant="ghost"
+          icon={following ? 'square' : 'play'}
+          aria-pressed={!following}
+          onClick={() => setFollowing(!following)}
+        >
           {following ? 'Pause scrolling' : 'Follow'}
         </Button>
       </div>
@@ -174,10 +191,21 @@ export function FileDrop({ label, onFiles, multiple = true, accept, disabled, ch
     >
       <Icon name="upload" size={24} />
       <p>{children ?? 'Drop files here, or'}</p>
-      <input ref={input} id={id} type="file" class="sr-only" tabIndex={-1} multiple={multiple} accept={accept} disabled={disabled} aria-label={label} onChange={(e) => {
-        take(e.currentTarget.files)
-        e.currentTarget.value = ''
-      }} />
+      <input
+        ref={input}
+        id={id}
+        type="file"
+        class="sr-only"
+        tabIndex={-1}
+        multiple={multiple}
+        accept={accept}
+        disabled={disabled}
+        aria-label={label}
+        onChange={(e) => {
+          take(e.currentTarget.files)
+          e.currentTarget.value = ''
+        }}
+      />
       <Button icon="folder" disabled={disabled} onClick={() => input.current?.click()}>
         Choose files
       </Button>

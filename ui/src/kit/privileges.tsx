@@ -28,8 +28,8 @@ export function PrivilegesMissing({ affected, onRetry, children }: PrivilegesMis
       <div class="privileges-missing-text">
         <p class="privileges-missing-title">Admin Privileges are not available: the root helper is not running</p>
         <p>
-          hostd changes the host through its root helper; until it runs, {affected ?? 'changes to the host'} are refused. Start it on the
-          server with <code>sudo systemctl enable --now hostd-helper</code>, then check again.
+          hostd changes the host through its root helper; until it runs, {affected ?? 'changes to the host'} are
+          refused. Start it on the server with <code>sudo systemctl enable --now hostd-helper</code>, then check again.
         </p>
         {children}
       </div>

@@ -59,11 +59,25 @@ export function DataTable<T>({ caption, hideCaption, columns, rows, rowKey, init
               const canSort = c.sortable || Boolean(c.sortValue)
               const active = sort?.key === c.key
               return (
-                <th key={c.key} scope="col" class={`${c.align === 'end' ? 'align-end' : ''}${c.secondary ? ' secondary' : ''}`} aria-sort={active ? sort!.direction : undefined}>
+                <th
+                  key={c.key}
+                  scope="col"
+                  class={`${c.align === 'end' ? 'align-end' : ''}${c.secondary ? ' secondary' : ''}`}
+                  aria-sort={active ? sort!.direction : undefined}
+                >
                   {canSort ? (
                     <button type="button" class="sort-button" onClick={() => toggle(c.key)}>
                       {c.label}
-                      <Icon name={active ? (sort!.direction === 'ascending' ? 'chevron-up' : 'chevron-down') : 'chevrons-up-down'} size={14} />
+                      <Icon
+                        name={
+                          active
+                            ? sort!.direction === 'ascending'
+                              ? 'chevron-up'
+                              : 'chevron-down'
+                            : 'chevrons-up-down'
+                        }
+                        size={14}
+                      />
                     </button>
                   ) : (
                     c.label

@@ -24,8 +24,16 @@ export default function AccountPage() {
   const tab = TABS.some((t) => t.id === sub) ? sub : ''
   return (
     <>
-      <PageHeader title="Your account" description="How you sign in, the tokens your scripts use, and where you are signed in." />
-      <Tabs label="Account settings" tabs={TABS} selected={tab} onSelect={(id) => navigate(id ? `/account/${id}` : '/account')}>
+      <PageHeader
+        title="Your account"
+        description="How you sign in, the tokens your scripts use, and where you are signed in."
+      />
+      <Tabs
+        label="Account settings"
+        tabs={TABS}
+        selected={tab}
+        onSelect={(id) => navigate(id ? `/account/${id}` : '/account')}
+      >
         <div class="stack">
           {tab === '' && <PasswordTab username={s.user.username} role={s.user.role} />}
           {tab === 'two-factor' && <TwoFactorCard username={s.user.username} />}
@@ -42,7 +50,12 @@ function PasswordTab({ username, role }: { username: string; role: string }) {
   return (
     <>
       <Card title="Account">
-        <KeyValues items={[['User name', username], ['Role', <Badge tone="accent">{role}</Badge>]]} />
+        <KeyValues
+          items={[
+            ['User name', username],
+            ['Role', <Badge tone="accent">{role}</Badge>],
+          ]}
+        />
       </Card>
       <Card title="Change password">
         <p class="muted card-intro">Changing your password signs out your other sessions.</p>
@@ -57,9 +70,29 @@ function PasswordTab({ username, role }: { username: string; role: string }) {
             setGeneration((g) => g + 1)
           }}
         >
-          <TextField name="currentPassword" label="Current password" type="password" required autoComplete="current-password" />
-          <TextField name="newPassword" label="New password" type="password" required minLength={8} autoComplete="new-password" hint="At least 8 characters; not a common password, and not containing your user name." />
-          <TextField name="confirm" label="Repeat the new password" type="password" required autoComplete="new-password" />
+          <TextField
+            name="currentPassword"
+            label="Current password"
+            type="password"
+            required
+            autoComplete="current-password"
+          />
+          <TextField
+            name="newPassword"
+            label="New password"
+            type="password"
+            required
+            minLength={8}
+            autoComplete="new-password"
+            hint="At least 8 characters; not a common password, and not containing your user name."
+          />
+          <TextField
+            name="confirm"
+            label="Repeat the new password"
+            type="password"
+            required
+            autoComplete="new-password"
+          />
         </Form>
       </Card>
     </>

@@ -46,7 +46,9 @@ function Result({ entry }: { entry: Entry }) {
   const lastAt = typeof entry.detail?.lastAt === 'string' ? entry.detail.lastAt : null
   return (
     <span title={count > 1 && lastAt ? `${count} times, the last at ${formatDateTime(lastAt)}` : undefined}>
-      <Badge tone={entry.result === 'success' ? 'success' : 'danger'}>{count > 1 ? `${entry.result} ×${count}` : entry.result}</Badge>
+      <Badge tone={entry.result === 'success' ? 'success' : 'danger'}>
+        {count > 1 ? `${entry.result} ×${count}` : entry.result}
+      </Badge>
     </span>
   )
 }
@@ -71,12 +73,16 @@ function RetentionCard({ onChanged }: { onChanged: () => void }) {
             onSubmit={async (v) => {
               const next = { maxAgeDays: Number(v.maxAgeDays), maxRows: Number(v.maxRows) }
               const shorter = next.maxAgeDays < r.maxAgeDays || next.maxRows < r.maxRows
-              if (shorter && !(await confirm({
-                title: 'Shorten the audit log?',
-                message: `Records older than ${next.maxAgeDays} days, and the oldest beyond ${next.maxRows.toLocaleString()}, are removed now. This cannot be undone.`,
-                confirmLabel: 'Shorten the log',
-                danger: true,
-              }))) return
+              if (
+                shorter &&
+                !(await confirm({
+                  title: 'Shorten the audit log?',
+                  message: `Records older than ${next.maxAgeDays} days, and the oldest beyond ${next.maxRows.toLocaleString()}, are removed now. This cannot be undone.`,
+                  confirmLabel: 'Shorten the log',
+                  danger: true,
+                }))
+              )
+                return
               await api.put('/api/audit/retention', next)
               toast.success(`Records are kept for ${next.maxAgeDays} days, at most ${next.maxRows.toLocaleString()}.`)
               setGeneration((g) => g + 1)
@@ -84,9 +90,29 @@ function RetentionCard({ onChanged }: { onChanged: () => void }) {
               onChanged()
             }}
           >
-            <p class="muted">Older records, and the oldest beyond the count, are removed every hour. Lowering either removes them at once.</p>
-            <TextField name="maxAgeDays" label="Keep records for (days)" type="number" required min={1} max={3650} defaultValue={String(r.maxAgeDays)} />
-            <TextField name="maxRows" label="Keep at most (records)" type="number" required min={1000} max={10000000} step={1} defaultValue={String(r.maxRows)} />
+            <p class="muted">
+              Older records, and the oldest beyond the count, are removed every hour. Lowering either removes them at
+              once.
+            </p>
+            <TextField
+              name="maxAgeDays"
+              label="Keep records for (days)"
+              type="number"
+              required
+              min={1}
+              max={3650}
+              defaultValue={String(r.maxAgeDays)}
+            />
+            <TextField
+              name="maxRows"
+              label="Keep at most (records)"
+              type="number"
+              required
+              min={1000}
+              max={10000000}
+              step={1}
+              defaultValue={String(r.maxRows)}
+            />
           </Form>
         )}
       </Async>
@@ -99,13 +125,33 @@ export default function AuditPage() {
   const params = new URLSearchParams(route.value.search)
   const range = RANGES.some((r) => r.id === params.get('range')) ? params.get('range')! : '7d'
   const page = Math.max(1, Number.parseInt(params.get('page') ?? '1', 10) || 1)
-  const entries = useResource((signal) => api.get<{ items: Entry[]; total: number }>(`/api/audit?range=${range}&limit=${PAGE}&offset=${(page - 1) * PAGE}`, { signal }), [range, page])
+  const entries = useResource(
+    (signal) =>
+      api.get<{ items: Entry[]; total: number }>(
+        `/api/audit?range=${range}&limit=${PAGE}&offset=${(page - 1) * PAGE}`,
+        { signal },
+      ),
+    [range, page],
+  )
   const go = (r: string, p: number) => navigate(`/audit?range=${r}${p > 1 ? `&page=${p}` : ''}`)
   return (
     <>
-      <PageHeader title="Audit log" description="Sign-ins, user changes, plugin changes and every change to the host: who, from where, and when." actions={<Button icon="refresh" onClick={entries.reload} busy={entries.loading && entries.data !== undefined}>Refresh</Button>} />
+      <PageHeader
+        title="Audit log"
+        description="Sign-ins, user changes, plugin changes and every change to the host: who, from where, and when."
+        actions={
+          <Button icon="refresh" onClick={entries.reload} busy={entries.loading && entries.data !== undefined}>
+            Refresh
+          </Button>
+        }
+      />
       <Tabs label="Time range" tabs={RANGES} selected={range} onSelect={(r) => go(r, 1)}>
-        <Async resource={entries} label="Loading the audit log…" isEmpty={(d) => d.total === 0} empty={<Empty icon="scroll-text" title="Nothing recorded in this range" />}>
+        <Async
+          resource={entries}
+          label="Loading the audit log…"
+          isEmpty={(d) => d.total === 0}
+          empty={<Empty icon="scroll-text" title="Nothing recorded in this range" />}
+        >
           {({ items, total }) => {
             const first = (page - 1) * PAGE + 1
             const last = Math.min(total, first + items.length - 1)
@@ -117,13 +163,28 @@ export default function AuditPage() {
                   rows={items}
                   rowKey={(e) => e.id}
                   columns={[
-                    { key: 'time', label: 'Time', sortable: true, render: (e) => <time dateTime={e.time}>{formatDateTime(e.time)}</time> },
-                    { key: 'username', label: 'User', sortable: true, render: (e) => e.username ?? <span class="muted">system</span> },
+                    {
+                      key: 'time',
+                      label: 'Time',
+                      sortable: true,
+                      render: (e) => <time dateTime={e.time}>{formatDateTime(e.time)}</time>,
+                    },
+                    {
+                      key: 'username',
+                      label: 'User',
+                      sortable: true,
+                      render: (e) => e.username ?? <span class="muted">system</span>,
+                    },
                     { key: 'action', label: 'Action', sortable: true, render: (e) => <code>{e.action}</code> },
                     { key: 'target', label: 'Target', sortable: true },
                     { key: 'result', label: 'Result', sortable: true, render: (e) => <Result entry={e} /> },
                     { key: 'ip', label: 'Address', secondary: true },
-                    { key: 'detail', label: 'Detail', secondary: true, render: (e) => <span class="detail">{detailText(e.detail)}</span> },
+                    {
+                      key: 'detail',
+                      label: 'Detail',
+                      secondary: true,
+                      render: (e) => <span class="detail">{detailText(e.detail)}</span>,
+                    },
                   ]}
                 />
                 <nav class="pager" aria-label="Audit pages">

@@ -21,8 +21,8 @@ export default function EnrollPage() {
     <>
       <h1 class="welcome-title">Set up two-factor sign-in</h1>
       <p class="welcome-text">
-        Your administrator requires two-factor sign-in for <strong>{s.user.username}</strong>: besides your password, signing in will need a code from
-        an app on your phone. It takes a minute.
+        Your administrator requires two-factor sign-in for <strong>{s.user.username}</strong>: besides your password,
+        signing in will need a code from an app on your phone. It takes a minute.
       </p>
       <EnrollTwoFactor
         username={s.user.username}
@@ -37,7 +37,9 @@ export default function EnrollPage() {
           )
         }}
       />
-      <Button variant="ghost" icon="log-out" onClick={() => void signOut()}>Sign out instead</Button>
+      <Button variant="ghost" icon="log-out" onClick={() => void signOut()}>
+        Sign out instead
+      </Button>
     </>
   )
 }

@@ -7,7 +7,15 @@ export function NotFound() {
   return (
     <>
       <PageHeader title="Page not found" />
-      <Empty icon="search" title="There is no page at this address" action={<Button variant="primary" onClick={() => navigate('/')}>Go to the overview</Button>}>
+      <Empty
+        icon="search"
+        title="There is no page at this address"
+        action={
+          <Button variant="primary" onClick={() => navigate('/')}>
+            Go to the overview
+          </Button>
+        }
+      >
         It may belong to a plugin that was removed or disabled, or the link is mistyped.
       </Empty>
     </>

@@ -21,7 +21,14 @@ export default function OverviewPage({ user }: { user: SessionUser }) {
         <div class="card-grid">
           {cards.map((c) => (
             <Card key={`${c.plugin.id}:${c.element}`} title={c.title} class={`size-${c.size}`}>
-              <PluginElement module={c.module} element={c.element} plugin={c.plugin} user={user} base="/" title={c.title} />
+              <PluginElement
+                module={c.module}
+                element={c.element}
+                plugin={c.plugin}
+                user={user}
+                base="/"
+                title={c.title}
+              />
             </Card>
           ))}
         </div>

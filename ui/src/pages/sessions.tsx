@@ -17,11 +17,24 @@ export interface SessionInfo {
 }
 
 const BROWSERS: [RegExp, string][] = [
-  [/Edg\//, 'Edge'], [/OPR\/|Opera/, 'Opera'], [/Firefox\//, 'Firefox'], [/Chrom(e|ium)\//, 'Chrome'], [/Safari\//, 'Safari'],
-  [/^curl\//, 'curl'], [/^Wget\//, 'Wget'], [/python-requests|aiohttp|httpx/i, 'Python'], [/^node|undici/i, 'Node.js'], [/^Go-http-client/, 'Go'],
+  [/Edg\//, 'Edge'],
+  [/OPR\/|Opera/, 'Opera'],
+  [/Firefox\//, 'Firefox'],
+  [/Chrom(e|ium)\//, 'Chrome'],
+  [/Safari\//, 'Safari'],
+  [/^curl\//, 'curl'],
+  [/^Wget\//, 'Wget'],
+  [/python-requests|aiohttp|httpx/i, 'Python'],
+  [/^node|undici/i, 'Node.js'],
+  [/^Go-http-client/, 'Go'],
 ]
 const SYSTEMS: [RegExp, string][] = [
-  [/Android/, 'Android'], [/iPhone|iPad|iOS/, 'iOS'], [/Windows/, 'Windows'], [/Mac OS X|Macintosh/, 'macOS'], [/CrOS/, 'ChromeOS'], [/Linux/, 'Linux'],
+  [/Android/, 'Android'],
+  [/iPhone|iPad|iOS/, 'iOS'],
+  [/Windows/, 'Windows'],
+  [/Mac OS X|Macintosh/, 'macOS'],
+  [/CrOS/, 'ChromeOS'],
+  [/Linux/, 'Linux'],
 ]
 
 /** "Firefox on Linux" from a user agent (a guess for people; the full text is in the title). */
@@ -33,7 +46,15 @@ export function describeAgent(agent: string | null): string {
 }
 
 /** Sessions as a table: device, address, when signed in and last used, the current one marked; `onEnd` adds an end button. */
-export function SessionTable({ sessions, caption, onEnd }: { sessions: SessionInfo[]; caption: string; onEnd?: (s: SessionInfo) => void }) {
+export function SessionTable({
+  sessions,
+  caption,
+  onEnd,
+}: {
+  sessions: SessionInfo[]
+  caption: string
+  onEnd?: (s: SessionInfo) => void
+}) {
   return (
     <DataTable
       caption={caption}
@@ -52,15 +73,46 @@ export function SessionTable({ sessions, caption, onEnd }: { sessions: SessionIn
           ),
         },
         { key: 'ip', label: 'Address', render: (s) => <span class="mono">{s.ip ?? '–'}</span> },
-        { key: 'createdAt', label: 'Signed in', sortable: true, secondary: true, render: (s) => <time dateTime={s.createdAt} title={formatDateTime(s.createdAt)}>{formatRelative(s.createdAt)}</time> },
-        { key: 'lastSeenAt', label: 'Last active', sortable: true, render: (s) => <time dateTime={s.lastSeenAt} title={formatDateTime(s.lastSeenAt)}>{formatRelative(s.lastSeenAt)}</time> },
+        {
+          key: 'createdAt',
+          label: 'Signed in',
+          sortable: true,
+          secondary: true,
+          render: (s) => (
+            <time dateTime={s.createdAt} title={formatDateTime(s.createdAt)}>
+              {formatRelative(s.createdAt)}
+            </time>
+          ),
+        },
+        {
+          key: 'lastSeenAt',
+          label: 'Last active',
+          sortable: true,
+          render: (s) => (
+            <time dateTime={s.lastSeenAt} title={formatDateTime(s.lastSeenAt)}>
+              {formatRelative(s.lastSeenAt)}
+            </time>
+          ),
+        },
         ...(onEnd
-          ? [{
-              key: 'actions',
-              label: 'Actions',
-              align: 'end' as const,
-              render: (s: SessionInfo) => <IconButton icon="log-out" label={s.current ? 'Sign out this session' : `End session: ${describeAgent(s.userAgent)} from ${s.ip ?? 'unknown address'}`} onClick={() => onEnd(s)} />,
-            }]
+          ? [
+              {
+                key: 'actions',
+                label: 'Actions',
+                align: 'end' as const,
+                render: (s: SessionInfo) => (
+                  <IconButton
+                    icon="log-out"
+                    label={
+                      s.current
+                        ? 'Sign out this session'
+                        : `End session: ${describeAgent(s.userAgent)} from ${s.ip ?? 'unknown address'}`
+                    }
+                    onClick={() => onEnd(s)}
+                  />
+                ),
+              },
+            ]
           : []),
       ]}
     />
@@ -73,8 +125,18 @@ export function SessionsCard() {
   const end = async (s: SessionInfo) => {
     const ok = await confirm(
       s.current
-        ? { title: 'Sign out here?', message: 'This browser is signed out at once.', confirmLabel: 'Sign out', danger: true }
-        : { title: 'End this session?', message: `${describeAgent(s.userAgent)} from ${s.ip ?? 'an unknown address'} is signed out at once, and whatever it has open (terminals, live views) closes.`, confirmLabel: 'End session', danger: true },
+        ? {
+            title: 'Sign out here?',
+            message: 'This browser is signed out at once.',
+            confirmLabel: 'Sign out',
+            danger: true,
+          }
+        : {
+            title: 'End this session?',
+            message: `${describeAgent(s.userAgent)} from ${s.ip ?? 'an unknown address'} is signed out at once, and whatever it has open (terminals, live views) closes.`,
+            confirmLabel: 'End session',
+            danger: true,
+          },
     )
     if (!ok) return
     try {
@@ -87,7 +149,15 @@ export function SessionsCard() {
     }
   }
   const endOthers = async () => {
-    if (!(await confirm({ title: 'End all other sessions?', message: 'Every other browser and device signed in as you is signed out at once. This one stays.', confirmLabel: 'End other sessions', danger: true }))) return
+    if (
+      !(await confirm({
+        title: 'End all other sessions?',
+        message: 'Every other browser and device signed in as you is signed out at once. This one stays.',
+        confirmLabel: 'End other sessions',
+        danger: true,
+      }))
+    )
+      return
     try {
       await api.post('/api/me/sessions/end-others')
       toast.success('All other sessions were ended')
@@ -99,10 +169,26 @@ export function SessionsCard() {
   return (
     <Card
       title="Where you are signed in"
-      actions={<Button variant="danger" icon="log-out" disabled={(sessions.data?.length ?? 0) < 2} onClick={() => void endOthers()}>End all other sessions</Button>}
+      actions={
+        <Button
+          variant="danger"
+          icon="log-out"
+          disabled={(sessions.data?.length ?? 0) < 2}
+          onClick={() => void endOthers()}
+        >
+          End all other sessions
+        </Button>
+      }
     >
-      <p class="muted card-intro">Ending a session signs that browser or device out at once. API tokens are listed under API tokens.</p>
-      <Async resource={sessions} label="Loading your sessions…" isEmpty={(list) => list.length === 0} empty={<Empty icon="monitor" title="No sessions" />}>
+      <p class="muted card-intro">
+        Ending a session signs that browser or device out at once. API tokens are listed under API tokens.
+      </p>
+      <Async
+        resource={sessions}
+        label="Loading your sessions…"
+        isEmpty={(list) => list.length === 0}
+        empty={<Empty icon="monitor" title="No sessions" />}
+      >
         {(list) => <SessionTable sessions={list} caption="Your sessions" onEnd={(s) => void end(s)} />}
       </Async>
     </Card>

@@ -43,7 +43,15 @@ export default function SignInPage({ expired }: { expired: boolean }) {
           setChallenge(await signIn(String(v.username), String(v.password)))
         }}
       >
-        <TextField name="username" label="User name" required autoComplete="username" autoFocus autoCapitalize="none" spellcheck={false} />
+        <TextField
+          name="username"
+          label="User name"
+          required
+          autoComplete="username"
+          autoFocus
+          autoCapitalize="none"
+          spellcheck={false}
+        />
         <TextField name="password" label="Password" type="password" required autoComplete="current-password" />
       </Form>
     </>
@@ -68,7 +76,8 @@ function SecondStep({ challenge, onRestart }: { challenge: string; onRestart: (w
           try {
             await verifySignIn(challenge, String(v.code))
           } catch (err) {
-            if (err instanceof ApiError && err.code === 'HOSTD_AUTH_CHALLENGE_EXPIRED') return onRestart('That sign-in took too long. Enter your password again.')
+            if (err instanceof ApiError && err.code === 'HOSTD_AUTH_CHALLENGE_EXPIRED')
+              return onRestart('That sign-in took too long. Enter your password again.')
             throw err
           }
         }}
@@ -79,9 +88,32 @@ function SecondStep({ challenge, onRestart }: { challenge: string; onRestart: (w
         }
       >
         {recovery ? (
-          <TextField key="recovery" name="code" label="Recovery code" required autoFocus autoComplete="off" autoCapitalize="none" spellcheck={false} placeholder="xxxxx-xxxxx" maxLength={64} />
+          <TextField
+            key="recovery"
+            name="code"
+            label="Recovery code"
+            required
+            autoFocus
+            autoComplete="off"
+            autoCapitalize="none"
+            spellcheck={false}
+            placeholder="xxxxx-xxxxx"
+            maxLength={64}
+          />
         ) : (
-          <TextField key="totp" name="code" label="Authentication code" required autoFocus autoComplete="one-time-code" inputMode="numeric" pattern="[0-9 ]{6,7}" maxLength={7} placeholder="123 456" hint="Six digits; a new one every 30 seconds." />
+          <TextField
+            key="totp"
+            name="code"
+            label="Authentication code"
+            required
+            autoFocus
+            autoComplete="one-time-code"
+            inputMode="numeric"
+            pattern="[0-9 ]{6,7}"
+            maxLength={7}
+            placeholder="123 456"
+            hint="Six digits; a new one every 30 seconds."
+          />
         )}
       </Form>
       <button type="button" class="link-button" onClick={() => setRecovery(!recovery)}>

@@ -21,7 +21,13 @@ interface Enrollment {
   qrSvg: string
 }
 
-const CODE_FIELD = { inputMode: 'numeric', autoComplete: 'one-time-code', pattern: '[0-9 ]{6,7}', maxLength: 7, placeholder: '123 456' } as const
+const CODE_FIELD = {
+  inputMode: 'numeric',
+  autoComplete: 'one-time-code',
+  pattern: '[0-9 ]{6,7}',
+  maxLength: 7,
+  placeholder: '123 456',
+} as const
 
 /** The secret in groups of four, as authenticator apps show and accept it. */
 const grouped = (secret: string) => secret.replace(/(.{4})/g, '$1 ').trim()
@@ -30,7 +36,15 @@ const grouped = (secret: string) => secret.replace(/(.{4})/g, '$1 ').trim()
  * Turning two-factor on, in three steps: the password again; the QR code (and the key for typing by hand) and a code
  * from the app; the recovery codes, shown once. `onDone` runs when the user has put the codes away.
  */
-export function EnrollTwoFactor({ username, onDone, onCancel }: { username: string; onDone: () => void; onCancel?: () => void }) {
+export function EnrollTwoFactor({
+  username,
+  onDone,
+  onCancel,
+}: {
+  username: string
+  onDone: () => void
+  onCancel?: () => void
+}) {
   const [enrollment, setEnrollment] = useState<Enrollment | null>(null)
   const [codes, setCodes] = useState<string[] | null>(null)
   const cancel = onCancel && <Button onClick={onCancel}>Cancel</Button>
@@ -42,7 +56,9 @@ export function EnrollTwoFactor({ username, onDone, onCancel }: { username: stri
         </p>
         <RecoveryCodes codes={codes} username={username} />
         <div class="form-actions">
-          <Button variant="primary" onClick={onDone}>I have saved my recovery codes</Button>
+          <Button variant="primary" onClick={onDone}>
+            I have saved my recovery codes
+          </Button>
         </div>
       </div>
     )
@@ -53,13 +69,23 @@ export function EnrollTwoFactor({ username, onDone, onCancel }: { username: stri
         submitLabel="Continue"
         actions={cancel}
         errorFields={{ HOSTD_USERS_WRONG_PASSWORD: 'password' }}
-        onSubmit={async (v) => setEnrollment(await api.post<Enrollment>('/api/me/two-factor/start', { password: v.password }))}
+        onSubmit={async (v) =>
+          setEnrollment(await api.post<Enrollment>('/api/me/two-factor/start', { password: v.password }))
+        }
       >
         <p class="dialog-text">
-          You will need an authenticator app on your phone (such as Aegis, Google Authenticator, Microsoft Authenticator or 1Password). Once it is on,
-          you stay signed in here, and your other sessions, with the API tokens they made, are signed out. First, confirm it is you.
+          You will need an authenticator app on your phone (such as Aegis, Google Authenticator, Microsoft Authenticator
+          or 1Password). Once it is on, you stay signed in here, and your other sessions, with the API tokens they made,
+          are signed out. First, confirm it is you.
         </p>
-        <TextField name="password" label="Your password" type="password" required autoComplete="current-password" autoFocus />
+        <TextField
+          name="password"
+          label="Your password"
+          type="password"
+          required
+          autoComplete="current-password"
+          autoFocus
+        />
       </Form>
     )
   }
@@ -68,18 +94,36 @@ export function EnrollTwoFactor({ username, onDone, onCancel }: { username: stri
       submitLabel="Turn on two-factor"
       actions={cancel}
       errorFields={{ HOSTD_TWO_FACTOR_BAD_CODE: 'code' }}
-      onSubmit={async (v) => setCodes((await api.post<{ recoveryCodes: string[] }>('/api/me/two-factor/confirm', { code: v.code })).recoveryCodes)}
+      onSubmit={async (v) =>
+        setCodes(
+          (await api.post<{ recoveryCodes: string[] }>('/api/me/two-factor/confirm', { code: v.code })).recoveryCodes,
+        )
+      }
     >
       <ol class="enroll-steps">
         <li>
           <p>Scan this QR code with your authenticator app.</p>
-          <img class="qr-code" src={`data:image/svg+xml;charset=utf-8,${encodeURIComponent(enrollment.qrSvg)}`} alt="QR code to add this server to your authenticator app" width={200} height={200} />
+          <img
+            class="qr-code"
+            src={`data:image/svg+xml;charset=utf-8,${encodeURIComponent(enrollment.qrSvg)}`}
+            alt="QR code to add this server to your authenticator app"
+            width={200}
+            height={200}
+          />
         </li>
         <li>
           <p>Cannot scan it? Type this key into the app instead (time-based, 6 digits).</p>
           <div class="secret-row">
-            <label class="sr-only" for="two-factor-secret">Secret key</label>
-            <input id="two-factor-secret" class="input mono" readOnly value={grouped(enrollment.secret)} onFocus={(e) => e.currentTarget.select()} />
+            <label class="sr-only" for="two-factor-secret">
+              Secret key
+            </label>
+            <input
+              id="two-factor-secret"
+              class="input mono"
+              readOnly
+              value={grouped(enrollment.secret)}
+              onFocus={(e) => e.currentTarget.select()}
+            />
             <CopyButton text={enrollment.secret} label="Copy key" size="sm" />
           </div>
         </li>
@@ -104,10 +148,13 @@ export function RecoveryCodes({ codes, username }: { codes: string[]; username: 
   return (
     <div class="stack">
       <p>
-        <strong>Save these recovery codes now.</strong> Each one signs you in once if you lose your phone. They are not shown again.
+        <strong>Save these recovery codes now.</strong> Each one signs you in once if you lose your phone. They are not
+        shown again.
       </p>
       <ol class="recovery-codes mono" aria-label="Recovery codes">
-        {codes.map((code) => <li key={code}>{code}</li>)}
+        {codes.map((code) => (
+          <li key={code}>{code}</li>
+        ))}
       </ol>
       <div class="toolbar">
         <CopyButton text={codes.join('\n')} label="Copy codes" />
@@ -138,7 +185,11 @@ export function TwoFactorCard({ username }: { username: string }) {
         {(s) => (
           <div class="stack">
             <div class="status-line">
-              {s.enabled ? <Badge tone="success">On</Badge> : <Badge tone={s.required ? 'warning' : 'neutral'}>Off</Badge>}
+              {s.enabled ? (
+                <Badge tone="success">On</Badge>
+              ) : (
+                <Badge tone={s.required ? 'warning' : 'neutral'}>Off</Badge>
+              )}
               <span>
                 {s.enabled
                   ? 'Signing in needs your password and a code from your authenticator app.'
@@ -147,20 +198,33 @@ export function TwoFactorCard({ username }: { username: string }) {
             </div>
             {s.enabled && (
               <p class={s.recoveryCodesLeft <= 2 ? 'notice' : 'muted'}>
-                {s.recoveryCodesLeft === 0 ? 'No recovery codes left: make new ones now.' : `${s.recoveryCodesLeft} of 10 recovery codes left.`}
+                {s.recoveryCodesLeft === 0
+                  ? 'No recovery codes left: make new ones now.'
+                  : `${s.recoveryCodesLeft} of 10 recovery codes left.`}
               </p>
             )}
-            {s.required && !s.enabled && <p class="notice">Your administrator requires two-factor sign-in for your account.</p>}
+            {s.required && !s.enabled && (
+              <p class="notice">Your administrator requires two-factor sign-in for your account.</p>
+            )}
             <div class="toolbar">
               {s.enabled ? (
                 <div class="page-actions">
-                  <Button icon="refresh" onClick={() => setDialog('codes')}>New recovery codes</Button>
-                  <Button variant="danger" onClick={() => setDialog('disable')} disabled={s.required} title={s.required ? 'Your administrator requires it' : undefined}>
+                  <Button icon="refresh" onClick={() => setDialog('codes')}>
+                    New recovery codes
+                  </Button>
+                  <Button
+                    variant="danger"
+                    onClick={() => setDialog('disable')}
+                    disabled={s.required}
+                    title={s.required ? 'Your administrator requires it' : undefined}
+                  >
                     Turn off
                   </Button>
                 </div>
               ) : (
-                <Button variant="primary" icon="shield" onClick={() => setDialog('enroll')}>Turn on two-factor</Button>
+                <Button variant="primary" icon="shield" onClick={() => setDialog('enroll')}>
+                  Turn on two-factor
+                </Button>
               )}
             </div>
           </div>
@@ -172,22 +236,34 @@ export function TwoFactorCard({ username }: { username: string }) {
       </Dialog>
 
       <Dialog open={dialog === 'codes'} title="New recovery codes" onClose={close}>
-        {dialog === 'codes' && (fresh ? (
-          <>
-            <RecoveryCodes codes={fresh} username={username} />
-            <div class="form-actions"><Button variant="primary" onClick={close}>Done</Button></div>
-          </>
-        ) : (
-          <Form
-            submitLabel="Make new codes"
-            actions={<Button onClick={close}>Cancel</Button>}
-            errorFields={{ HOSTD_TWO_FACTOR_BAD_CODE: 'code' }}
-            onSubmit={async (v) => setFresh((await api.post<{ recoveryCodes: string[] }>('/api/me/two-factor/recovery-codes', { code: v.code })).recoveryCodes)}
-          >
-            <p class="dialog-text">Your old recovery codes stop working. Enter a code from your authenticator app to continue.</p>
-            <TextField name="code" label="Code from your app" required autoFocus {...CODE_FIELD} />
-          </Form>
-        ))}
+        {dialog === 'codes' &&
+          (fresh ? (
+            <>
+              <RecoveryCodes codes={fresh} username={username} />
+              <div class="form-actions">
+                <Button variant="primary" onClick={close}>
+                  Done
+                </Button>
+              </div>
+            </>
+          ) : (
+            <Form
+              submitLabel="Make new codes"
+              actions={<Button onClick={close}>Cancel</Button>}
+              errorFields={{ HOSTD_TWO_FACTOR_BAD_CODE: 'code' }}
+              onSubmit={async (v) =>
+                setFresh(
+                  (await api.post<{ recoveryCodes: string[] }>('/api/me/two-factor/recovery-codes', { code: v.code }))
+                    .recoveryCodes,
+                )
+              }
+            >
+              <p class="dialog-text">
+                Your old recovery codes stop working. Enter a code from your authenticator app to continue.
+              </p>
+              <TextField name="code" label="Code from your app" required autoFocus {...CODE_FIELD} />
+            </Form>
+          ))}
       </Dialog>
 
       <Dialog open={dialog === 'disable'} title="Turn off two-factor sign-in" onClose={close} size="sm">
@@ -202,9 +278,25 @@ export function TwoFactorCard({ username }: { username: string }) {
               close()
             }}
           >
-            <p class="dialog-text">Signing in will need only your password. Your recovery codes stop working, and your other sessions, with the API tokens they made, are signed out.</p>
-            <TextField name="password" label="Your password" type="password" required autoComplete="current-password" autoFocus />
-            <TextField name="code" label="Code from your app or a recovery code" required autoComplete="one-time-code" maxLength={64} />
+            <p class="dialog-text">
+              Signing in will need only your password. Your recovery codes stop working, and your other sessions, with
+              the API tokens they made, are signed out.
+            </p>
+            <TextField
+              name="password"
+              label="Your password"
+              type="password"
+              required
+              autoComplete="current-password"
+              autoFocus
+            />
+            <TextField
+              name="code"
+              label="Code from your app or a recovery code"
+              required
+              autoComplete="one-time-code"
+              maxLength={64}
+            />
           </Form>
         )}
       </Dialog>

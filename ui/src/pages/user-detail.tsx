@@ -19,14 +19,36 @@ interface User {
 /** An admin's view of one user (`/users/<id>`): two-factor and its reset, their sessions, their API tokens. */
 export default function UserDetailPage({ id, me }: { id: string; me: SessionUser }) {
   const users = useResource((signal) => api.get<User[]>('/api/users', { signal }), [])
-  if (users.error) return <><PageHeader title="User" /><ErrorState error={users.error} onRetry={users.reload} /></>
-  if (!users.data) return <><PageHeader title="User" /><Loading label="Loading the user…" /></>
+  if (users.error)
+    return (
+      <>
+        <PageHeader title="User" />
+        <ErrorState error={users.error} onRetry={users.reload} />
+      </>
+    )
+  if (!users.data)
+    return (
+      <>
+        <PageHeader title="User" />
+        <Loading label="Loading the user…" />
+      </>
+    )
   const user = users.data.find((u) => u.id === id)
   if (!user) {
     return (
       <>
         <PageHeader title="No such user" />
-        <Empty icon="users" title="This user does not exist" action={<a class="btn btn-primary btn-md" href="/users">All users</a>}>They may have been removed.</Empty>
+        <Empty
+          icon="users"
+          title="This user does not exist"
+          action={
+            <a class="btn btn-primary btn-md" href="/users">
+              All users
+            </a>
+          }
+        >
+          They may have been removed.
+        </Empty>
       </>
     )
   }
@@ -34,13 +56,17 @@ export default function UserDetailPage({ id, me }: { id: string; me: SessionUser
 }
 
 function UserView({ user, self, reload }: { user: User; self: boolean; reload: () => void }) {
-  const sessions = useResource((signal) => api.get<SessionInfo[]>(`/api/users/${user.id}/sessions`, { signal }), [user.id])
+  const sessions = useResource(
+    (signal) => api.get<SessionInfo[]>(`/api/users/${user.id}/sessions`, { signal }),
+    [user.id],
+  )
   const tokens = useResource((signal) => api.get<ApiToken[]>(`/api/users/${user.id}/tokens`, { signal }), [user.id])
 
   const reset = async () => {
     const ok = await confirm({
       title: `Reset two-factor of ${user.username}?`,
-      message: 'Their authenticator app and recovery codes stop working and they are signed out everywhere. They sign in with their password alone and can set up two-factor again.',
+      message:
+        'Their authenticator app and recovery codes stop working and they are signed out everywhere. They sign in with their password alone and can set up two-factor again.',
       confirmLabel: 'Reset two-factor',
       danger: true,
       typed: user.username,
@@ -56,7 +82,13 @@ function UserView({ user, self, reload }: { user: User; self: boolean; reload: (
     }
   }
   const endAll = async () => {
-    const ok = await confirm({ title: `Sign ${user.username} out everywhere?`, message: 'Every session of theirs ends at once, and whatever it has open closes. Their API tokens keep working (revoke them below).', confirmLabel: 'End all sessions', danger: true })
+    const ok = await confirm({
+      title: `Sign ${user.username} out everywhere?`,
+      message:
+        'Every session of theirs ends at once, and whatever it has open closes. Their API tokens keep working (revoke them below).',
+      confirmLabel: 'End all sessions',
+      danger: true,
+    })
     if (!ok) return
     try {
       await api.post(`/api/users/${user.id}/sessions/end`)
@@ -71,35 +103,75 @@ function UserView({ user, self, reload }: { user: User; self: boolean; reload: (
     <>
       <PageHeader
         title={user.username}
-        description={<><a href="/users">Users</a> › {user.username}</>}
+        description={
+          <>
+            <a href="/users">Users</a> › {user.username}
+          </>
+        }
       />
       <div class="stack">
         <Card title="Account">
           <KeyValues
             items={[
-              ['Role', <Badge tone={user.role === 'admin' ? 'warning' : user.role === 'operator' ? 'accent' : 'neutral'}>{user.role}</Badge>],
+              [
+                'Role',
+                <Badge tone={user.role === 'admin' ? 'warning' : user.role === 'operator' ? 'accent' : 'neutral'}>
+                  {user.role}
+                </Badge>,
+              ],
               ['Status', user.disabled ? <Badge tone="danger">Disabled</Badge> : <Badge tone="success">Active</Badge>],
               ['Two-factor sign-in', user.twoFactor ? <Badge tone="success">On</Badge> : <Badge>Off</Badge>],
             ]}
           />
           <div class="toolbar card-footer">
             <span class="muted">
-              {self ? 'Manage your own two-factor sign-in on ' : user.twoFactor ? 'Lost their phone and their recovery codes? Reset it, and they can set it up again.' : ''}
+              {self
+                ? 'Manage your own two-factor sign-in on '
+                : user.twoFactor
+                  ? 'Lost their phone and their recovery codes? Reset it, and they can set it up again.'
+                  : ''}
               {self && <a href="/account/two-factor">your account page</a>}
             </span>
-            {!self && user.twoFactor && <Button variant="danger" icon="rotate-ccw" onClick={() => void reset()}>Reset two-factor</Button>}
+            {!self && user.twoFactor && (
+              <Button variant="danger" icon="rotate-ccw" onClick={() => void reset()}>
+                Reset two-factor
+              </Button>
+            )}
           </div>
         </Card>
 
-        <Card title="Sessions" actions={<Button variant="danger" icon="log-out" disabled={!sessions.data?.length} onClick={() => void endAll()}>End all sessions</Button>}>
-          <Async resource={sessions} label="Loading sessions…" isEmpty={(list) => list.length === 0} empty={<Empty icon="monitor" title="Not signed in anywhere" />}>
+        <Card
+          title="Sessions"
+          actions={
+            <Button variant="danger" icon="log-out" disabled={!sessions.data?.length} onClick={() => void endAll()}>
+              End all sessions
+            </Button>
+          }
+        >
+          <Async
+            resource={sessions}
+            label="Loading sessions…"
+            isEmpty={(list) => list.length === 0}
+            empty={<Empty icon="monitor" title="Not signed in anywhere" />}
+          >
             {(list) => <SessionTable sessions={list} caption={`Sessions of ${user.username}`} />}
           </Async>
         </Card>
 
         <Card title="API tokens">
-          <Async resource={tokens} label="Loading tokens…" isEmpty={(list) => list.length === 0} empty={<Empty icon="key" title="No API tokens" />}>
-            {(list) => <TokenTable tokens={list} caption={`API tokens of ${user.username}`} onRevoke={(t) => void revokeToken(t, `/api/users/${user.id}/tokens/${t.id}/revoke`, tokens.reload)} />}
+          <Async
+            resource={tokens}
+            label="Loading tokens…"
+            isEmpty={(list) => list.length === 0}
+            empty={<Empty icon="key" title="No API tokens" />}
+          >
+            {(list) => (
+              <TokenTable
+                tokens={list}
+                caption={`API tokens of ${user.username}`}
+                onRevoke={(t) => void revokeToken(t, `/api/users/${user.id}/tokens/${t.id}/revoke`, tokens.reload)}
+              />
+            )}
           </Async>
         </Card>
       </div>

@@ -48,8 +48,17 @@ export default function UsersPage({ user: me }: { user: SessionUser }) {
     const disable = !u.disabled
     const ok = await confirm(
       disable
-        ? { title: `Disable ${u.username}?`, message: 'They are signed out at once and cannot sign in until enabled again.', confirmLabel: 'Disable user', danger: true }
-        : { title: `Enable ${u.username}?`, message: 'They can sign in again with their password.', confirmLabel: 'Enable user' },
+        ? {
+            title: `Disable ${u.username}?`,
+            message: 'They are signed out at once and cannot sign in until enabled again.',
+            confirmLabel: 'Disable user',
+            danger: true,
+          }
+        : {
+            title: `Enable ${u.username}?`,
+            message: 'They can sign in again with their password.',
+            confirmLabel: 'Enable user',
+          },
     )
     if (!ok) return
     try {
@@ -62,7 +71,13 @@ export default function UsersPage({ user: me }: { user: SessionUser }) {
   }
 
   const remove = async (u: User) => {
-    const ok = await confirm({ title: `Remove ${u.username}?`, message: 'The account and its sessions are deleted. Its audit entries stay.', confirmLabel: 'Remove user', danger: true, typed: u.username })
+    const ok = await confirm({
+      title: `Remove ${u.username}?`,
+      message: 'The account and its sessions are deleted. Its audit entries stay.',
+      confirmLabel: 'Remove user',
+      danger: true,
+      typed: u.username,
+    })
     if (!ok) return
     try {
       await api.post(`/api/users/${u.id}/remove`)
@@ -78,9 +93,18 @@ export default function UsersPage({ user: me }: { user: SessionUser }) {
       <PageHeader
         title="Users"
         description="Who may sign in, and what each role may do. Every change is written to the audit log."
-        actions={<Button variant="primary" icon="plus" onClick={() => setEditing({ kind: 'create' })}>Add user</Button>}
+        actions={
+          <Button variant="primary" icon="plus" onClick={() => setEditing({ kind: 'create' })}>
+            Add user
+          </Button>
+        }
       />
-      <Async resource={users} label="Loading users…" isEmpty={(list) => list.length === 0} empty={<Empty icon="users" title="No users" />}>
+      <Async
+        resource={users}
+        label="Loading users…"
+        isEmpty={(list) => list.length === 0}
+        empty={<Empty icon="users" title="No users" />}
+      >
         {(list) => (
           <DataTable
             caption="Users"
@@ -89,10 +113,37 @@ export default function UsersPage({ user: me }: { user: SessionUser }) {
             rowKey={(u) => u.id}
             initialSort={{ key: 'username', direction: 'ascending' }}
             columns={[
-              { key: 'username', label: 'User name', sortable: true, render: (u) => <span class="cell-strong"><a href={`/users/${u.id}`}>{u.username}</a>{u.id === me.id && <Badge>you</Badge>}</span> },
-              { key: 'role', label: 'Role', sortValue: (u) => ['viewer', 'operator', 'admin'].indexOf(u.role), render: (u) => <Badge tone={ROLE_TONE[u.role]}>{u.role}</Badge> },
-              { key: 'disabled', label: 'Status', sortable: true, render: (u) => (u.disabled ? <Badge tone="danger">Disabled</Badge> : <Badge tone="success">Active</Badge>) },
-              { key: 'twoFactor', label: 'Two-factor', sortable: true, secondary: true, render: (u) => (u.twoFactor ? <Badge tone="success">On</Badge> : <Badge>Off</Badge>) },
+              {
+                key: 'username',
+                label: 'User name',
+                sortable: true,
+                render: (u) => (
+                  <span class="cell-strong">
+                    <a href={`/users/${u.id}`}>{u.username}</a>
+                    {u.id === me.id && <Badge>you</Badge>}
+                  </span>
+                ),
+              },
+              {
+                key: 'role',
+                label: 'Role',
+                sortValue: (u) => ['viewer', 'operator', 'admin'].indexOf(u.role),
+                render: (u) => <Badge tone={ROLE_TONE[u.role]}>{u.role}</Badge>,
+              },
+              {
+                key: 'disabled',
+                label: 'Status',
+                sortable: true,
+                render: (u) =>
+                  u.disabled ? <Badge tone="danger">Disabled</Badge> : <Badge tone="success">Active</Badge>,
+              },
+              {
+                key: 'twoFactor',
+                label: 'Two-factor',
+                sortable: true,
+                secondary: true,
+                render: (u) => (u.twoFactor ? <Badge tone="success">On</Badge> : <Badge>Off</Badge>),
+              },
               {
                 key: 'actions',
                 label: 'Actions',
@@ -101,10 +152,28 @@ export default function UsersPage({ user: me }: { user: SessionUser }) {
                   const self = u.id === me.id
                   return (
                     <div class="row-actions">
-                      <IconButton icon="pencil" label={`Edit ${u.username}`} onClick={() => setEditing({ kind: 'edit', user: u })} />
-                      <IconButton icon="key" label={`Reset password of ${u.username}`} onClick={() => setEditing({ kind: 'password', user: u })} />
-                      <IconButton icon={u.disabled ? 'circle-check' : 'ban'} label={`${u.disabled ? 'Enable' : 'Disable'} ${u.username}`} disabled={self} onClick={() => void toggleDisabled(u)} />
-                      <IconButton icon="trash" label={`Remove ${u.username}`} disabled={self} onClick={() => void remove(u)} />
+                      <IconButton
+                        icon="pencil"
+                        label={`Edit ${u.username}`}
+                        onClick={() => setEditing({ kind: 'edit', user: u })}
+                      />
+                      <IconButton
+                        icon="key"
+                        label={`Reset password of ${u.username}`}
+                        onClick={() => setEditing({ kind: 'password', user: u })}
+                      />
+                      <IconButton
+                        icon={u.disabled ? 'circle-check' : 'ban'}
+                        label={`${u.disabled ? 'Enable' : 'Disable'} ${u.username}`}
+                        disabled={self}
+                        onClick={() => void toggleDisabled(u)}
+                      />
+                      <IconButton
+                        icon="trash"
+                        label={`Remove ${u.username}`}
+                        disabled={self}
+                        onClick={() => void remove(u)}
+                      />
                     </div>
                   )
                 },
@@ -125,8 +194,24 @@ export default function UsersPage({ user: me }: { user: SessionUser }) {
             done(`${String(v.username)} can now sign in`)
           }}
         >
-          <TextField name="username" label="User name" required maxLength={64} pattern={NAME_PATTERN} autoComplete="off" hint="Letters, digits and . _ @ -" />
-          <TextField name="password" label="Password" type="password" required minLength={8} autoComplete="new-password" hint={PASSWORD_HINT} />
+          <TextField
+            name="username"
+            label="User name"
+            required
+            maxLength={64}
+            pattern={NAME_PATTERN}
+            autoComplete="off"
+            hint="Letters, digits and . _ @ -"
+          />
+          <TextField
+            name="password"
+            label="Password"
+            type="password"
+            required
+            minLength={8}
+            autoComplete="new-password"
+            hint={PASSWORD_HINT}
+          />
           <Select name="role" label="Role" options={ROLE_OPTIONS} defaultValue="viewer" />
         </Form>
       </Dialog>
@@ -144,7 +229,15 @@ export default function UsersPage({ user: me }: { user: SessionUser }) {
               done(`${String(v.username)} was saved`)
             }}
           >
-            <TextField name="username" label="User name" required maxLength={64} pattern={NAME_PATTERN} autoComplete="off" defaultValue={editing.user.username} />
+            <TextField
+              name="username"
+              label="User name"
+              required
+              maxLength={64}
+              pattern={NAME_PATTERN}
+              autoComplete="off"
+              defaultValue={editing.user.username}
+            />
             <Select name="role" label="Role" options={ROLE_OPTIONS} defaultValue={editing.user.role} />
           </Form>
         </Dialog>
@@ -163,8 +256,22 @@ export default function UsersPage({ user: me }: { user: SessionUser }) {
             }}
           >
             <p class="dialog-text">They are signed out of every session and sign in again with the new password.</p>
-            <TextField name="password" label="New password" type="password" required minLength={8} autoComplete="new-password" hint={PASSWORD_HINT} />
-            <TextField name="confirm" label="Repeat the new password" type="password" required autoComplete="new-password" />
+            <TextField
+              name="password"
+              label="New password"
+              type="password"
+              required
+              minLength={8}
+              autoComplete="new-password"
+              hint={PASSWORD_HINT}
+            />
+            <TextField
+              name="confirm"
+              label="Repeat the new password"
+              type="password"
+              required
+              autoComplete="new-password"
+            />
           </Form>
         </Dialog>
       )}
@@ -176,7 +283,11 @@ export default function UsersPage({ user: me }: { user: SessionUser }) {
 function PolicyCard({ users }: { users: User[] | undefined }) {
   const policy = useResource((signal) => api.get<{ requireTwoFactor: string }>('/api/auth/policy', { signal }), [])
   const [generation, setGeneration] = useState(0)
-  const missing = (requirement: string) => (users ?? []).filter((u) => !u.disabled && !u.twoFactor && (requirement === 'everyone' || (requirement === 'admins' && u.role === 'admin'))).length
+  const missing = (requirement: string) =>
+    (users ?? []).filter(
+      (u) =>
+        !u.disabled && !u.twoFactor && (requirement === 'everyone' || (requirement === 'admins' && u.role === 'admin')),
+    ).length
   return (
     <Card title="Two-factor policy" class="section-gap">
       <Async resource={policy} label="Loading the policy…">
@@ -189,7 +300,11 @@ function PolicyCard({ users }: { users: User[] | undefined }) {
             onSubmit={async (v) => {
               await api.put('/api/auth/policy', { requireTwoFactor: v.requireTwoFactor })
               const left = missing(String(v.requireTwoFactor))
-              toast.success(left ? `Saved. ${left} user${left === 1 ? '' : 's'} must set up two-factor before doing anything else.` : 'Saved.')
+              toast.success(
+                left
+                  ? `Saved. ${left} user${left === 1 ? '' : 's'} must set up two-factor before doing anything else.`
+                  : 'Saved.',
+              )
               setGeneration((g) => g + 1)
               policy.reload()
             }}

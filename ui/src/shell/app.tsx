@@ -26,9 +26,15 @@ function redirect(): string | null {
   const s = session.value
   const { path, search } = route.value
   if (s.state === 'setup') return path === '/setup' ? null : '/setup'
-  if (s.state === 'signed-out') return path === '/sign-in' ? null : path === '/setup' || path === '/' ? '/sign-in' : `/sign-in?next=${encodeURIComponent(here())}`
+  if (s.state === 'signed-out')
+    return path === '/sign-in'
+      ? null
+      : path === '/setup' || path === '/'
+        ? '/sign-in'
+        : `/sign-in?next=${encodeURIComponent(here())}`
   if (s.state === 'signed-in' && (path === '/sign-in' || path === '/setup')) return safeNext(search)
-  if (s.state === 'enroll' && path !== ENROLL_PATH) return `${ENROLL_PATH}?next=${encodeURIComponent(path === '/sign-in' ? safeNext(search) : here())}`
+  if (s.state === 'enroll' && path !== ENROLL_PATH)
+    return `${ENROLL_PATH}?next=${encodeURIComponent(path === '/sign-in' ? safeNext(search) : here())}`
   return null
 }
 
@@ -51,21 +57,65 @@ export function App() {
     )
   }
   if (s.state === 'loading' || target) return <Loading label="Loading hostd…" />
-  if (s.state === 'setup') return <Welcome><Setup /></Welcome>
-  if (s.state === 'signed-out') return <Welcome><SignIn expired={s.expired} /></Welcome>
-  if (s.state === 'enroll') return <Welcome wide><Enroll /></Welcome>
+  if (s.state === 'setup')
+    return (
+      <Welcome>
+        <Setup />
+      </Welcome>
+    )
+  if (s.state === 'signed-out')
+    return (
+      <Welcome>
+        <SignIn expired={s.expired} />
+      </Welcome>
+    )
+  if (s.state === 'enroll')
+    return (
+      <Welcome wide>
+        <Enroll />
+      </Welcome>
+    )
 
   const path = route.value.path
   const admin = s.user.role === 'admin'
   const page = pluginPages.value.find((p) => path === p.path || path.startsWith(`${p.path}/`))
   const content =
-    path === '/' ? <Overview user={s.user} />
-    : path === '/account' || path.startsWith('/account/') ? <Account />
-    : path === '/users' ? (admin ? <Users user={s.user} /> : <Forbidden role="admin" />)
-    : path.startsWith('/users/') ? (admin ? <UserDetail me={s.user} id={path.slice('/users/'.length)} /> : <Forbidden role="admin" />)
-    : path === '/audit' ? (admin ? <Audit /> : <Forbidden role="admin" />)
-    : page ? <PluginElement key={`${page.module}#${page.element}`} module={page.module} element={page.element} plugin={page.plugin} user={s.user} base={page.path} title={page.title} />
-    : extensions.value === null ? <Loading label="Loading…" />
-    : <NotFound />
+    path === '/' ? (
+      <Overview user={s.user} />
+    ) : path === '/account' || path.startsWith('/account/') ? (
+      <Account />
+    ) : path === '/users' ? (
+      admin ? (
+        <Users user={s.user} />
+      ) : (
+        <Forbidden role="admin" />
+      )
+    ) : path.startsWith('/users/') ? (
+      admin ? (
+        <UserDetail me={s.user} id={path.slice('/users/'.length)} />
+      ) : (
+        <Forbidden role="admin" />
+      )
+    ) : path === '/audit' ? (
+      admin ? (
+        <Audit />
+      ) : (
+        <Forbidden role="admin" />
+      )
+    ) : page ? (
+      <PluginElement
+        key={`${page.module}#${page.element}`}
+        module={page.module}
+        element={page.element}
+        plugin={page.plugin}
+        user={s.user}
+        base={page.path}
+        title={page.title}
+      />
+    ) : extensions.value === null ? (
+      <Loading label="Loading…" />
+    ) : (
+      <NotFound />
+    )
   return <Shell user={s.user}>{content}</Shell>
 }

@@ -49,7 +49,10 @@ export function makeContext({ user, base, plugin, signal }: ContextOptions): Pag
           options.onError?.()
           if (es.readyState !== EventSource.CLOSED) return // the browser reconnects by itself
           // Refused (a 401 after the session ended, a 503): ask whether we are still signed in, then retry.
-          shellApi.get('/api/auth/me').then(() => (retry = setTimeout(open, 3000)), () => undefined)
+          shellApi.get('/api/auth/me').then(
+            () => (retry = setTimeout(open, 3000)),
+            () => undefined,
+          )
         }
       }
       const close = () => {
@@ -66,7 +69,13 @@ export function makeContext({ user, base, plugin, signal }: ContextOptions): Pag
       signal.addEventListener('abort', () => ws.close(1000, 'page closed'), { once: true })
       return ws
     },
-    upload: (path, body, options = {}) => upload(path, body, { ...options, signal: options.signal ? AbortSignal.any([signal, options.signal]) : signal }, sessionEnded),
+    upload: (path, body, options = {}) =>
+      upload(
+        path,
+        body,
+        { ...options, signal: options.signal ? AbortSignal.any([signal, options.signal]) : signal },
+        sessionEnded,
+      ),
     navigate,
     location,
     base,

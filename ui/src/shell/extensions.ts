@@ -41,13 +41,21 @@ export const extensions = signal<Extension[] | null>(null)
 
 /** Pages of active plugins the user may see (the server filtered them by role), for the nav and the router. */
 export const pluginPages = computed<PluginPage[]>(() =>
-  (extensions.value ?? []).flatMap((e) => (e.ui && e.version ? e.ui.pages.map((p) => ({ ...p, plugin: { id: e.id, version: e.version!, isolate: e.ui!.isolate } })) : [])),
+  (extensions.value ?? []).flatMap((e) =>
+    e.ui && e.version
+      ? e.ui.pages.map((p) => ({ ...p, plugin: { id: e.id, version: e.version!, isolate: e.ui!.isolate } }))
+      : [],
+  ),
 )
 
 /** Overview cards, by order then plugin id. */
 export const pluginCards = computed<PluginCard[]>(() =>
   (extensions.value ?? [])
-    .flatMap((e) => (e.ui && e.version ? e.ui.cards.map((c) => ({ ...c, plugin: { id: e.id, version: e.version!, isolate: e.ui!.isolate } })) : []))
+    .flatMap((e) =>
+      e.ui && e.version
+        ? e.ui.cards.map((c) => ({ ...c, plugin: { id: e.id, version: e.version!, isolate: e.ui!.isolate } }))
+        : [],
+    )
     .sort((a, b) => a.order - b.order || a.plugin.id.localeCompare(b.plugin.id)),
 )
 
@@ -70,7 +78,8 @@ async function refresh(): Promise<void> {
     }
   } catch (err) {
     // The admin's policy now requires two-factor of this user: to enrollment.
-    if (err instanceof ApiError && err.code === 'HOSTD_AUTH_TWO_FACTOR_ENROLLMENT_REQUIRED') return void refreshSession().catch(() => undefined)
+    if (err instanceof ApiError && err.code === 'HOSTD_AUTH_TWO_FACTOR_ENROLLMENT_REQUIRED')
+      return void refreshSession().catch(() => undefined)
     // A 401 ends the session (api). Anything else: show the kernel's pages meanwhile, try again at the next tick.
     extensions.value ??= []
   }

@@ -25,7 +25,8 @@ const KERNEL_BOTTOM: NavItem[] = [
   { path: '/audit', title: 'Audit log', icon: 'scroll-text', role: 'admin' },
 ]
 
-const isCurrent = (path: string, item: string) => (item === '/' ? path === '/' : path === item || path.startsWith(`${item}/`))
+const isCurrent = (path: string, item: string) =>
+  item === '/' ? path === '/' : path === item || path.startsWith(`${item}/`)
 
 function UserMenu({ user }: { user: SessionUser }) {
   const [open, setOpen] = useState(false)
@@ -47,8 +48,16 @@ function UserMenu({ user }: { user: SessionUser }) {
   }, [open])
   return (
     <div class="user-menu" ref={root}>
-      <button type="button" class="user-button" aria-expanded={open} aria-controls="user-menu-panel" onClick={() => setOpen(!open)}>
-        <span class="avatar" aria-hidden="true">{user.username.slice(0, 1).toUpperCase()}</span>
+      <button
+        type="button"
+        class="user-button"
+        aria-expanded={open}
+        aria-controls="user-menu-panel"
+        onClick={() => setOpen(!open)}
+      >
+        <span class="avatar" aria-hidden="true">
+          {user.username.slice(0, 1).toUpperCase()}
+        </span>
         <span class="user-name">{user.username}</span>
         <span class="sr-only">, account menu</span>
         <Icon name="chevron-down" size={16} />
@@ -90,7 +99,14 @@ export function Shell({ user, children }: { user: SessionUser; children: Compone
         Skip to content
       </a>
       <header class="topbar">
-        <button type="button" class="nav-toggle btn btn-ghost btn-icon" aria-expanded={navOpen} aria-controls="main-nav" aria-label="Main menu" onClick={() => setNavOpen(!navOpen)}>
+        <button
+          type="button"
+          class="nav-toggle btn btn-ghost btn-icon"
+          aria-expanded={navOpen}
+          aria-controls="main-nav"
+          aria-label="Main menu"
+          onClick={() => setNavOpen(!navOpen)}
+        >
           <Icon name={navOpen ? 'x' : 'menu'} />
         </button>
         <a href="/" class="brand">

@@ -23,7 +23,8 @@ export interface PluginElementProps {
 /** Which module defined each tag: a tag cannot be defined twice in one document. */
 const definedBy = new Map<string, string>()
 
-const timeout = (ms: number, message: string) => new Promise<never>((_, reject) => setTimeout(() => reject(new Error(message)), ms))
+const timeout = (ms: number, message: string) =>
+  new Promise<never>((_, reject) => setTimeout(() => reject(new Error(message)), ms))
 
 /**
  * Mounts a plugin's element: imports its module (by its versioned URL), waits for the tag, creates it with its
@@ -36,7 +37,12 @@ export function PluginElement({ module, element, plugin, user, base, title }: Pl
   const [attempt, setAttempt] = useState(0)
   useEffect(() => {
     const lifetime = new AbortController()
-    const context = makeContext({ user, base, plugin: { id: plugin.id, version: plugin.version }, signal: lifetime.signal })
+    const context = makeContext({
+      user,
+      base,
+      plugin: { id: plugin.id, version: plugin.version },
+      signal: lifetime.signal,
+    })
     setState({ loading: true })
     const mount = async () => {
       if (plugin.isolate) {
@@ -50,7 +56,10 @@ export function PluginElement({ module, element, plugin, user, base, title }: Pl
         return
       }
       await importRetrying(() => import(/* @vite-ignore */ module))
-      await Promise.race([customElements.whenDefined(element), timeout(10_000, `${module} did not define <${element}>`)])
+      await Promise.race([
+        customElements.whenDefined(element),
+        timeout(10_000, `${module} did not define <${element}>`),
+      ])
       definedBy.set(element, module)
       if (lifetime.signal.aborted) return
       const el = document.createElement(element) as HostdElement
@@ -69,7 +78,13 @@ export function PluginElement({ module, element, plugin, user, base, title }: Pl
   return (
     <>
       {state.loading && <Loading label={`Loading ${title}…`} />}
-      {state.error !== undefined && <ErrorState title={`${title} could not be loaded`} error={state.error} onRetry={() => setAttempt((a) => a + 1)} />}
+      {state.error !== undefined && (
+        <ErrorState
+          title={`${title} could not be loaded`}
+          error={state.error}
+          onRetry={() => setAttempt((a) => a + 1)}
+        />
+      )}
       <div class="plugin-host" ref={host} />
     </>
   )
@@ -97,7 +112,10 @@ interface FrameMessage {
   height?: unknown
 }
 
-function mountFrame(container: HTMLElement, { module, element, title, context }: { module: string; element: string; title: string; context: PageContext }) {
+function mountFrame(
+  container: HTMLElement,
+  { module, element, title, context }: { module: string; element: string; title: string; context: PageContext },
+) {
   const frame = document.createElement('iframe')
   frame.setAttribute('sandbox', 'allow-scripts allow-forms')
   frame.title = title
@@ -115,13 +133,25 @@ function mountFrame(container: HTMLElement, { module, element, title, context }:
       case 'api': {
         const method = String(m.method ?? 'GET').toUpperCase()
         if (!METHODS.has(method) || !bridgeAllows(pluginId, m.path)) {
-          send({ type: 'api', id: m.id, ok: false, error: { status: 403, code: 'HOSTD_UI_BRIDGE_FORBIDDEN', message: `An isolated page may call only its own plugin's routes (/api/${pluginId}/...)` } })
+          send({
+            type: 'api',
+            id: m.id,
+            ok: false,
+            error: {
+              status: 403,
+              code: 'HOSTD_UI_BRIDGE_FORBIDDEN',
+              message: `An isolated page may call only its own plugin's routes (/api/${pluginId}/...)`,
+            },
+          })
           break
         }
         context.api.request(method, m.path as string, m.body).then(
           (value) => send({ type: 'api', id: m.id, ok: true, value }),
           (err: unknown) => {
-            const e = err instanceof ApiError ? err : new ApiError(0, 'HOSTD_UI_BRIDGE_FAILED', String((err as Error)?.message ?? err))
+            const e =
+              err instanceof ApiError
+                ? err
+                : new ApiError(0, 'HOSTD_UI_BRIDGE_FAILED', String((err as Error)?.message ?? err))
             send({ type: 'api', id: m.id, ok: false, error: { status: e.status, code: e.code, message: e.message } })
           },
         )
@@ -136,7 +166,8 @@ function mountFrame(container: HTMLElement, { module, element, title, context }:
         if (typeof m.to === 'string' && m.to.startsWith('/') && !m.to.startsWith('//')) context.navigate(m.to)
         break
       case 'height':
-        if (typeof m.height === 'number' && Number.isFinite(m.height)) frame.style.height = `${Math.min(Math.max(m.height, 80), 20000)}px`
+        if (typeof m.height === 'number' && Number.isFinite(m.height))
+          frame.style.height = `${Math.min(Math.max(m.height, 80), 20000)}px`
         break
     }
   }

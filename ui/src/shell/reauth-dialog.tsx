@@ -23,8 +23,18 @@ export function ReauthHost() {
             finish(true)
           }}
         >
-          <p class="muted">This change needs your password, since you signed in a while ago. You will not be asked again for a few minutes.</p>
-          <TextField name="password" label="Password" type="password" required autoFocus autoComplete="current-password" />
+          <p class="muted">
+            This change needs your password, since you signed in a while ago. You will not be asked again for a few
+            minutes.
+          </p>
+          <TextField
+            name="password"
+            label="Password"
+            type="password"
+            required
+            autoFocus
+            autoComplete="current-password"
+          />
         </Form>
       )}
     </Dialog>

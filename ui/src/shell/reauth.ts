@@ -11,6 +11,13 @@ export const asking = signal<{ resolve: (ok: boolean) => void } | null>(null)
 export function askForPassword(): Promise<boolean> {
   const current = asking.value
   return new Promise((resolve) => {
-    asking.value = { resolve: current ? (ok) => { current.resolve(ok); resolve(ok) } : resolve }
+    asking.value = {
+      resolve: current
+        ? (ok) => {
+            current.resolve(ok)
+            resolve(ok)
+          }
+        : resolve,
+    }
   })
 }

@@ -5,7 +5,8 @@ import { pageTitles } from '../kit/layout.tsx'
 export const route = signal({ path: location.pathname, search: location.search })
 
 const sync = () => {
-  if (route.value.path !== location.pathname || route.value.search !== location.search) route.value = { path: location.pathname, search: location.search }
+  if (route.value.path !== location.pathname || route.value.search !== location.search)
+    route.value = { path: location.pathname, search: location.search }
 }
 
 export function navigate(to: string, { replace = false }: { replace?: boolean } = {}): void {
@@ -33,7 +34,8 @@ addEventListener('popstate', () => {
 
 // Plain links inside the dashboard (the shell's and every page's) navigate without reloading.
 document.addEventListener('click', (event) => {
-  if (event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return
+  if (event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey)
+    return
   const link = (event.target as Element | null)?.closest?.('a')
   if (!link || link.target || link.hasAttribute('download') || link.origin !== location.origin) return
   if (/^\/(api|ui|plugins)(\/|$)/.test(link.pathname)) return

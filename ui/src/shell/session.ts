@@ -50,7 +50,8 @@ export function sessionEnded(): void {
 /** The shell's own API client; a change that needs the password again asks for it (reauth.tsx). */
 export const api = createApi({ onUnauthorized: sessionEnded, onReauth: askForPassword })
 
-const text = (value: unknown, max: number) => (typeof value === 'string' && value.trim() ? value.trim().slice(0, max) : null)
+const text = (value: unknown, max: number) =>
+  typeof value === 'string' && value.trim() ? value.trim().slice(0, max) : null
 
 async function loadBranding(): Promise<void> {
   try {

@@ -6,7 +6,8 @@ import { appPath, type Catalog, type CatalogApp } from './model.ts'
 function matches(app: CatalogApp, words: string[], category: string): boolean {
   if (category && !app.categories.includes(category)) return false
   if (!words.length) return true
-  const text = `${app.title} ${app.tagline} ${app.description} ${app.categories.join(' ')} ${app.developer ?? ''} ${app.id}`.toLowerCase()
+  const text =
+    `${app.title} ${app.tagline} ${app.description} ${app.categories.join(' ')} ${app.developer ?? ''} ${app.id}`.toLowerCase()
   return words.every((w) => text.includes(w))
 }
 
@@ -38,7 +39,10 @@ export function Browse({ ctx, catalog }: { ctx: PageContext; catalog: Catalog })
   }
   const words = query.toLowerCase().split(/\s+/).filter(Boolean)
   const shown = catalog.apps.filter((app) => matches(app, words, category))
-  const summary = shown.length === catalog.apps.length ? `${catalog.apps.length} apps` : `${shown.length} of ${catalog.apps.length} apps`
+  const summary =
+    shown.length === catalog.apps.length
+      ? `${catalog.apps.length} apps`
+      : `${shown.length} of ${catalog.apps.length} apps`
 
   return (
     <div class="stack">
@@ -46,26 +50,48 @@ export function Browse({ ctx, catalog }: { ctx: PageContext; catalog: Catalog })
         <label class="catalog-search">
           <Icon name="search" size={16} />
           <span class="sr-only">Search apps</span>
-          <input class="input" type="search" placeholder="Search apps" value={query} onInput={(e) => setFilter('q', e.currentTarget.value)} />
+          <input
+            class="input"
+            type="search"
+            placeholder="Search apps"
+            value={query}
+            onInput={(e) => setFilter('q', e.currentTarget.value)}
+          />
         </label>
         <label class="catalog-category">
           <span class="sr-only">Category</span>
           <select class="input select" value={category} onChange={(e) => setFilter('category', e.currentTarget.value)}>
             <option value="">All categories</option>
             {catalog.categories.map((c) => (
-              <option key={c} value={c}>{c}</option>
+              <option key={c} value={c}>
+                {c}
+              </option>
             ))}
           </select>
         </label>
-        <span class="toolbar-status" role="status">{summary}</span>
+        <span class="toolbar-status" role="status">
+          {summary}
+        </span>
       </div>
       {catalog.apps.length === 0 ? (
         <Empty icon="store" title="The catalog is empty">
-          {ctx.can('admin') ? 'Add a catalog source (a folder or an HTTPS URL) under Sources.' : 'An admin can add catalog sources.'}
+          {ctx.can('admin')
+            ? 'Add a catalog source (a folder or an HTTPS URL) under Sources.'
+            : 'An admin can add catalog sources.'}
         </Empty>
       ) : shown.length === 0 ? (
-        <Empty icon="search" title="No app matches" action={<Button icon="x" onClick={() => ctx.navigate(ctx.base, { replace: true })}>Clear the filters</Button>}>
-          Nothing {query ? `matches “${query}”` : ''}{query && category ? ' in ' : category ? 'in ' : ''}{category}.
+        <Empty
+          icon="search"
+          title="No app matches"
+          action={
+            <Button icon="x" onClick={() => ctx.navigate(ctx.base, { replace: true })}>
+              Clear the filters
+            </Button>
+          }
+        >
+          Nothing {query ? `matches “${query}”` : ''}
+          {query && category ? ' in ' : category ? 'in ' : ''}
+          {category}.
         </Empty>
       ) : (
         <ul class="app-grid" aria-label="Apps">

@@ -20,7 +20,9 @@ export function AppTags({ app }: { app: CatalogApp }) {
   return (
     <p class="app-card-tags">
       {app.categories.map((c) => (
-        <Badge key={c} tone="accent">{c}</Badge>
+        <Badge key={c} tone="accent">
+          {c}
+        </Badge>
       ))}
       {app.installed && (
         <Badge tone="success">
@@ -55,7 +57,19 @@ interface UninstallResult {
 }
 
 /** Asks before removing an installed app's container, with a choice to remove its volumes too. */
-export function UninstallDialog({ ctx, app, install, onClose, onDone }: { ctx: PageContext; app: CatalogApp; install: Install; onClose: () => void; onDone: () => void }) {
+export function UninstallDialog({
+  ctx,
+  app,
+  install,
+  onClose,
+  onDone,
+}: {
+  ctx: PageContext
+  app: CatalogApp
+  install: Install
+  onClose: () => void
+  onDone: () => void
+}) {
   const [removeVolumes, setRemoveVolumes] = useState(false)
   const [busy, setBusy] = useState(false)
   const [error, setError] = useState<string | null>(null)
@@ -63,8 +77,13 @@ export function UninstallDialog({ ctx, app, install, onClose, onDone }: { ctx: P
     setBusy(true)
     setError(null)
     try {
-      const result = await ctx.api.post<UninstallResult>('/api/catalog/uninstall', { container: install.containerId, removeVolumes })
-      const removed = result.removedVolumes.length ? ` and ${result.removedVolumes.length} volume${result.removedVolumes.length > 1 ? 's' : ''}` : ''
+      const result = await ctx.api.post<UninstallResult>('/api/catalog/uninstall', {
+        container: install.containerId,
+        removeVolumes,
+      })
+      const removed = result.removedVolumes.length
+        ? ` and ${result.removedVolumes.length} volume${result.removedVolumes.length > 1 ? 's' : ''}`
+        : ''
       ctx.toast.success(`${result.name} was uninstalled${removed}`)
       for (const kept of result.keptVolumes) ctx.toast.info(`Volume ${kept.name} was kept: ${kept.reason}`)
       onDone()
@@ -81,13 +100,18 @@ export function UninstallDialog({ ctx, app, install, onClose, onDone }: { ctx: P
       onClose={() => !busy && onClose()}
       actions={
         <>
-          <Button onClick={onClose} disabled={busy}>Cancel</Button>
-          <Button variant="danger" icon="trash" busy={busy} onClick={() => void uninstall()}>Uninstall</Button>
+          <Button onClick={onClose} disabled={busy}>
+            Cancel
+          </Button>
+          <Button variant="danger" icon="trash" busy={busy} onClick={() => void uninstall()}>
+            Uninstall
+          </Button>
         </>
       }
     >
       <p class="dialog-text">
-        The container <strong>{install.name}</strong> ({app.title}) is stopped and removed. Folders of this server it used are never touched.
+        The container <strong>{install.name}</strong> ({app.title}) is stopped and removed. Folders of this server it
+        used are never touched.
       </p>
       <Checkbox
         name="removeVolumes"

@@ -9,7 +9,8 @@ export function installBlock(ctx: PageContext, catalog: Catalog, app: CatalogApp
   if (!ctx.can('operator')) return 'Installing needs the operator role.'
   const reason = adminReason(app)
   if (reason && !ctx.can('admin')) return `Needs an admin: it ${reason}.`
-  if (!catalog.engine.available) return `The container engine is not reachable: ${detailed ? catalog.engine.message : 'the catalog page says why.'}`
+  if (!catalog.engine.available)
+    return `The container engine is not reachable: ${detailed ? catalog.engine.message : 'the catalog page says why.'}`
   return null
 }
 
@@ -33,7 +34,17 @@ function Needs({ app }: { app: CatalogApp }) {
   )
 }
 
-export function InstallsTable({ ctx, rows, onChanged, showApp }: { ctx: PageContext; rows: { app: CatalogApp; install: Install }[]; onChanged: () => void; showApp?: boolean }) {
+export function InstallsTable({
+  ctx,
+  rows,
+  onChanged,
+  showApp,
+}: {
+  ctx: PageContext
+  rows: { app: CatalogApp; install: Install }[]
+  onChanged: () => void
+  showApp?: boolean
+}) {
   const [removing, setRemoving] = useState<{ app: CatalogApp; install: Install } | null>(null)
   return (
     <>
@@ -45,34 +56,57 @@ export function InstallsTable({ ctx, rows, onChanged, showApp }: { ctx: PageCont
         initialSort={showApp ? { key: 'app', direction: 'ascending' } : undefined}
         columns={[
           ...(showApp
-            ? [{
-                key: 'app',
-                label: 'App',
-                sortValue: (r: { app: CatalogApp }) => r.app.title,
-                render: (r: { app: CatalogApp }) => (
-                  <span class="cell-strong">
-                    <AppIcon app={r.app} />
-                    <a href={appPath(ctx.base, r.app)}>{r.app.title}</a>
-                  </span>
-                ),
-              }]
+            ? [
+                {
+                  key: 'app',
+                  label: 'App',
+                  sortValue: (r: { app: CatalogApp }) => r.app.title,
+                  render: (r: { app: CatalogApp }) => (
+                    <span class="cell-strong">
+                      <AppIcon app={r.app} />
+                      <a href={appPath(ctx.base, r.app)}>{r.app.title}</a>
+                    </span>
+                  ),
+                },
+              ]
             : []),
-          { key: 'name', label: 'Container', sortValue: (r) => r.install.name, render: (r) => <a class="mono" href={containerPath(r.install.containerId)}>{r.install.name}</a> },
-          { key: 'state', label: 'State', sortValue: (r) => r.install.state, render: (r) => <Badge tone={stateTone(r.install.state)}>{r.install.state}</Badge> },
+          {
+            key: 'name',
+            label: 'Container',
+            sortValue: (r) => r.install.name,
+            render: (r) => (
+              <a class="mono" href={containerPath(r.install.containerId)}>
+                {r.install.name}
+              </a>
+            ),
+          },
+          {
+            key: 'state',
+            label: 'State',
+            sortValue: (r) => r.install.state,
+            render: (r) => <Badge tone={stateTone(r.install.state)}>{r.install.state}</Badge>,
+          },
           { key: 'version', label: 'Installed version', secondary: true, render: (r) => r.install.version },
           { key: 'updates', label: 'Updates', render: (r) => <UpdateBadge app={r.app} install={r.install} /> },
-          ...(showApp ? [{ key: 'source', label: 'Source', secondary: true, render: (r: { app: CatalogApp }) => r.app.source }] : []),
+          ...(showApp
+            ? [{ key: 'source', label: 'Source', secondary: true, render: (r: { app: CatalogApp }) => r.app.source }]
+            : []),
           ...(ctx.can('operator')
-            ? [{
-                key: 'actions',
-                label: 'Actions',
-                align: 'end' as const,
-                render: (r: { app: CatalogApp; install: Install }) => (
-                  <button type="button" class="btn btn-ghost btn-sm" onClick={() => setRemoving(r)}>
-                    <Icon name="trash" size={16} /> <span>Uninstall<span class="sr-only"> {r.install.name}</span></span>
-                  </button>
-                ),
-              }]
+            ? [
+                {
+                  key: 'actions',
+                  label: 'Actions',
+                  align: 'end' as const,
+                  render: (r: { app: CatalogApp; install: Install }) => (
+                    <button type="button" class="btn btn-ghost btn-sm" onClick={() => setRemoving(r)}>
+                      <Icon name="trash" size={16} />{' '}
+                      <span>
+                        Uninstall<span class="sr-only"> {r.install.name}</span>
+                      </span>
+                    </button>
+                  ),
+                },
+              ]
             : []),
         ]}
       />
@@ -92,20 +126,36 @@ export function InstallsTable({ ctx, rows, onChanged, showApp }: { ctx: PageCont
   )
 }
 
-export function AppDetail({ ctx, catalog, app, onChanged }: { ctx: PageContext; catalog: Catalog; app: CatalogApp; onChanged: () => void }) {
+export function AppDetail({
+  ctx,
+  catalog,
+  app,
+  onChanged,
+}: {
+  ctx: PageContext
+  catalog: Catalog
+  app: CatalogApp
+  onChanged: () => void
+}) {
   const blocked = installBlock(ctx, catalog, app)
   const source = catalog.sources.find((s) => s.id === app.source)
   const install = (
     <div class="install-action">
       {ctx.can('operator') &&
         (blocked ? (
-          <Button variant="primary" icon="download" disabled aria-describedby="install-blocked">Install</Button>
+          <Button variant="primary" icon="download" disabled aria-describedby="install-blocked">
+            Install
+          </Button>
         ) : (
           <a class="btn btn-primary btn-md" href={`${appPath(ctx.base, app)}/install`}>
             <Icon name="download" size={16} /> <span>Install</span>
           </a>
         ))}
-      {blocked && <p id="install-blocked" class="muted install-reason">{blocked}</p>}
+      {blocked && (
+        <p id="install-blocked" class="muted install-reason">
+          {blocked}
+        </p>
+      )}
     </div>
   )
   return (
@@ -124,7 +174,11 @@ export function AppDetail({ ctx, catalog, app, onChanged }: { ctx: PageContext; 
         <div class="stack">
           <Card title="About">
             <div class="stack">
-              {app.description ? <p class="app-description">{app.description}</p> : <p class="muted">No description.</p>}
+              {app.description ? (
+                <p class="app-description">{app.description}</p>
+              ) : (
+                <p class="muted">No description.</p>
+              )}
               {app.note && (
                 <p class="notice notice-info">
                   <Icon name="info" /> <span>{app.note}</span>
@@ -132,7 +186,8 @@ export function AppDetail({ ctx, catalog, app, onChanged }: { ctx: PageContext; 
               )}
               {app.defaultCredentials && (
                 <p class="credentials">
-                  <Icon name="key" /> <span>
+                  <Icon name="key" />{' '}
+                  <span>
                     It starts with the user <code>{app.defaultCredentials.username}</code> and the password{' '}
                     <code>{app.defaultCredentials.password}</code>: change them after the first sign-in.
                   </span>
@@ -156,7 +211,17 @@ export function AppDetail({ ctx, catalog, app, onChanged }: { ctx: PageContext; 
             items={[
               ['Version', app.version],
               ['Developer', app.developer ?? 'unknown'],
-              ['Website', app.website ? <a href={app.website} target="_blank" rel="noopener noreferrer">{app.website.replace(/^https:\/\//, '')} <Icon name="external-link" size={14} label="(opens a new tab)" /></a> : 'none'],
+              [
+                'Website',
+                app.website ? (
+                  <a href={app.website} target="_blank" rel="noopener noreferrer">
+                    {app.website.replace(/^https:\/\//, '')}{' '}
+                    <Icon name="external-link" size={14} label="(opens a new tab)" />
+                  </a>
+                ) : (
+                  'none'
+                ),
+              ],
               ['Source', source ? `${source.name} (${source.id})` : app.source],
               ['Image', <code>{app.image}</code>],
               ['Web interface', app.port ? `container port ${app.port}${app.path ?? ''}` : 'none'],

@@ -4,8 +4,19 @@
  */
 import { useState } from 'preact/hooks'
 import {
-  ApiError, Card, Checkbox, FieldErrors, Form, Icon, PageHeader, ProgressList, Select, TextField,
-  type FormValues, type PageContext, type ProgressItem,
+  ApiError,
+  Card,
+  Checkbox,
+  FieldErrors,
+  Form,
+  Icon,
+  PageHeader,
+  ProgressList,
+  Select,
+  TextField,
+  type FormValues,
+  type PageContext,
+  type ProgressItem,
 } from '@hostd/ui'
 import { installBlock } from './detail.tsx'
 import { appPath, containerPath, type Catalog, type CatalogApp, type Field } from './model.ts'
@@ -23,7 +34,7 @@ type Message =
   | { type: 'pull-start'; image: string }
   | { type: 'pull'; status: string; id?: string; current?: number; total?: number }
   | { type: 'created'; containerId: string }
-  | ({ type: 'result' } & ({ ok: true } & InstallResult | { ok: false; error: string; message: string }))
+  | ({ type: 'result' } & (({ ok: true } & InstallResult) | { ok: false; error: string; message: string }))
 
 /** The install's stages, in order; `stage` is the one running. */
 const STAGES = ['Checking the settings', 'Downloading the image', 'Creating and starting the container'] as const
@@ -42,7 +53,8 @@ const inputName = (f: Field) => `field.${f.key}`
 const CONTAINER_NAME = 'containerName'
 
 /** Docker's per-layer statuses; other pull lines ("Pulling from …", "Digest: …") describe the whole pull. */
-const LAYER_STATUS = /^(Pulling fs layer|Waiting|Downloading|Verifying Checksum|Download complete|Extracting|Pull complete|Already exists|Retrying)/
+const LAYER_STATUS =
+  /^(Pulling fs layer|Waiting|Downloading|Verifying Checksum|Download complete|Extracting|Pull complete|Already exists|Retrying)/
 
 function FieldInput({ field }: { field: Field }) {
   const name = inputName(field)
@@ -54,7 +66,16 @@ function FieldInput({ field }: { field: Field }) {
       return <Checkbox name={name} label={field.label} hint={hint} defaultChecked={def === true} />
     case 'select': {
       const options = (field.options ?? []).map((o) => ({ value: o.value, label: o.label ?? o.value }))
-      return <Select name={name} label={label} hint={hint} required={field.required} defaultValue={def === undefined ? (field.required ? options[0]?.value : '') : String(def)} options={field.required ? options : [{ value: '', label: 'Not set' }, ...options]} />
+      return (
+        <Select
+          name={name}
+          label={label}
+          hint={hint}
+          required={field.required}
+          defaultValue={def === undefined ? (field.required ? options[0]?.value : '') : String(def)}
+          options={field.required ? options : [{ value: '', label: 'Not set' }, ...options]}
+        />
+      )
     }
     case 'number':
     case 'port':
@@ -73,7 +94,19 @@ function FieldInput({ field }: { field: Field }) {
         />
       )
     case 'path':
-      return <TextField name={name} label={label} hint={hint ?? 'An absolute folder on this server, such as /srv/media.'} required={field.required} pattern="/.*" placeholder="/srv/…" defaultValue={def === undefined ? '' : String(def)} autoComplete="off" spellcheck={false} />
+      return (
+        <TextField
+          name={name}
+          label={label}
+          hint={hint ?? 'An absolute folder on this server, such as /srv/media.'}
+          required={field.required}
+          pattern="/.*"
+          placeholder="/srv/…"
+          defaultValue={def === undefined ? '' : String(def)}
+          autoComplete="off"
+          spellcheck={false}
+        />
+      )
     default:
       return (
         <TextField
@@ -110,11 +143,18 @@ function atField(app: CatalogApp, err: unknown, name: string): unknown {
   const first = (type: Field['type']) => app.fields.find((f) => f.type === type)
   let field: Field | undefined
   if (err.code === 'HOSTD_CATALOG_VALUES_INVALID') {
-    const key = /\(([a-zA-Z][a-zA-Z0-9_]*)\)/.exec(err.message)?.[1] ?? /^The value of ([a-zA-Z][a-zA-Z0-9_]*) /.exec(err.message)?.[1]
+    const key =
+      /\(([a-zA-Z][a-zA-Z0-9_]*)\)/.exec(err.message)?.[1] ??
+      /^The value of ([a-zA-Z][a-zA-Z0-9_]*) /.exec(err.message)?.[1]
     field = app.fields.find((f) => f.key === key)
   } else if (err.code === 'HOSTD_CONTAINERS_CONFLICT') {
-    return new FieldErrors({ [CONTAINER_NAME]: `A container named “${name || app.id}” exists already: choose another name, or uninstall that one first.` })
-  } else if (err.code === 'HOSTD_CONTAINERS_ENGINE_ERROR' && /port is already allocated|address already in use/i.test(err.message)) {
+    return new FieldErrors({
+      [CONTAINER_NAME]: `A container named “${name || app.id}” exists already: choose another name, or uninstall that one first.`,
+    })
+  } else if (
+    err.code === 'HOSTD_CONTAINERS_ENGINE_ERROR' &&
+    /port is already allocated|address already in use/i.test(err.message)
+  ) {
     field = first('port')
   } else if (err.code === 'HOSTD_CONTAINERS_HOST_ROOT_REFUSED') {
     field = first('path')
@@ -143,7 +183,15 @@ function installOverSocket(ctx: PageContext, request: object, onMessage: (m: Mes
     ws.onclose = (event) => {
       if (done) return
       done = true
-      reject(new ApiError(0, 'HOSTD_NETWORK', event.code === 1006 ? 'The server refused or cut the install connection. Check that you are still signed in, then try again.' : `The install connection closed (${event.code} ${event.reason}).`))
+      reject(
+        new ApiError(
+          0,
+          'HOSTD_NETWORK',
+          event.code === 1006
+            ? 'The server refused or cut the install connection. Check that you are still signed in, then try again.'
+            : `The install connection closed (${event.code} ${event.reason}).`,
+        ),
+      )
     }
   })
 }
@@ -171,7 +219,13 @@ function ProgressPanel({ progress }: { progress: Progress }) {
           const state = i < progress.stage ? 'done' : i === progress.stage ? 'current' : 'pending'
           return (
             <li key={label} class={`stage-${state}`} aria-current={state === 'current' ? 'step' : undefined}>
-              {state === 'done' ? <Icon name="circle-check" size={18} /> : state === 'current' ? <span class="spinner" aria-hidden="true" /> : <span class="stage-dot" aria-hidden="true" />}
+              {state === 'done' ? (
+                <Icon name="circle-check" size={18} />
+              ) : state === 'current' ? (
+                <span class="spinner" aria-hidden="true" />
+              ) : (
+                <span class="stage-dot" aria-hidden="true" />
+              )}
               <span>
                 {label}
                 {i === 1 && progress.noPull && progress.stage > 1 ? ' (already on this server)' : ''}
@@ -181,7 +235,9 @@ function ProgressPanel({ progress }: { progress: Progress }) {
           )
         })}
       </ol>
-      <p class="install-step" role="status">{progress.step}</p>
+      <p class="install-step" role="status">
+        {progress.step}
+      </p>
       {progress.layers.length > 0 && <ProgressList label="Image download" items={progress.layers} />}
     </section>
   )
@@ -191,22 +247,30 @@ function Installed({ ctx, app, result }: { ctx: PageContext; app: CatalogApp; re
   return (
     <Card title="Installed">
       <div class="install-done" role="status">
-        <span class="install-done-icon"><Icon name="circle-check" size={28} /></span>
+        <span class="install-done-icon">
+          <Icon name="circle-check" size={28} />
+        </span>
         <div class="stack">
           <p>
-            <strong>{app.title}</strong> runs in the container <strong class="mono">{result.name}</strong> (version {result.version}).
+            <strong>{app.title}</strong> runs in the container <strong class="mono">{result.name}</strong> (version{' '}
+            {result.version}).
           </p>
           {app.defaultCredentials && (
             <p class="muted">
-              Sign in with <code>{app.defaultCredentials.username}</code> / <code>{app.defaultCredentials.password}</code>, then change them.
+              Sign in with <code>{app.defaultCredentials.username}</code> /{' '}
+              <code>{app.defaultCredentials.password}</code>, then change them.
             </p>
           )}
           <p class="install-links">
             <a class="btn btn-primary btn-md" href={containerPath(result.containerId)}>
               <Icon name="box" size={16} /> <span>Open the container {result.name}</span>
             </a>
-            <a class="btn btn-secondary btn-md" href={appPath(ctx.base, app)}>Back to {app.title}</a>
-            <a class="btn btn-ghost btn-md" href={`${ctx.base}/installed`}>All installed apps</a>
+            <a class="btn btn-secondary btn-md" href={appPath(ctx.base, app)}>
+              Back to {app.title}
+            </a>
+            <a class="btn btn-ghost btn-md" href={`${ctx.base}/installed`}>
+              All installed apps
+            </a>
           </p>
         </div>
       </div>
@@ -214,7 +278,17 @@ function Installed({ ctx, app, result }: { ctx: PageContext; app: CatalogApp; re
   )
 }
 
-export function InstallView({ ctx, catalog, app, onInstalled }: { ctx: PageContext; catalog: Catalog; app: CatalogApp; onInstalled: () => void }) {
+export function InstallView({
+  ctx,
+  catalog,
+  app,
+  onInstalled,
+}: {
+  ctx: PageContext
+  catalog: Catalog
+  app: CatalogApp
+  onInstalled: () => void
+}) {
   const [progress, setProgress] = useState<Progress | null>(null)
   const [result, setResult] = useState<InstallResult | null>(null)
   const blocked = installBlock(ctx, catalog, app, true)
@@ -224,7 +298,13 @@ export function InstallView({ ctx, catalog, app, onInstalled }: { ctx: PageConte
       const now = p ?? { stage: 0, step: '', noPull: true, layers: [] }
       if (m.type === 'accepted') return { ...now, stage: 0, step: 'The server took the request.' }
       if (m.type === 'pull-start') return { ...now, stage: 1, noPull: false, step: `Pulling ${m.image}` }
-      if (m.type === 'created') return { ...now, stage: 2, step: 'Container created; starting it.', layers: now.layers.map((l) => ({ ...l, state: 'done', status: 'Done' })) }
+      if (m.type === 'created')
+        return {
+          ...now,
+          stage: 2,
+          step: 'Container created; starting it.',
+          layers: now.layers.map((l) => ({ ...l, state: 'done', status: 'Done' })),
+        }
       if (m.type !== 'pull') return now
       if (!m.id || !LAYER_STATUS.test(m.status)) return { ...now, step: m.status }
       const index = now.layers.findIndex((l) => l.id === m.id)
@@ -234,7 +314,12 @@ export function InstallView({ ctx, catalog, app, onInstalled }: { ctx: PageConte
 
   const submit = async (values: FormValues) => {
     const name = String(values[CONTAINER_NAME] ?? '').trim()
-    const request = { appId: app.id, source: app.source, values: requestValues(app.fields, values), ...(name ? { name } : {}) }
+    const request = {
+      appId: app.id,
+      source: app.source,
+      values: requestValues(app.fields, values),
+      ...(name ? { name } : {}),
+    }
     setProgress({ stage: 0, step: 'Connecting…', noPull: true, layers: [] })
     try {
       const done = await installOverSocket(ctx, request, onMessage)
@@ -267,8 +352,27 @@ export function InstallView({ ctx, catalog, app, onInstalled }: { ctx: PageConte
                 <Icon name="info" /> <span>{app.note}</span>
               </p>
             )}
-            <Form submitLabel={progress ? 'Installing…' : 'Install'} label={`Install ${app.title}`} onSubmit={submit} actions={!progress && <a class="btn btn-ghost btn-md" href={appPath(ctx.base, app)}>Cancel</a>}>
-              <TextField name={CONTAINER_NAME} label="Container name (optional)" hint="Leave empty for the app's default name." pattern="[a-zA-Z0-9][a-zA-Z0-9_.\-]*" maxLength={128} autoComplete="off" spellcheck={false} />
+            <Form
+              submitLabel={progress ? 'Installing…' : 'Install'}
+              label={`Install ${app.title}`}
+              onSubmit={submit}
+              actions={
+                !progress && (
+                  <a class="btn btn-ghost btn-md" href={appPath(ctx.base, app)}>
+                    Cancel
+                  </a>
+                )
+              }
+            >
+              <TextField
+                name={CONTAINER_NAME}
+                label="Container name (optional)"
+                hint="Leave empty for the app's default name."
+                pattern="[a-zA-Z0-9][a-zA-Z0-9_.\-]*"
+                maxLength={128}
+                autoComplete="off"
+                spellcheck={false}
+              />
               {app.fields.map((f) => (
                 <FieldInput key={f.key} field={f} />
               ))}

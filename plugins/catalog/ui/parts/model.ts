@@ -12,7 +12,8 @@ export interface Catalog {
 }
 
 /** The page's own path for an app (its source and id name it: the same id may be in several sources). */
-export const appPath = (base: string, app: Pick<CatalogApp, 'source' | 'id'>) => `${base}/apps/${encodeURIComponent(app.source)}/${encodeURIComponent(app.id)}`
+export const appPath = (base: string, app: Pick<CatalogApp, 'source' | 'id'>) =>
+  `${base}/apps/${encodeURIComponent(app.source)}/${encodeURIComponent(app.id)}`
 
 /** The containers page of an installed container. */
 export const containerPath = (containerId: string) => `/containers/${containerId}`
@@ -21,7 +22,9 @@ export const containerPath = (containerId: string) => `/containers/${containerId
 export function adminReason(app: CatalogApp): string | null {
   if (!app.needsAdmin) return null
   const folders = app.fields.filter((f) => f.type === 'path').map((f) => f.label)
-  return folders.length ? `mounts a folder of this server (${folders.join(', ')})` : 'reaches the host (a folder of this server or extra capabilities)'
+  return folders.length
+    ? `mounts a folder of this server (${folders.join(', ')})`
+    : 'reaches the host (a folder of this server or extra capabilities)'
 }
 
 /** Every install of every app, each with its app, for the installed view. */

@@ -24,12 +24,21 @@ export interface ContainersUi {
  * A private engine, a local registry, and a daemon with every built-in plugin whose DOCKER_HOST is that engine's
  * socket. `engineLater`: the daemon starts first and finds no engine until `startEngine()`; `env`: more settings.
  */
-export async function startContainersUi({ engineLater = false, env = {} }: { engineLater?: boolean; env?: Record<string, string> } = {}): Promise<ContainersUi> {
+export async function startContainersUi({
+  engineLater = false,
+  env = {},
+}: {
+  engineLater?: boolean
+  env?: Record<string, string>
+} = {}): Promise<ContainersUi> {
   const dir = await engineDir()
   let engine = engineLater ? null : await startEngine(dir)
   const registry = await startRegistry(dir)
   // Every list asks the registry again in the background, so an update shows without waiting an hour.
-  const ui = await startUi({ builtinPlugins: true, env: { DOCKER_HOST: `unix://${join(dir, 'docker.sock')}`, HOSTD_CONTAINERS_UPDATE_CHECK_SECONDS: '0', ...env } })
+  const ui = await startUi({
+    builtinPlugins: true,
+    env: { DOCKER_HOST: `unix://${join(dir, 'docker.sock')}`, HOSTD_CONTAINERS_UPDATE_CHECK_SECONDS: '0', ...env },
+  })
   return {
     get engine() {
       if (!engine) throw new Error('the engine was not started')
@@ -41,7 +50,10 @@ export async function startContainersUi({ engineLater = false, env = {} }: { eng
     async adminApi(method, path, body) {
       const res = await ui.daemon.fetch(path, {
         method,
-        headers: { authorization: `Bearer ${ui.adminToken}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        headers: {
+          authorization: `Bearer ${ui.adminToken}`,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
         body: body === undefined ? undefined : JSON.stringify(body),
       })
       const text = await res.text()
@@ -61,7 +73,11 @@ export async function startContainersUi({ engineLater = false, env = {} }: { eng
  * `release()`: the page shows the state just before that message for as long as a screenshot takes. The socket
  * itself is the real one to the daemon; only the delivery to the page waits.
  */
-export async function holdSocketMessage(page: Page, url: RegExp, matches: (message: string) => boolean): Promise<{ reached: Promise<void>; release(): void }> {
+export async function holdSocketMessage(
+  page: Page,
+  url: RegExp,
+  matches: (message: string) => boolean,
+): Promise<{ reached: Promise<void>; release(): void }> {
   let release!: () => void
   const released = new Promise<void>((resolve) => (release = resolve))
   let reach!: () => void

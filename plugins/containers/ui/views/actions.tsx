@@ -10,7 +10,12 @@ export interface ActionTarget {
 
 type Action = 'start' | 'stop' | 'restart' | 'kill'
 
-const DONE: Record<Action, string> = { start: 'was started', stop: 'was stopped', restart: 'was restarted', kill: 'was killed' }
+const DONE: Record<Action, string> = {
+  start: 'was started',
+  stop: 'was stopped',
+  restart: 'was restarted',
+  kill: 'was killed',
+}
 const VERB: Record<Action, string> = { start: 'Start', stop: 'Stop', restart: 'Restart', kill: 'Kill' }
 const ICON: Record<Action, string> = { start: 'play', stop: 'square', restart: 'rotate-ccw', kill: 'zap' }
 
@@ -62,9 +67,23 @@ export function ContainerActions({ ctx, container, onChanged, onRemoved, compact
     <div class={compact ? 'row-actions' : 'ctr-actions'}>
       {actions.map((action) =>
         compact ? (
-          <IconButton key={action} icon={ICON[action]} label={`${VERB[action]} ${name}`} busy={busy === action} disabled={busy !== null} onClick={() => void act(action)} />
+          <IconButton
+            key={action}
+            icon={ICON[action]}
+            label={`${VERB[action]} ${name}`}
+            busy={busy === action}
+            disabled={busy !== null}
+            onClick={() => void act(action)}
+          />
         ) : (
-          <Button key={action} icon={ICON[action]} variant={action === 'start' ? 'primary' : 'secondary'} busy={busy === action} disabled={busy !== null} onClick={() => void act(action)}>
+          <Button
+            key={action}
+            icon={ICON[action]}
+            variant={action === 'start' ? 'primary' : 'secondary'}
+            busy={busy === action}
+            disabled={busy !== null}
+            onClick={() => void act(action)}
+          >
             {VERB[action]}
           </Button>
         ),
@@ -89,7 +108,9 @@ export function ContainerActions({ ctx, container, onChanged, onRemoved, compact
               onRemoved()
             }}
           >
-            <p class="dialog-text">The container and the files it changed are deleted; its volumes stay. This cannot be undone.</p>
+            <p class="dialog-text">
+              The container and the files it changed are deleted; its volumes stay. This cannot be undone.
+            </p>
             <Checkbox
               name="force"
               label="Force: stop it first if it is running"
@@ -104,7 +125,15 @@ export function ContainerActions({ ctx, container, onChanged, onRemoved, compact
 }
 
 /** The auto-start setting as a switch for operators and up (as words for viewers). */
-export function AutoStartSwitch({ ctx, container, onChanged }: { ctx: PageContext; container: { id: string; name: string; autoStart: boolean }; onChanged: () => void }) {
+export function AutoStartSwitch({
+  ctx,
+  container,
+  onChanged,
+}: {
+  ctx: PageContext
+  container: { id: string; name: string; autoStart: boolean }
+  onChanged: () => void
+}) {
   const [pending, setPending] = useState<boolean | null>(null)
   // Keep showing the asked-for value until the reloaded list agrees (no flicker back).
   useEffect(() => {

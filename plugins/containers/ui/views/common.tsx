@@ -3,7 +3,16 @@ import { signal } from '@preact/signals'
 import type { ComponentChildren } from 'preact'
 import { useEffect, useRef, useState } from 'preact/hooks'
 import { Badge, Button, Empty, Icon, type PageContext, type ProgressItem } from '@hostd/ui'
-import { healthTone, portText, portUrl, stateTone, uniquePorts, type Container, type EngineStatus, type PullMessage } from './model.ts'
+import {
+  healthTone,
+  portText,
+  portUrl,
+  stateTone,
+  uniquePorts,
+  type Container,
+  type EngineStatus,
+  type PullMessage,
+} from './model.ts'
 
 /** Adds a stylesheet of this plugin's build once; resolves when it has loaded (or failed), so pages do not flash unstyled. */
 export function linkStylesheet(href: string): Promise<void> {
@@ -82,7 +91,11 @@ export function PortLinks({ ports, name }: { ports: Container['ports']; name: st
             {url ? (
               <a href={url} target="_blank" rel="noopener noreferrer">
                 {text}
-                <span class="sr-only"> (port {p.hostPort} of {name}, opens a new tab)</span> <Icon name="external-link" size={12} />
+                <span class="sr-only">
+                  {' '}
+                  (port {p.hostPort} of {name}, opens a new tab)
+                </span>{' '}
+                <Icon name="external-link" size={12} />
               </a>
             ) : (
               <span class="mono">{text}</span>
@@ -98,7 +111,15 @@ export function PortLinks({ ports, name }: { ports: Container['ports']; name: st
 export function EngineUnavailable({ engine, onRetry }: { engine: EngineStatus; onRetry: () => void }) {
   return (
     <div role="status">
-      <Empty icon="server" title="No container engine is reachable" action={<Button icon="refresh" onClick={onRetry}>Check again</Button>}>
+      <Empty
+        icon="server"
+        title="No container engine is reachable"
+        action={
+          <Button icon="refresh" onClick={onRetry}>
+            Check again
+          </Button>
+        }
+      >
         <p>{engine.message}</p>
         <p>
           {engine.installed
@@ -143,9 +164,17 @@ export class PullLayers {
 }
 
 /** A step of a long job (pull, create, start) with its state as an icon and words. */
-export function Step({ state, children }: { state: 'pending' | 'running' | 'done' | 'failed'; children: ComponentChildren }) {
-  const icon = state === 'done' ? 'circle-check' : state === 'failed' ? 'circle-alert' : state === 'running' ? 'refresh' : 'clock'
-  const word = state === 'done' ? 'done' : state === 'failed' ? 'failed' : state === 'running' ? 'in progress' : 'waiting'
+export function Step({
+  state,
+  children,
+}: {
+  state: 'pending' | 'running' | 'done' | 'failed'
+  children: ComponentChildren
+}) {
+  const icon =
+    state === 'done' ? 'circle-check' : state === 'failed' ? 'circle-alert' : state === 'running' ? 'refresh' : 'clock'
+  const word =
+    state === 'done' ? 'done' : state === 'failed' ? 'failed' : state === 'running' ? 'in progress' : 'waiting'
   return (
     <li class={`ctr-step ctr-step-${state}`}>
       <Icon name={icon} size={16} class={state === 'running' ? 'ctr-spin' : undefined} />

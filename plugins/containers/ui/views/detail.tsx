@@ -2,8 +2,24 @@
 import type { ComponentChildren } from 'preact'
 import { useEffect, useRef, useState } from 'preact/hooks'
 import {
-  ApiError, Async, Badge, Button, Card, Empty, ErrorState, KeyValues, Loading, LogView, PageHeader, ProgressBar,
-  formatBytes, formatDateTime, formatDuration, formatRate, useResource, type PageContext,
+  ApiError,
+  Async,
+  Badge,
+  Button,
+  Card,
+  Empty,
+  ErrorState,
+  KeyValues,
+  Loading,
+  LogView,
+  PageHeader,
+  ProgressBar,
+  formatBytes,
+  formatDateTime,
+  formatDuration,
+  formatRate,
+  useResource,
+  type PageContext,
 } from '@hostd/ui'
 import { AutoStartSwitch, ContainerActions } from './actions.tsx'
 import { ContainerIcon, PortLinks, StateBadges, fileBase64, iconChanged, usePolling } from './common.tsx'
@@ -14,7 +30,12 @@ const REFRESH_MS = 5000
 const STATS_MS = 2000
 const TAILS = [100, 500, 1000, 5000]
 const ICON_MAX_BYTES = 256 * 1024
-const RESTART_WORDS: Record<string, string> = { no: 'never', always: 'always', 'unless-stopped': 'unless stopped by hand', 'on-failure': 'when it fails' }
+const RESTART_WORDS: Record<string, string> = {
+  no: 'never',
+  always: 'always',
+  'unless-stopped': 'unless stopped by hand',
+  'on-failure': 'when it fails',
+}
 
 /** One message of the logs socket as log text (the kit's LogView adds the line break). */
 function logText(data: string | ArrayBuffer): string {
@@ -35,7 +56,17 @@ interface Sample {
   stats: StatsEntry
 }
 
-function LiveStats({ ctx, id, running, cpuLimit }: { ctx: PageContext; id: string; running: boolean; cpuLimit: number }) {
+function LiveStats({
+  ctx,
+  id,
+  running,
+  cpuLimit,
+}: {
+  ctx: PageContext
+  id: string
+  running: boolean
+  cpuLimit: number
+}) {
   const [samples, setSamples] = useState<{ current: Sample; previous?: Sample } | null>(null)
   const [error, setError] = useState<unknown>(undefined)
   useEffect(() => {
@@ -74,8 +105,12 @@ function LiveStats({ ctx, id, running, cpuLimit }: { ctx: PageContext; id: strin
   const { current, previous } = samples
   const s = current.stats
   const seconds = previous ? (current.at - previous.at) / 1000 : 0
-  const rate = (pick: (x: StatsEntry) => number) => (previous && seconds > 0 ? Math.max(0, (pick(s) - pick(previous.stats)) / seconds) : null)
-  const cpuPercent = previous && seconds > 0 ? Math.max(0, ((s.cpuUsageUsec - previous.stats.cpuUsageUsec) / (seconds * 1e6)) * 100) : null
+  const rate = (pick: (x: StatsEntry) => number) =>
+    previous && seconds > 0 ? Math.max(0, (pick(s) - pick(previous.stats)) / seconds) : null
+  const cpuPercent =
+    previous && seconds > 0
+      ? Math.max(0, ((s.cpuUsageUsec - previous.stats.cpuUsageUsec) / (seconds * 1e6)) * 100)
+      : null
   const cpuMax = cpuLimit > 0 ? cpuLimit * 100 : 100
   const memoryShare = s.memoryLimitBytes > 0 ? (s.memoryUsageBytes / s.memoryLimitBytes) * 100 : 0
   return (
@@ -84,7 +119,11 @@ function LiveStats({ ctx, id, running, cpuLimit }: { ctx: PageContext; id: strin
         label="Processor"
         value={cpuPercent ?? undefined}
         max={cpuMax}
-        detail={cpuPercent === null ? 'measuring…' : `${cpuPercent.toFixed(1)} % of ${cpuLimit > 0 ? `its ${cpuLimit} CPU limit` : 'one core'}`}
+        detail={
+          cpuPercent === null
+            ? 'measuring…'
+            : `${cpuPercent.toFixed(1)} % of ${cpuLimit > 0 ? `its ${cpuLimit} CPU limit` : 'one core'}`
+        }
         tone={cpuPercent !== null && cpuPercent > cpuMax * 0.9 ? 'warning' : 'accent'}
       />
       <ProgressBar
@@ -152,12 +191,25 @@ function IconEditor({ ctx, name }: { ctx: PageContext; name: string }) {
     <div class="ctr-icon-editor">
       <ContainerIcon name={name} size={56} />
       <div class="stack">
-        <p class="muted">A PNG, JPEG or SVG of at most 256 KiB, shown in the list. It stays when the container is updated.</p>
+        <p class="muted">
+          A PNG, JPEG or SVG of at most 256 KiB, shown in the list. It stays when the container is updated.
+        </p>
         <div class="ctr-actions">
-          <Button icon="upload" busy={busy === 'upload'} disabled={busy !== null} onClick={() => input.current?.click()}>
+          <Button
+            icon="upload"
+            busy={busy === 'upload'}
+            disabled={busy !== null}
+            onClick={() => input.current?.click()}
+          >
             Upload icon
           </Button>
-          <Button icon="x" variant="ghost" busy={busy === 'remove'} disabled={busy !== null} onClick={() => void clear()}>
+          <Button
+            icon="x"
+            variant="ghost"
+            busy={busy === 'remove'}
+            disabled={busy !== null}
+            onClick={() => void clear()}
+          >
             Use the default icon
           </Button>
         </div>
@@ -212,24 +264,66 @@ function Configuration({ info }: { info: Inspect }) {
           ['Image id', <code title={info.Image}>{shortId(info.Image)}</code>],
           ['Created', formatDateTime(info.Created)],
           ['Command', <code>{commandLine([info.Path, ...info.Args]) || '–'}</code>],
-          ['Entrypoint', info.Config.Entrypoint?.length ? <code>{commandLine(info.Config.Entrypoint)}</code> : <span class="muted">image default</span>],
+          [
+            'Entrypoint',
+            info.Config.Entrypoint?.length ? (
+              <code>{commandLine(info.Config.Entrypoint)}</code>
+            ) : (
+              <span class="muted">image default</span>
+            ),
+          ],
           ['Working directory', info.Config.WorkingDir || <span class="muted">/</span>],
           ['User', info.Config.User || <span class="muted">image default</span>],
           ['Host name', info.Config.Hostname],
-          ['Restart policy', `${RESTART_WORDS[policy?.Name || 'no'] ?? policy?.Name}${policy?.Name === 'on-failure' && policy.MaximumRetryCount ? ` (at most ${policy.MaximumRetryCount} times)` : ''}`],
+          [
+            'Restart policy',
+            `${RESTART_WORDS[policy?.Name || 'no'] ?? policy?.Name}${policy?.Name === 'on-failure' && policy.MaximumRetryCount ? ` (at most ${policy.MaximumRetryCount} times)` : ''}`,
+          ],
           ['Processor limit', cpus > 0 ? `${cpus} CPU${cpus === 1 ? '' : 's'}` : <span class="muted">none</span>],
-          ['Memory limit', info.HostConfig.Memory ? formatBytes(info.HostConfig.Memory) : <span class="muted">none</span>],
-          ['Networks', <List items={networks.map(([name, n]) => <><strong>{name}</strong>{n.IPAddress && <span class="mono"> {n.IPAddress}</span>}</>)} empty={info.HostConfig.NetworkMode ?? 'none'} />],
-          ['Mounts', <List items={info.Mounts.map((m) => <span class="mono">{m.Type === 'volume' ? m.Name : m.Source} → {m.Destination}{m.RW ? '' : ' (read-only)'}</span>)} />],
+          [
+            'Memory limit',
+            info.HostConfig.Memory ? formatBytes(info.HostConfig.Memory) : <span class="muted">none</span>,
+          ],
+          [
+            'Networks',
+            <List
+              items={networks.map(([name, n]) => (
+                <>
+                  <strong>{name}</strong>
+                  {n.IPAddress && <span class="mono"> {n.IPAddress}</span>}
+                </>
+              ))}
+              empty={info.HostConfig.NetworkMode ?? 'none'}
+            />,
+          ],
+          [
+            'Mounts',
+            <List
+              items={info.Mounts.map((m) => (
+                <span class="mono">
+                  {m.Type === 'volume' ? m.Name : m.Source} → {m.Destination}
+                  {m.RW ? '' : ' (read-only)'}
+                </span>
+              ))}
+            />,
+          ],
         ]}
       />
       <details class="ctr-details">
-        <summary>Environment ({env.length} variable{env.length === 1 ? '' : 's'})</summary>
+        <summary>
+          Environment ({env.length} variable{env.length === 1 ? '' : 's'})
+        </summary>
         <List items={env.map((e) => <code>{e}</code>)} />
       </details>
       <details class="ctr-details">
         <summary>Labels ({labels.length})</summary>
-        <List items={labels.map(([k, v]) => <code>{k}={v}</code>)} />
+        <List
+          items={labels.map(([k, v]) => (
+            <code>
+              {k}={v}
+            </code>
+          ))}
+        />
       </details>
     </div>
   )
@@ -239,7 +333,11 @@ function NotFound({ ctx, id }: { ctx: PageContext; id: string }) {
   return (
     <>
       <PageHeader title={id} />
-      <Empty icon="container" title={`There is no container ${id}`} action={<Button onClick={() => ctx.navigate(ctx.base)}>All containers</Button>}>
+      <Empty
+        icon="container"
+        title={`There is no container ${id}`}
+        action={<Button onClick={() => ctx.navigate(ctx.base)}>All containers</Button>}
+      >
         It may have been removed, or renamed by an update.
       </Empty>
     </>
@@ -252,22 +350,28 @@ function tailFrom(search: string): number {
 }
 
 export function ContainerDetail({ ctx, id }: { ctx: PageContext; id: string }) {
-  const detail = useResource(async (signal) => {
-    const [info, list] = await Promise.all([
-      ctx.api.get<Inspect>(`/api/containers/${encodeURIComponent(id)}`, { signal }),
-      ctx.api.get<ContainerList>('/api/containers', { signal }),
-    ])
-    return { info, item: list.items.find((c) => c.id === info.Id) as Container | undefined }
-  }, [id])
+  const detail = useResource(
+    async (signal) => {
+      const [info, list] = await Promise.all([
+        ctx.api.get<Inspect>(`/api/containers/${encodeURIComponent(id)}`, { signal }),
+        ctx.api.get<ContainerList>('/api/containers', { signal }),
+      ])
+      return { info, item: list.items.find((c) => c.id === info.Id) as Container | undefined }
+    },
+    [id],
+  )
   usePolling(detail.reload, REFRESH_MS)
   const tail = tailFrom(ctx.location.value.search)
 
   if (detail.data === undefined) {
-    if (detail.error instanceof ApiError && detail.error.code === 'HOSTD_CONTAINERS_NOT_FOUND') return <NotFound ctx={ctx} id={id} />
+    if (detail.error instanceof ApiError && detail.error.code === 'HOSTD_CONTAINERS_NOT_FOUND')
+      return <NotFound ctx={ctx} id={id} />
     return (
       <>
         <PageHeader title={id} />
-        <Async resource={detail} label="Loading the container…">{() => null}</Async>
+        <Async resource={detail} label="Loading the container…">
+          {() => null}
+        </Async>
       </>
     )
   }
@@ -295,11 +399,19 @@ export function ContainerDetail({ ctx, id }: { ctx: PageContext; id: string }) {
           operator && (
             <>
               {item?.updateAvailable && (
-                <Button icon="download" onClick={() => ctx.navigate(`${ctx.base}/updates?select=${encodeURIComponent(name)}`)}>
+                <Button
+                  icon="download"
+                  onClick={() => ctx.navigate(`${ctx.base}/updates?select=${encodeURIComponent(name)}`)}
+                >
                   Update
                 </Button>
               )}
-              <ContainerActions ctx={ctx} container={{ id: info.Id, name, state }} onChanged={detail.reload} onRemoved={() => ctx.navigate(ctx.base)} />
+              <ContainerActions
+                ctx={ctx}
+                container={{ id: info.Id, name, state }}
+                onChanged={detail.reload}
+                onRemoved={() => ctx.navigate(ctx.base)}
+              />
             </>
           )
         }
@@ -308,18 +420,43 @@ export function ContainerDetail({ ctx, id }: { ctx: PageContext; id: string }) {
         <Card title="Status">
           <KeyValues
             items={[
-              ['State', running ? `Up for ${formatDuration((Date.now() - Date.parse(info.State.StartedAt)) / 1000)}` : `${state}${info.State.FinishedAt?.startsWith('0001') ? '' : ` since ${formatDateTime(info.State.FinishedAt)}`}`],
-              ...(!running && state === 'exited' ? [['Exit code', String(info.State.ExitCode)] as [string, string]] : []),
+              [
+                'State',
+                running
+                  ? `Up for ${formatDuration((Date.now() - Date.parse(info.State.StartedAt)) / 1000)}`
+                  : `${state}${info.State.FinishedAt?.startsWith('0001') ? '' : ` since ${formatDateTime(info.State.FinishedAt)}`}`,
+              ],
+              ...(!running && state === 'exited'
+                ? [['Exit code', String(info.State.ExitCode)] as [string, string]]
+                : []),
               ...(info.State.Error ? [['Error', info.State.Error] as [string, string]] : []),
               ['Ports', item ? <PortLinks ports={item.ports} name={name} /> : <span class="muted">–</span>],
-              ['Address', Object.values(info.NetworkSettings.Networks ?? {}).map((n) => n.IPAddress).filter(Boolean).join(', ') || <span class="muted">none</span>],
+              [
+                'Address',
+                Object.values(info.NetworkSettings.Networks ?? {})
+                  .map((n) => n.IPAddress)
+                  .filter(Boolean)
+                  .join(', ') || <span class="muted">none</span>,
+              ],
               ['Restarted by the engine', info.RestartCount ? `${info.RestartCount}×` : 'never'],
-              ['Auto-start with hostd', item ? <AutoStartSwitch ctx={ctx} container={item} onChanged={detail.reload} /> : <span class="muted">–</span>],
+              [
+                'Auto-start with hostd',
+                item ? (
+                  <AutoStartSwitch ctx={ctx} container={item} onChanged={detail.reload} />
+                ) : (
+                  <span class="muted">–</span>
+                ),
+              ],
             ]}
           />
         </Card>
         <Card title="Live usage">
-          <LiveStats ctx={ctx} id={info.Id} running={running && !info.State.Paused} cpuLimit={(info.HostConfig.NanoCpus ?? 0) / 1e9} />
+          <LiveStats
+            ctx={ctx}
+            id={info.Id}
+            running={running && !info.State.Paused}
+            cpuLimit={(info.HostConfig.NanoCpus ?? 0) / 1e9}
+          />
         </Card>
       </div>
       <Card
@@ -327,7 +464,13 @@ export function ContainerDetail({ ctx, id }: { ctx: PageContext; id: string }) {
         actions={
           <label class="ctr-inline-field">
             <span>Earlier lines</span>
-            <select class="input select" value={String(tail)} onChange={(e) => ctx.navigate(`${ctx.location.value.path}?tail=${e.currentTarget.value}`, { replace: true })}>
+            <select
+              class="input select"
+              value={String(tail)}
+              onChange={(e) =>
+                ctx.navigate(`${ctx.location.value.path}?tail=${e.currentTarget.value}`, { replace: true })
+              }
+            >
               {TAILS.map((n) => (
                 <option key={n} value={String(n)}>
                   {n}

@@ -3,7 +3,23 @@
  * time elapsed), one row per reference with its size and whether a container uses it, delete with a confirmation.
  */
 import { useState } from 'preact/hooks'
-import { Async, Badge, Button, Card, Checkbox, DataTable, Dialog, Empty, Form, ProgressBar, TextField, formatBytes, formatRelative, useResource, type PageContext } from '@hostd/ui'
+import {
+  Async,
+  Badge,
+  Button,
+  Card,
+  Checkbox,
+  DataTable,
+  Dialog,
+  Empty,
+  Form,
+  ProgressBar,
+  TextField,
+  formatBytes,
+  formatRelative,
+  useResource,
+  type PageContext,
+} from '@hostd/ui'
 import { Elapsed, EngineUnavailable } from './common.tsx'
 import { shortId, type EngineStatus, type ImageItem } from './model.ts'
 
@@ -22,13 +38,25 @@ function rowsOf(images: ImageItem[]): ImageRow[] {
     const tags = image.repoTags.filter((t) => t !== '<none>:<none>')
     if (tags.length === 0) {
       const repo = image.repoDigests[0]?.split('@')[0]
-      return [{ key: image.id, reference: repo ? `${repo} (untagged)` : '<none>', deleteRef: image.id, tagged: false, image }]
+      return [
+        { key: image.id, reference: repo ? `${repo} (untagged)` : '<none>', deleteRef: image.id, tagged: false, image },
+      ]
     }
     return tags.map((tag) => ({ key: `${image.id}|${tag}`, reference: tag, deleteRef: tag, tagged: true, image }))
   })
 }
 
-function DeleteImage({ ctx, row, onClose, onDeleted }: { ctx: PageContext; row: ImageRow; onClose: () => void; onDeleted: () => void }) {
+function DeleteImage({
+  ctx,
+  row,
+  onClose,
+  onDeleted,
+}: {
+  ctx: PageContext
+  row: ImageRow
+  onClose: () => void
+  onDeleted: () => void
+}) {
   const otherTags = row.image.repoTags.filter((t) => t !== row.reference && t !== '<none>:<none>').length
   const used = row.image.containers > 0
   return (
@@ -38,8 +66,15 @@ function DeleteImage({ ctx, row, onClose, onDeleted }: { ctx: PageContext; row: 
         actions={<Button onClick={onClose}>Cancel</Button>}
         errorFields={{ HOSTD_CONTAINERS_IN_USE: 'force', HOSTD_CONTAINERS_CONFLICT: 'force' }}
         onSubmit={async (v) => {
-          const out = await ctx.api.post<{ deleted: string[]; untagged: string[] }>('/api/images/delete', { reference: row.deleteRef, ...(v.force === true ? { force: true } : {}) })
-          ctx.toast.success(out.deleted.length ? `${row.reference} was deleted (${formatBytes(row.image.size)} freed)` : `${row.reference} was untagged`)
+          const out = await ctx.api.post<{ deleted: string[]; untagged: string[] }>('/api/images/delete', {
+            reference: row.deleteRef,
+            ...(v.force === true ? { force: true } : {}),
+          })
+          ctx.toast.success(
+            out.deleted.length
+              ? `${row.reference} was deleted (${formatBytes(row.image.size)} freed)`
+              : `${row.reference} was untagged`,
+          )
           onDeleted()
         }}
       >
@@ -67,12 +102,19 @@ function PullForm({ ctx, onPulled }: { ctx: PageContext; onPulled: () => void })
       <Form
         label="Pull an image"
         submitLabel="Pull"
-        errorFields={{ HOSTD_CONTAINERS_IMAGE_REFERENCE_INVALID: 'reference', HOSTD_CONTAINERS_PULL_FAILED: 'reference', HOSTD_CONTAINERS_IMAGE_NOT_FOUND: 'reference', HOSTD_REQUEST_INVALID: 'reference' }}
+        errorFields={{
+          HOSTD_CONTAINERS_IMAGE_REFERENCE_INVALID: 'reference',
+          HOSTD_CONTAINERS_PULL_FAILED: 'reference',
+          HOSTD_CONTAINERS_IMAGE_NOT_FOUND: 'reference',
+          HOSTD_REQUEST_INVALID: 'reference',
+        }}
         onSubmit={async (v) => {
           const reference = String(v.reference).trim()
           setPulling({ reference, since: Date.now() })
           try {
-            const out = await ctx.api.post<{ reference: string; id: string; digest: string }>('/api/images/pull', { reference })
+            const out = await ctx.api.post<{ reference: string; id: string; digest: string }>('/api/images/pull', {
+              reference,
+            })
             ctx.toast.success(`Pulled ${out.reference}${out.digest ? ` (${out.digest.slice(0, 19)}…)` : ''}`)
             onPulled()
           } finally {
@@ -80,7 +122,16 @@ function PullForm({ ctx, onPulled }: { ctx: PageContext; onPulled: () => void })
           }
         }}
       >
-        <TextField name="reference" label="Image reference" required maxLength={1024} autoComplete="off" spellcheck={false} placeholder="nginx:1.27" hint="A name with its tag, e.g. nginx:1.27 or registry.example.com/team/app:2 (the tag defaults to latest)." />
+        <TextField
+          name="reference"
+          label="Image reference"
+          required
+          maxLength={1024}
+          autoComplete="off"
+          spellcheck={false}
+          placeholder="nginx:1.27"
+          hint="A name with its tag, e.g. nginx:1.27 or registry.example.com/team/app:2 (the tag defaults to latest)."
+        />
       </Form>
       {pulling && (
         <div class="ctr-pulling" role="status">
@@ -95,7 +146,10 @@ function PullForm({ ctx, onPulled }: { ctx: PageContext; onPulled: () => void })
 }
 
 export function ImagesView({ ctx }: { ctx: PageContext }) {
-  const images = useResource((signal) => ctx.api.get<{ engine: EngineStatus; items: ImageItem[] }>('/api/images', { signal }), [])
+  const images = useResource(
+    (signal) => ctx.api.get<{ engine: EngineStatus; items: ImageItem[] }>('/api/images', { signal }),
+    [],
+  )
   const [deleting, setDeleting] = useState<ImageRow | null>(null)
   const operator = ctx.can('operator')
   return (
@@ -121,20 +175,74 @@ export function ImagesView({ ctx }: { ctx: PageContext }) {
               rows={rows}
               rowKey={(r) => r.key}
               initialSort={{ key: 'reference', direction: 'ascending' }}
-              empty={<Empty icon="image" title="No images on this host">{operator ? 'Pull one above, or run a container: its image is pulled when missing.' : 'An operator can pull images.'}</Empty>}
+              empty={
+                <Empty icon="image" title="No images on this host">
+                  {operator
+                    ? 'Pull one above, or run a container: its image is pulled when missing.'
+                    : 'An operator can pull images.'}
+                </Empty>
+              }
               columns={[
-                { key: 'reference', label: 'Image', sortable: true, render: (r) => <span class={r.tagged ? 'mono cell-strong' : 'mono muted'}>{r.reference}</span> },
-                { key: 'id', label: 'Id', secondary: true, render: (r) => <code title={r.image.id}>{shortId(r.image.id)}</code> },
-                { key: 'size', label: 'Size', align: 'end', sortValue: (r) => r.image.size, render: (r) => formatBytes(r.image.size) },
-                { key: 'created', label: 'Created', secondary: true, sortValue: (r) => r.image.createdAt, render: (r) => <time dateTime={r.image.createdAt} title={r.image.createdAt}>{formatRelative(r.image.createdAt)}</time> },
+                {
+                  key: 'reference',
+                  label: 'Image',
+                  sortable: true,
+                  render: (r) => <span class={r.tagged ? 'mono cell-strong' : 'mono muted'}>{r.reference}</span>,
+                },
+                {
+                  key: 'id',
+                  label: 'Id',
+                  secondary: true,
+                  render: (r) => <code title={r.image.id}>{shortId(r.image.id)}</code>,
+                },
+                {
+                  key: 'size',
+                  label: 'Size',
+                  align: 'end',
+                  sortValue: (r) => r.image.size,
+                  render: (r) => formatBytes(r.image.size),
+                },
+                {
+                  key: 'created',
+                  label: 'Created',
+                  secondary: true,
+                  sortValue: (r) => r.image.createdAt,
+                  render: (r) => (
+                    <time dateTime={r.image.createdAt} title={r.image.createdAt}>
+                      {formatRelative(r.image.createdAt)}
+                    </time>
+                  ),
+                },
                 {
                   key: 'used',
                   label: 'In use',
                   sortValue: (r) => r.image.containers,
-                  render: (r) => (r.image.containers > 0 ? <Badge tone="accent">{`${r.image.containers} container${r.image.containers === 1 ? '' : 's'}`}</Badge> : <span class="muted">unused</span>),
+                  render: (r) =>
+                    r.image.containers > 0 ? (
+                      <Badge tone="accent">{`${r.image.containers} container${r.image.containers === 1 ? '' : 's'}`}</Badge>
+                    ) : (
+                      <span class="muted">unused</span>
+                    ),
                 },
                 ...(operator
-                  ? [{ key: 'actions', label: 'Actions', align: 'end' as const, render: (r: ImageRow) => <Button size="sm" variant="ghost" icon="trash" aria-label={`Delete ${r.reference}`} onClick={() => setDeleting(r)}>Delete</Button> }]
+                  ? [
+                      {
+                        key: 'actions',
+                        label: 'Actions',
+                        align: 'end' as const,
+                        render: (r: ImageRow) => (
+                          <Button
+                            size="sm"
+                            variant="ghost"
+                            icon="trash"
+                            aria-label={`Delete ${r.reference}`}
+                            onClick={() => setDeleting(r)}
+                          >
+                            Delete
+                          </Button>
+                        ),
+                      },
+                    ]
                   : []),
               ]}
             />

@@ -35,7 +35,9 @@ export function ContainerListView({ ctx }: { ctx: PageContext }) {
         ) : (
           <div class="stack">
             <div class="toolbar">
-              <span class="toolbar-status" aria-live="polite">{summary(data)}</span>
+              <span class="toolbar-status" aria-live="polite">
+                {summary(data)}
+              </span>
               <div class="page-actions">
                 {operator && updates > 0 && (
                   <Button icon="download" onClick={() => ctx.navigate(`${ctx.base}/updates`)}>
@@ -54,8 +56,20 @@ export function ContainerListView({ ctx }: { ctx: PageContext }) {
               rowKey={(c) => c.id}
               initialSort={{ key: 'name', direction: 'ascending' }}
               empty={
-                <Empty icon="container" title="No containers yet" action={operator && <Button variant="primary" icon="plus" onClick={() => ctx.navigate(`${ctx.base}/run`)}>Run a container</Button>}>
-                  {operator ? 'Run one from an image: it is pulled when this host does not have it.' : 'An operator or admin can run containers here.'}
+                <Empty
+                  icon="container"
+                  title="No containers yet"
+                  action={
+                    operator && (
+                      <Button variant="primary" icon="plus" onClick={() => ctx.navigate(`${ctx.base}/run`)}>
+                        Run a container
+                      </Button>
+                    )
+                  }
+                >
+                  {operator
+                    ? 'Run one from an image: it is pulled when this host does not have it.'
+                    : 'An operator or admin can run containers here.'}
                 </Empty>
               }
               columns={[
@@ -67,7 +81,9 @@ export function ContainerListView({ ctx }: { ctx: PageContext }) {
                     <span class="ctr-name">
                       <ContainerIcon name={c.name} />
                       <span class="ctr-name-text">
-                        <a href={containerPath(ctx.base, c)} class="cell-strong">{c.name}</a>
+                        <a href={containerPath(ctx.base, c)} class="cell-strong">
+                          {c.name}
+                        </a>
                         {c.stackProject && <span class="detail ctr-sub">stack {c.stackProject}</span>}
                         <span class="detail ctr-sub ctr-narrow-only">
                           <ImageName image={c.image} />
@@ -88,12 +104,48 @@ export function ContainerListView({ ctx }: { ctx: PageContext }) {
                     </span>
                   ),
                 },
-                { key: 'state', label: 'State', sortable: true, render: (c) => <StateBadges state={c.state} health={c.health} /> },
+                {
+                  key: 'state',
+                  label: 'State',
+                  sortable: true,
+                  render: (c) => <StateBadges state={c.state} health={c.health} />,
+                },
                 { key: 'ports', label: 'Ports', render: (c) => <PortLinks ports={c.ports} name={c.name} /> },
-                { key: 'createdAt', label: 'Created', sortable: true, secondary: true, render: (c) => <time class="ctr-nowrap" dateTime={c.createdAt} title={c.createdAt}>{formatRelative(c.createdAt)}</time> },
-                { key: 'autoStart', label: 'Auto-start', secondary: true, sortValue: (c) => (c.autoStart ? 0 : 1), render: (c) => <AutoStartSwitch ctx={ctx} container={c} onChanged={list.reload} /> },
+                {
+                  key: 'createdAt',
+                  label: 'Created',
+                  sortable: true,
+                  secondary: true,
+                  render: (c) => (
+                    <time class="ctr-nowrap" dateTime={c.createdAt} title={c.createdAt}>
+                      {formatRelative(c.createdAt)}
+                    </time>
+                  ),
+                },
+                {
+                  key: 'autoStart',
+                  label: 'Auto-start',
+                  secondary: true,
+                  sortValue: (c) => (c.autoStart ? 0 : 1),
+                  render: (c) => <AutoStartSwitch ctx={ctx} container={c} onChanged={list.reload} />,
+                },
                 ...(operator
-                  ? [{ key: 'actions', label: 'Actions', align: 'end' as const, render: (c: Container) => <ContainerActions ctx={ctx} container={c} compact onChanged={list.reload} onRemoved={list.reload} /> }]
+                  ? [
+                      {
+                        key: 'actions',
+                        label: 'Actions',
+                        align: 'end' as const,
+                        render: (c: Container) => (
+                          <ContainerActions
+                            ctx={ctx}
+                            container={c}
+                            compact
+                            onChanged={list.reload}
+                            onRemoved={list.reload}
+                          />
+                        ),
+                      },
+                    ]
                   : []),
               ]}
             />

@@ -58,9 +58,34 @@ export interface Inspect {
   Args: string[]
   Image: string
   RestartCount: number
-  State: { Status: string; Running: boolean; Paused: boolean; ExitCode: number; StartedAt: string; FinishedAt: string; Error: string; Health?: { Status: string } }
-  HostConfig: { RestartPolicy?: { Name: string; MaximumRetryCount: number }; NanoCpus?: number; Memory?: number; NetworkMode?: string; Privileged?: boolean }
-  Config: { Image: string; Cmd: string[] | null; Entrypoint: string[] | null; Env: string[] | null; WorkingDir: string; User: string; Hostname: string; Labels: Record<string, string> | null; Tty?: boolean }
+  State: {
+    Status: string
+    Running: boolean
+    Paused: boolean
+    ExitCode: number
+    StartedAt: string
+    FinishedAt: string
+    Error: string
+    Health?: { Status: string }
+  }
+  HostConfig: {
+    RestartPolicy?: { Name: string; MaximumRetryCount: number }
+    NanoCpus?: number
+    Memory?: number
+    NetworkMode?: string
+    Privileged?: boolean
+  }
+  Config: {
+    Image: string
+    Cmd: string[] | null
+    Entrypoint: string[] | null
+    Env: string[] | null
+    WorkingDir: string
+    User: string
+    Hostname: string
+    Labels: Record<string, string> | null
+    Tty?: boolean
+  }
   Mounts: { Type: string; Name?: string; Source: string; Destination: string; RW: boolean }[]
   NetworkSettings: { Networks: Record<string, { IPAddress: string; Gateway: string; MacAddress: string }> | null }
 }
@@ -91,7 +116,10 @@ const WILDCARD = new Set(['', '0.0.0.0', '::'])
  * Where a published port answers for this browser: a wildcard or loopback binding on the host the dashboard was
  * opened with, a specific address on that address. Only TCP ports get a link (a UDP port is not a web page).
  */
-export function portUrl(p: { hostAddress: string; hostPort: number; proto: string }, pageHost = location.hostname): string | null {
+export function portUrl(
+  p: { hostAddress: string; hostPort: number; proto: string },
+  pageHost = location.hostname,
+): string | null {
   if (p.proto !== 'tcp' || !p.hostPort) return null
   const local = WILDCARD.has(p.hostAddress) || p.hostAddress.startsWith('127.') || p.hostAddress === '::1'
   const host = local ? pageHost : p.hostAddress
@@ -104,7 +132,9 @@ export function portText(p: { hostAddress: string; hostPort: number; containerPo
 }
 
 /** The same port bound on IPv4 and IPv6 wildcards shows once. */
-export function uniquePorts<P extends { hostAddress: string; hostPort: number; containerPort: number; proto: string }>(ports: P[]): P[] {
+export function uniquePorts<P extends { hostAddress: string; hostPort: number; containerPort: number; proto: string }>(
+  ports: P[],
+): P[] {
   const seen = new Set<string>()
   return ports.filter((p) => {
     const key = `${WILDCARD.has(p.hostAddress) ? '*' : p.hostAddress}|${p.hostPort}|${p.containerPort}|${p.proto}`

@@ -9,12 +9,40 @@ import type { RunSpec } from '../../src/runspec.ts'
 type Mount = NonNullable<RunSpec['mounts']>[number]
 
 /** Fields only admins see (the role rules let operators use none of what reaches the host). */
-export const ADVANCED_FIELDS = ['entrypoint', 'user', 'capAdd', 'dns', 'mounts', 'tmpfs', 'devices', 'extraArgs'] as const
-export const BASIC_FIELDS = ['image', 'name', 'command', 'ports', 'env', 'volumes', 'cpus', 'memory', 'workdir', 'network', 'restartPolicy'] as const
+export const ADVANCED_FIELDS = [
+  'entrypoint',
+  'user',
+  'capAdd',
+  'dns',
+  'mounts',
+  'tmpfs',
+  'devices',
+  'extraArgs',
+] as const
+export const BASIC_FIELDS = [
+  'image',
+  'name',
+  'command',
+  'ports',
+  'env',
+  'volumes',
+  'cpus',
+  'memory',
+  'workdir',
+  'network',
+  'restartPolicy',
+] as const
 
 const text = (v: FormValues, key: string) => String(v[key] ?? '').trim()
-const lines = (v: FormValues, key: string) => text(v, key).split('\n').map((l) => l.trim()).filter(Boolean)
-const words = (v: FormValues, key: string) => text(v, key).split(/[\s,]+/).filter(Boolean)
+const lines = (v: FormValues, key: string) =>
+  text(v, key)
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean)
+const words = (v: FormValues, key: string) =>
+  text(v, key)
+    .split(/[\s,]+/)
+    .filter(Boolean)
 
 /** `type=bind,source=/srv,target=/srv,readonly`, the way `docker run --mount` reads it. */
 export function parseMount(line: string): Mount {
@@ -24,12 +52,14 @@ export function parseMount(line: string): Mount {
     const key = (eq < 0 ? part : part.slice(0, eq)).trim()
     const value = eq < 0 ? undefined : part.slice(eq + 1).trim()
     if (key === 'type') {
-      if (value !== 'bind' && value !== 'volume' && value !== 'tmpfs') throw new Error(`"${line}": type is bind, volume or tmpfs`)
+      if (value !== 'bind' && value !== 'volume' && value !== 'tmpfs')
+        throw new Error(`"${line}": type is bind, volume or tmpfs`)
       mount.type = value
     } else if (key === 'source' || key === 'src') mount.source = value ?? ''
     else if (key === 'target' || key === 'destination' || key === 'dst') mount.target = value ?? ''
     else if (key === 'readonly' || key === 'ro') {
-      if (value !== undefined && !['true', '1', 'false', '0'].includes(value)) throw new Error(`"${line}": readonly is true or false`)
+      if (value !== undefined && !['true', '1', 'false', '0'].includes(value))
+        throw new Error(`"${line}": readonly is true or false`)
       mount.readOnly = value === undefined || value === 'true' || value === '1'
     } else throw new Error(`"${line}": ${key || 'an empty part'} is not type, source, target or readonly`)
   }
@@ -144,7 +174,9 @@ export function fieldErrorsFor(err: ApiError, spec: RunSpec, shown: readonly str
       break
     case 'HOSTD_CONTAINERS_HOST_ROOT_REFUSED': {
       const source = /\(([^)]*)\)/.exec(message)?.[1] ?? ''
-      const inVolumes = (spec.volumes ?? []).some((v) => (typeof v === 'string' ? v.startsWith(`${source}:`) : v.source === source))
+      const inVolumes = (spec.volumes ?? []).some((v) =>
+        typeof v === 'string' ? v.startsWith(`${source}:`) : v.source === source,
+      )
       const inMounts = (spec.mounts ?? []).some((m) => m.source === source)
       fields[inVolumes ? 'volumes' : inMounts ? 'mounts' : 'extraArgs'] = message
       break
@@ -154,7 +186,8 @@ export function fieldErrorsFor(err: ApiError, spec: RunSpec, shown: readonly str
       if (!reasons) break
       const byField: Record<string, string[]> = {}
       for (const reason of reasons[1]!.split('; ')) (byField[reasonField(reason)] ??= []).push(reason)
-      for (const [field, list] of Object.entries(byField)) fields[field] = `${sentence(list.join('; '))}: only an admin may run this (you are ${reasons[2]})`
+      for (const [field, list] of Object.entries(byField))
+        fields[field] = `${sentence(list.join('; '))}: only an admin may run this (you are ${reasons[2]})`
       break
     }
     case 'HOSTD_CONTAINERS_SPEC_INVALID':
@@ -164,7 +197,9 @@ export function fieldErrorsFor(err: ApiError, spec: RunSpec, shown: readonly str
       else if (/^unterminated/.test(message)) {
         // An unbalanced quote: in whichever of the shell-split fields holds the quoted text.
         const fragment = /in "(.*)"$/.exec(message)?.[1] ?? ''
-        const owner = (['command', 'entrypoint', 'extraArgs'] as const).find((k) => typeof spec[k] === 'string' && (spec[k] as string).startsWith(fragment))
+        const owner = (['command', 'entrypoint', 'extraArgs'] as const).find(
+          (k) => typeof spec[k] === 'string' && (spec[k] as string).startsWith(fragment),
+        )
         if (owner) fields[owner] = sentence(message)
       }
       break

@@ -4,8 +4,21 @@
  */
 import { useEffect, useRef, useState } from 'preact/hooks'
 import {
-  ApiError, Badge, Button, Card, Dialog, Form, Icon, IconButton, PageHeader, ProgressList, Select, TextArea, TextField,
-  useResource, type PageContext,
+  ApiError,
+  Badge,
+  Button,
+  Card,
+  Dialog,
+  Form,
+  Icon,
+  IconButton,
+  PageHeader,
+  ProgressList,
+  Select,
+  TextArea,
+  TextField,
+  useResource,
+  type PageContext,
 } from '@hostd/ui'
 import { PullLayers, Step } from './common.tsx'
 import { containerPath, type NetworkItem, type PullMessage } from './model.ts'
@@ -35,7 +48,11 @@ type InstallMessage =
   | { type: 'result'; ok: false; error: string; message: string }
 
 /** Sends the spec over /api/containers/install; resolves with the new container, rejects with the server's ApiError. */
-function installOverSocket(ctx: PageContext, spec: RunSpec, onMessage: (m: InstallMessage) => void): Promise<{ id: string; name: string }> {
+function installOverSocket(
+  ctx: PageContext,
+  spec: RunSpec,
+  onMessage: (m: InstallMessage) => void,
+): Promise<{ id: string; name: string }> {
   return new Promise((resolve, reject) => {
     const ws = ctx.socket('/api/containers/install')
     let failure: ApiError | null = null
@@ -51,7 +68,15 @@ function installOverSocket(ctx: PageContext, spec: RunSpec, onMessage: (m: Insta
     ws.onclose = (e) => {
       if (created) resolve(created)
       else if (failure) reject(new ApiError(e.code >= 4000 ? e.code - 4000 : 0, failure.code, failure.message))
-      else reject(new ApiError(0, 'HOSTD_NETWORK', e.reason || 'The connection to the server closed before the container was created. Check the list: it may still be starting.'))
+      else
+        reject(
+          new ApiError(
+            0,
+            'HOSTD_NETWORK',
+            e.reason ||
+              'The connection to the server closed before the container was created. Check the list: it may still be starting.',
+          ),
+        )
     }
   })
 }
@@ -75,7 +100,9 @@ function InstallProgress({ install }: { install: Install }) {
           <Step state={state('creating')}>Check the role rules and create the container</Step>
           <Step state={state('starting')}>Start it</Step>
         </ol>
-        {install.layers.items.length > 0 && <ProgressList label={`Layers of ${install.image}`} items={install.layers.items} />}
+        {install.layers.items.length > 0 && (
+          <ProgressList label={`Layers of ${install.image}`} items={install.layers.items} />
+        )}
         {install.error && (
           <p class="form-error" role="alert">
             <Icon name="circle-alert" /> {install.error}
@@ -95,7 +122,17 @@ interface SearchResult {
 }
 
 /** Registry search as a helper for the image field; says so plainly when the index cannot be reached. */
-function RegistrySearch({ ctx, open, onClose, onPick }: { ctx: PageContext; open: boolean; onClose: () => void; onPick: (name: string) => void }) {
+function RegistrySearch({
+  ctx,
+  open,
+  onClose,
+  onPick,
+}: {
+  ctx: PageContext
+  open: boolean
+  onClose: () => void
+  onPick: (name: string) => void
+}) {
   const [results, setResults] = useState<SearchResult[] | null>(null)
   const [unavailable, setUnavailable] = useState<string | null>(null)
   return (
@@ -106,7 +143,9 @@ function RegistrySearch({ ctx, open, onClose, onPick }: { ctx: PageContext; open
         onSubmit={async (v) => {
           setUnavailable(null)
           try {
-            const answer = await ctx.api.get<{ results: SearchResult[] }>(`/api/registry/search?q=${encodeURIComponent(String(v.q))}&limit=25`)
+            const answer = await ctx.api.get<{ results: SearchResult[] }>(
+              `/api/registry/search?q=${encodeURIComponent(String(v.q))}&limit=25`,
+            )
             setResults(answer.results)
           } catch (err) {
             if (err instanceof ApiError && err.code === 'HOSTD_REGISTRY_SEARCH_UNAVAILABLE') {
@@ -121,10 +160,17 @@ function RegistrySearch({ ctx, open, onClose, onPick }: { ctx: PageContext; open
       {unavailable && (
         <div class="notice" role="status">
           <Icon name="cloud" />
-          <span>Registry search is not available here ({unavailable}). Type the image reference in the Image field instead, for example <code>nginx:1.27</code>.</span>
+          <span>
+            Registry search is not available here ({unavailable}). Type the image reference in the Image field instead,
+            for example <code>nginx:1.27</code>.
+          </span>
         </div>
       )}
-      {results && results.length === 0 && <p class="muted" role="status">Nothing found.</p>}
+      {results && results.length === 0 && (
+        <p class="muted" role="status">
+          Nothing found.
+        </p>
+      )}
       {results && results.length > 0 && (
         <ul class="ctr-search-results" aria-label="Search results">
           {results.map((r) => (
@@ -168,7 +214,15 @@ export function RunView({ ctx }: { ctx: PageContext }) {
     { value: '', label: 'Default (bridge)' },
     ...(networks.data?.items ?? [])
       .filter((n) => n.name !== 'bridge')
-      .map((n) => ({ value: n.name, label: n.name === 'host' ? "host (the host's own network: admin only)" : n.name === 'none' ? 'none (no network)' : `${n.name} (${n.driver})` })),
+      .map((n) => ({
+        value: n.name,
+        label:
+          n.name === 'host'
+            ? "host (the host's own network: admin only)"
+            : n.name === 'none'
+              ? 'none (no network)'
+              : `${n.name} (${n.driver})`,
+      })),
   ]
   const shown = admin ? [...BASIC_FIELDS, ...ADVANCED_FIELDS] : BASIC_FIELDS
 
@@ -207,9 +261,17 @@ export function RunView({ ctx }: { ctx: PageContext }) {
       <nav class="ctr-back" aria-label="Breadcrumb">
         <a href={ctx.base}>Containers</a> <span aria-hidden="true">/</span> <span aria-current="page">Run</span>
       </nav>
-      <PageHeader title="Run a container" description="From an image on this host or in a registry (it is pulled when missing). Every run is written to the audit log." />
+      <PageHeader
+        title="Run a container"
+        description="From an image on this host or in a registry (it is pulled when missing). Every run is written to the audit log."
+      />
       <Card>
-        <Form label="Run a container" submitLabel="Run" onSubmit={submit} actions={<Button onClick={() => ctx.navigate(ctx.base)}>Cancel</Button>}>
+        <Form
+          label="Run a container"
+          submitLabel="Run"
+          onSubmit={submit}
+          actions={<Button onClick={() => ctx.navigate(ctx.base)}>Cancel</Button>}
+        >
           <fieldset class="ctr-fieldset">
             <legend>What to run</legend>
             <div class="ctr-image-row">
@@ -225,20 +287,59 @@ export function RunView({ ctx }: { ctx: PageContext }) {
                 placeholder="nginx:1.27"
                 hint="A reference such as nginx:1.27 or registry.example.com/team/app:2."
               />
-              <IconButton icon="search" label="Search the registry" variant="secondary" onClick={() => setSearching(true)} />
+              <IconButton
+                icon="search"
+                label="Search the registry"
+                variant="secondary"
+                onClick={() => setSearching(true)}
+              />
             </div>
             <div class="ctr-grid">
-              <TextField name="name" label="Name" maxLength={128} pattern="[a-zA-Z0-9][a-zA-Z0-9_.\-]*" autoComplete="off" spellcheck={false} hint="Letters, digits, _ . -; the engine picks one when empty." />
-              <Select name="restartPolicy" label="Restart" options={RESTART_OPTIONS} defaultValue="no" hint="When the engine starts it again." />
+              <TextField
+                name="name"
+                label="Name"
+                maxLength={128}
+                pattern="[a-zA-Z0-9][a-zA-Z0-9_.\-]*"
+                autoComplete="off"
+                spellcheck={false}
+                hint="Letters, digits, _ . -; the engine picks one when empty."
+              />
+              <Select
+                name="restartPolicy"
+                label="Restart"
+                options={RESTART_OPTIONS}
+                defaultValue="no"
+                hint="When the engine starts it again."
+              />
             </div>
-            <TextField name="command" label="Command" autoComplete="off" spellcheck={false} class="input mono" hint="Replaces the image's command; split like a shell, nothing expanded: sh -c 'echo hi'." />
+            <TextField
+              name="command"
+              label="Command"
+              autoComplete="off"
+              spellcheck={false}
+              class="input mono"
+              hint="Replaces the image's command; split like a shell, nothing expanded: sh -c 'echo hi'."
+            />
           </fieldset>
 
           <fieldset class="ctr-fieldset">
             <legend>Network</legend>
             <div class="ctr-grid">
-              <Select name="network" label="Network" options={networkOptions} defaultValue="" hint={networks.error ? 'The networks could not be listed: the default applies.' : undefined} />
-              <TextArea name="ports" label="Published ports" rows={3} spellcheck={false} placeholder="8080:80" hint="One per line: host port:container port, e.g. 8080:80, 127.0.0.1:8080:80 or 53:53/udp." />
+              <Select
+                name="network"
+                label="Network"
+                options={networkOptions}
+                defaultValue=""
+                hint={networks.error ? 'The networks could not be listed: the default applies.' : undefined}
+              />
+              <TextArea
+                name="ports"
+                label="Published ports"
+                rows={3}
+                spellcheck={false}
+                placeholder="8080:80"
+                hint="One per line: host port:container port, e.g. 8080:80, 127.0.0.1:8080:80 or 53:53/udp."
+              />
             </div>
           </fieldset>
 
@@ -251,39 +352,131 @@ export function RunView({ ctx }: { ctx: PageContext }) {
                 rows={3}
                 spellcheck={false}
                 placeholder="data:/var/lib/app"
-                hint={admin ? 'One per line: volume name or host folder, then the path inside, e.g. data:/var/lib/app or /srv/site:/www:ro.' : 'One per line: volume name:path inside, e.g. data:/var/lib/app (add :ro for read-only). Host folders need an admin.'}
+                hint={
+                  admin
+                    ? 'One per line: volume name or host folder, then the path inside, e.g. data:/var/lib/app or /srv/site:/www:ro.'
+                    : 'One per line: volume name:path inside, e.g. data:/var/lib/app (add :ro for read-only). Host folders need an admin.'
+                }
               />
-              <TextArea name="env" label="Environment" rows={3} spellcheck={false} placeholder="TZ=Europe/Berlin" hint="One per line: NAME=value." />
+              <TextArea
+                name="env"
+                label="Environment"
+                rows={3}
+                spellcheck={false}
+                placeholder="TZ=Europe/Berlin"
+                hint="One per line: NAME=value."
+              />
             </div>
           </fieldset>
 
           <fieldset class="ctr-fieldset">
             <legend>Limits</legend>
             <div class="ctr-grid ctr-grid-3">
-              <TextField name="cpus" label="Processors" type="number" min="0.01" step="0.01" inputMode="decimal" hint="e.g. 1.5; empty for no limit." />
-              <TextField name="memory" label="Memory" pattern="[0-9]+(\.[0-9]+)?[bkmgBKMG]?" autoComplete="off" placeholder="512m" hint="e.g. 512m or 2g; empty for no limit." />
-              <TextField name="workdir" label="Working directory" pattern="/.*" autoComplete="off" spellcheck={false} placeholder="/app" hint="An absolute path inside." />
+              <TextField
+                name="cpus"
+                label="Processors"
+                type="number"
+                min="0.01"
+                step="0.01"
+                inputMode="decimal"
+                hint="e.g. 1.5; empty for no limit."
+              />
+              <TextField
+                name="memory"
+                label="Memory"
+                pattern="[0-9]+(\.[0-9]+)?[bkmgBKMG]?"
+                autoComplete="off"
+                placeholder="512m"
+                hint="e.g. 512m or 2g; empty for no limit."
+              />
+              <TextField
+                name="workdir"
+                label="Working directory"
+                pattern="/.*"
+                autoComplete="off"
+                spellcheck={false}
+                placeholder="/app"
+                hint="An absolute path inside."
+              />
             </div>
           </fieldset>
 
           {admin ? (
             <fieldset class="ctr-fieldset">
               <legend>Advanced (admin)</legend>
-              <p class="field-hint">These can reach the host: mounts, devices, capabilities and docker flags are for admins only.</p>
+              <p class="field-hint">
+                These can reach the host: mounts, devices, capabilities and docker flags are for admins only.
+              </p>
               <div class="ctr-grid">
-                <TextField name="entrypoint" label="Entrypoint" autoComplete="off" spellcheck={false} hint="Replaces the image's entrypoint, e.g. /bin/sh -c." />
-                <TextField name="user" label="User" autoComplete="off" spellcheck={false} placeholder="1000:1000" hint="user or uid[:gid] inside." />
-                <TextField name="capAdd" label="Added capabilities" autoComplete="off" spellcheck={false} placeholder="NET_ADMIN" hint="Comma- or space-separated." />
-                <TextField name="dns" label="DNS servers" autoComplete="off" spellcheck={false} placeholder="9.9.9.9" hint="IP addresses, comma- or space-separated." />
-                <TextArea name="mounts" label="Mounts" rows={2} spellcheck={false} placeholder="type=bind,source=/srv,target=/srv,readonly" hint="One per line, as docker run --mount: type (bind, volume, tmpfs), source, target, readonly." />
-                <TextArea name="tmpfs" label="tmpfs" rows={2} spellcheck={false} placeholder="/run:size=64m" hint="One per line: path[:options]." />
-                <TextArea name="devices" label="Devices" rows={2} spellcheck={false} placeholder="/dev/fuse:/dev/fuse:rwm" hint="One per line: host[:container][:permissions]." />
-                <TextField name="extraArgs" label="Extra docker run flags" autoComplete="off" spellcheck={false} placeholder="--read-only --init" hint="Allowlisted flags only (--label, --hostname, --add-host, --shm-size…)." />
+                <TextField
+                  name="entrypoint"
+                  label="Entrypoint"
+                  autoComplete="off"
+                  spellcheck={false}
+                  hint="Replaces the image's entrypoint, e.g. /bin/sh -c."
+                />
+                <TextField
+                  name="user"
+                  label="User"
+                  autoComplete="off"
+                  spellcheck={false}
+                  placeholder="1000:1000"
+                  hint="user or uid[:gid] inside."
+                />
+                <TextField
+                  name="capAdd"
+                  label="Added capabilities"
+                  autoComplete="off"
+                  spellcheck={false}
+                  placeholder="NET_ADMIN"
+                  hint="Comma- or space-separated."
+                />
+                <TextField
+                  name="dns"
+                  label="DNS servers"
+                  autoComplete="off"
+                  spellcheck={false}
+                  placeholder="9.9.9.9"
+                  hint="IP addresses, comma- or space-separated."
+                />
+                <TextArea
+                  name="mounts"
+                  label="Mounts"
+                  rows={2}
+                  spellcheck={false}
+                  placeholder="type=bind,source=/srv,target=/srv,readonly"
+                  hint="One per line, as docker run --mount: type (bind, volume, tmpfs), source, target, readonly."
+                />
+                <TextArea
+                  name="tmpfs"
+                  label="tmpfs"
+                  rows={2}
+                  spellcheck={false}
+                  placeholder="/run:size=64m"
+                  hint="One per line: path[:options]."
+                />
+                <TextArea
+                  name="devices"
+                  label="Devices"
+                  rows={2}
+                  spellcheck={false}
+                  placeholder="/dev/fuse:/dev/fuse:rwm"
+                  hint="One per line: host[:container][:permissions]."
+                />
+                <TextField
+                  name="extraArgs"
+                  label="Extra docker run flags"
+                  autoComplete="off"
+                  spellcheck={false}
+                  placeholder="--read-only --init"
+                  hint="Allowlisted flags only (--label, --hostname, --add-host, --shm-size…)."
+                />
               </div>
             </fieldset>
           ) : (
             <p class="ctr-note">
-              <Icon name="lock" size={16} /> Entrypoint, user, added capabilities, DNS servers, mounts, tmpfs, devices and extra docker flags can be set by an admin.
+              <Icon name="lock" size={16} /> Entrypoint, user, added capabilities, DNS servers, mounts, tmpfs, devices
+              and extra docker flags can be set by an admin.
             </p>
           )}
         </Form>

@@ -3,7 +3,21 @@
  * each one's pull (a bar per layer), recreate and outcome (updated, up to date, rolled back, failed).
  */
 import { useState } from 'preact/hooks'
-import { Async, Badge, Button, Card, Checkbox, Empty, Icon, PageHeader, ProgressList, Spinner, useResource, type PageContext, type Tone } from '@hostd/ui'
+import {
+  Async,
+  Badge,
+  Button,
+  Card,
+  Checkbox,
+  Empty,
+  Icon,
+  PageHeader,
+  ProgressList,
+  Spinner,
+  useResource,
+  type PageContext,
+  type Tone,
+} from '@hostd/ui'
 import { ContainerIcon, PullLayers } from './common.tsx'
 import { containerPath, type Container, type ContainerList, type PullMessage } from './model.ts'
 
@@ -38,7 +52,11 @@ const OUTCOME: Record<Outcome['status'], { tone: Tone; label: string }> = {
   'rolled-back': { tone: 'warning', label: 'Rolled back' },
   failed: { tone: 'danger', label: 'Failed' },
 }
-const STEP = { pull: 'Pulling the new image…', recreate: 'Recreating with the same settings…', rollback: 'The new container did not start: restoring the old one…' }
+const STEP = {
+  pull: 'Pulling the new image…',
+  recreate: 'Recreating with the same settings…',
+  rollback: 'The new container did not start: restoring the old one…',
+}
 
 function TargetProgress({ ctx, target, running }: { ctx: PageContext; target: Target; running: boolean }) {
   const o = target.outcome
@@ -46,7 +64,9 @@ function TargetProgress({ ctx, target, running }: { ctx: PageContext; target: Ta
     <li class="ctr-update-target">
       <div class="ctr-update-head">
         <ContainerIcon name={target.name} size={24} />
-        <strong>{o ? <a href={containerPath(ctx.base, { id: o.id, name: o.name })}>{target.name}</a> : target.name}</strong>
+        <strong>
+          {o ? <a href={containerPath(ctx.base, { id: o.id, name: o.name })}>{target.name}</a> : target.name}
+        </strong>
         {o ? (
           <Badge tone={OUTCOME[o.status].tone}>{OUTCOME[o.status].label}</Badge>
         ) : (
@@ -57,8 +77,15 @@ function TargetProgress({ ctx, target, running }: { ctx: PageContext; target: Ta
         )}
       </div>
       {o && 'message' in o && <p class={o.status === 'failed' ? 'ctr-error-text' : 'detail'}>{o.message}</p>}
-      {o?.status === 'updated' && <p class="detail">Now on {o.imageId.replace(/^sha256:/, '').slice(0, 12)} (was {o.previousImageId.replace(/^sha256:/, '').slice(0, 12)}).</p>}
-      {!o && target.layers.items.length > 0 && <ProgressList label={`Layers for ${target.name}`} items={target.layers.items} />}
+      {o?.status === 'updated' && (
+        <p class="detail">
+          Now on {o.imageId.replace(/^sha256:/, '').slice(0, 12)} (was{' '}
+          {o.previousImageId.replace(/^sha256:/, '').slice(0, 12)}).
+        </p>
+      )}
+      {!o && target.layers.items.length > 0 && (
+        <ProgressList label={`Layers for ${target.name}`} items={target.layers.items} />
+      )}
     </li>
   )
 }
@@ -88,15 +115,23 @@ export function UpdatesView({ ctx }: { ctx: PageContext }) {
         target(container)!.outcome = outcome as Outcome
       } else if (m.type === 'done') {
         job.done = true
-        const counts = m.results.reduce<Record<string, number>>((acc, r) => ({ ...acc, [r.status]: (acc[r.status] ?? 0) + 1 }), {})
-        const text = Object.entries(counts).map(([status, n]) => `${n} ${OUTCOME[status as Outcome['status']].label.toLowerCase()}`).join(', ')
+        const counts = m.results.reduce<Record<string, number>>(
+          (acc, r) => ({ ...acc, [r.status]: (acc[r.status] ?? 0) + 1 }),
+          {},
+        )
+        const text = Object.entries(counts)
+          .map(([status, n]) => `${n} ${OUTCOME[status as Outcome['status']].label.toLowerCase()}`)
+          .join(', ')
         if (counts.failed || counts['rolled-back']) ctx.toast.error(`Update finished: ${text}`)
         else ctx.toast.success(`Update finished: ${text}`)
       } else if (m.type === 'result' && !m.ok) job.error = m.message
       changed()
     }
     ws.onclose = (e) => {
-      if (!job.done && !job.error) job.error = e.reason || 'The connection to the server closed before the update finished. Check the list for the containers’ state.'
+      if (!job.done && !job.error)
+        job.error =
+          e.reason ||
+          'The connection to the server closed before the update finished. Check the list for the containers’ state.'
       job.done = true
       changed()
       list.reload()
@@ -151,8 +186,11 @@ export function UpdatesView({ ctx }: { ctx: PageContext }) {
       <Async resource={list} label="Loading containers…">
         {(data) => {
           const withUpdates = data.items.filter((c) => c.updateAvailable)
-          const candidates: Container[] = showAll ? data.items : data.items.filter((c) => c.updateAvailable || c.name === preselect)
-          const selected = picked ?? new Set(candidates.filter((c) => c.updateAvailable || c.name === preselect).map((c) => c.name))
+          const candidates: Container[] = showAll
+            ? data.items
+            : data.items.filter((c) => c.updateAvailable || c.name === preselect)
+          const selected =
+            picked ?? new Set(candidates.filter((c) => c.updateAvailable || c.name === preselect).map((c) => c.name))
           const toggle = (name: string, on: boolean) => {
             const next = new Set(selected)
             if (on) next.add(name)
@@ -161,11 +199,18 @@ export function UpdatesView({ ctx }: { ctx: PageContext }) {
           }
           const chosen = candidates.filter((c) => selected.has(c.name)).map((c) => c.name)
           return (
-            <Card title={withUpdates.length ? `${withUpdates.length} container${withUpdates.length === 1 ? ' has' : 's have'} a newer image` : 'Containers'}>
+            <Card
+              title={
+                withUpdates.length
+                  ? `${withUpdates.length} container${withUpdates.length === 1 ? ' has' : 's have'} a newer image`
+                  : 'Containers'
+              }
+            >
               <div class="stack">
                 {candidates.length === 0 ? (
                   <Empty icon="circle-check" title="Every container is up to date">
-                    hostd asks the registry about each image in the background (every hour by default). To pull again anyway, show all containers.
+                    hostd asks the registry about each image in the background (every hour by default). To pull again
+                    anyway, show all containers.
                   </Empty>
                 ) : (
                   <fieldset class="ctr-fieldset">
@@ -183,11 +228,21 @@ export function UpdatesView({ ctx }: { ctx: PageContext }) {
                     ))}
                   </fieldset>
                 )}
-                <Checkbox name="show-all" label="Show all containers (update pulls each one's image again)" checked={showAll} onChange={(e) => setShowAll(e.currentTarget.checked)} />
+                <Checkbox
+                  name="show-all"
+                  label="Show all containers (update pulls each one's image again)"
+                  checked={showAll}
+                  onChange={(e) => setShowAll(e.currentTarget.checked)}
+                />
                 <div class="form-actions">
                   <Button onClick={() => ctx.navigate(ctx.base)}>Cancel</Button>
                   {operator && (
-                    <Button variant="primary" icon="download" disabled={chosen.length === 0} onClick={() => start(chosen)}>
+                    <Button
+                      variant="primary"
+                      icon="download"
+                      disabled={chosen.length === 0}
+                      onClick={() => start(chosen)}
+                    >
                       {chosen.length === 1 ? `Update ${chosen[0]}` : `Update ${chosen.length} containers`}
                     </Button>
                   )}

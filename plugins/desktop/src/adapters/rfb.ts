@@ -14,11 +14,18 @@ export class VncUnreachable extends Error {}
 
 function connectReason(err: NodeJS.ErrnoException, where: string): string {
   switch (err.code) {
-    case 'ECONNREFUSED': return `No VNC server answers on ${where} (connection refused)`
-    case 'ETIMEDOUT': return `No VNC server answered on ${where} in time`
-    case 'ENOTFOUND': case 'EAI_AGAIN': return `The host of ${where} cannot be resolved`
-    case 'EHOSTUNREACH': case 'ENETUNREACH': return `${where} cannot be reached (${err.code})`
-    default: return `Connecting to ${where} failed: ${err.message}`
+    case 'ECONNREFUSED':
+      return `No VNC server answers on ${where} (connection refused)`
+    case 'ETIMEDOUT':
+      return `No VNC server answered on ${where} in time`
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return `The host of ${where} cannot be resolved`
+    case 'EHOSTUNREACH':
+    case 'ENETUNREACH':
+      return `${where} cannot be reached (${err.code})`
+    default:
+      return `Connecting to ${where} failed: ${err.message}`
   }
 }
 
@@ -102,7 +109,14 @@ const GREETING = /^RFB (\d{3})\.(\d{3})\n$/
  */
 export async function probeVnc(target: VncTarget, timeoutMs = 1000): Promise<ProbeResult> {
   const where = formatTarget(target)
-  const result: ProbeResult = { available: false, protocolVersion: null, authTypes: [], display: null, name: null, reason: null }
+  const result: ProbeResult = {
+    available: false,
+    protocolVersion: null,
+    authTypes: [],
+    display: null,
+    name: null,
+    reason: null,
+  }
   const started = Date.now()
   let socket: Socket
   try {
@@ -112,11 +126,14 @@ export async function probeVnc(target: VncTarget, timeoutMs = 1000): Promise<Pro
   }
   const reader = new Reader(socket)
   try {
-    const greeting = (await reader.read(12, started + timeoutMs).catch((err: Error) => {
-      throw new Error(`${where} accepted a connection but sent no VNC greeting (${err.message})`)
-    })).toString('latin1')
+    const greeting = (
+      await reader.read(12, started + timeoutMs).catch((err: Error) => {
+        throw new Error(`${where} accepted a connection but sent no VNC greeting (${err.message})`)
+      })
+    ).toString('latin1')
     const version = GREETING.exec(greeting)
-    if (!version) return { ...result, reason: `The service on ${where} is not a VNC server (it sent ${JSON.stringify(greeting)})` }
+    if (!version)
+      return { ...result, reason: `The service on ${where} is not a VNC server (it sent ${JSON.stringify(greeting)})` }
     result.protocolVersion = greeting.trim()
     result.available = true
     const minor = Number(version[1]) === 3 ? Number(version[2]) : 8
@@ -126,18 +143,31 @@ export async function probeVnc(target: VncTarget, timeoutMs = 1000): Promise<Pro
     const deadline = Date.now() + timeoutMs
     if (speak === 3) {
       const type = (await reader.read(4, deadline)).readUInt32BE(0)
-      if (type === 0) return { ...result, available: false, reason: `The VNC server on ${where} refuses connections: ${await readReason(reader, deadline)}` }
+      if (type === 0)
+        return {
+          ...result,
+          available: false,
+          reason: `The VNC server on ${where} refuses connections: ${await readReason(reader, deadline)}`,
+        }
       result.authTypes = [type]
     } else {
       const count = (await reader.read(1, deadline))[0]!
-      if (count === 0) return { ...result, available: false, reason: `The VNC server on ${where} refuses connections: ${await readReason(reader, deadline)}` }
+      if (count === 0)
+        return {
+          ...result,
+          available: false,
+          reason: `The VNC server on ${where} refuses connections: ${await readReason(reader, deadline)}`,
+        }
       result.authTypes = [...(await reader.read(count, deadline))]
     }
     if (!result.authTypes.includes(SECURITY_NONE)) return result
     if (speak !== 3) socket.write(Buffer.from([SECURITY_NONE]))
     // SecurityResult follows None only in 3.8 (RFC 6143, 7.1.3).
     if (speak === 8 && (await reader.read(4, deadline)).readUInt32BE(0) !== 0) {
-      return { ...result, reason: `The VNC server on ${where} refused a session without credentials: ${await readReason(reader, deadline)}` }
+      return {
+        ...result,
+        reason: `The VNC server on ${where} refused a session without credentials: ${await readReason(reader, deadline)}`,
+      }
     }
     socket.write(Buffer.from([1])) // ClientInit: shared, so no other viewer is disconnected
     const init = await reader.read(24, deadline)
@@ -147,7 +177,12 @@ export async function probeVnc(target: VncTarget, timeoutMs = 1000): Promise<Pro
     return result
   } catch (err) {
     // A server that greeted but stalled later is still there: report it with what is known.
-    return { ...result, reason: result.available ? `The VNC server on ${where} stopped answering during the handshake (${(err as Error).message})` : (err as Error).message }
+    return {
+      ...result,
+      reason: result.available
+        ? `The VNC server on ${where} stopped answering during the handshake (${(err as Error).message})`
+        : (err as Error).message,
+    }
   } finally {
     socket.destroy()
   }

@@ -92,7 +92,10 @@ export class RfbOverWebSocket extends RfbClient {
 
   constructor(url: string, token: string, options: { protocols?: string[]; headers?: Record<string, string> } = {}) {
     super()
-    this.ws = new WebSocket(url, options.protocols ?? [], { headers: { authorization: `Bearer ${token}`, ...options.headers }, rejectUnauthorized: false })
+    this.ws = new WebSocket(url, options.protocols ?? [], {
+      headers: { authorization: `Bearer ${token}`, ...options.headers },
+      rejectUnauthorized: false,
+    })
     this.ws.on('message', (data: Buffer, isBinary: boolean) => {
       if (!isBinary) throw new Error(`a text frame on the desktop socket: ${data.toString()}`)
       this.received(data)

@@ -60,7 +60,11 @@ export async function startVnc(options: { password?: string; extraArgs?: string[
       break
     }
   }
-  const xvfb = spawn('Xvfb', [`:${display}`, '-screen', '0', `${SCREEN.width}x${SCREEN.height}x24`, '-nolisten', 'tcp'], { stdio: 'ignore' })
+  const xvfb = spawn(
+    'Xvfb',
+    [`:${display}`, '-screen', '0', `${SCREEN.width}x${SCREEN.height}x24`, '-nolisten', 'tcp'],
+    { stdio: 'ignore' },
+  )
   for (let i = 0; !existsSync(`/tmp/.X11-unix/X${display}`); i++) {
     if (xvfb.exitCode !== null || i > 200) throw new Error(`Xvfb :${display} did not start`)
     await sleep(50)
@@ -76,7 +80,22 @@ export async function startVnc(options: { password?: string; extraArgs?: string[
   }
   let x11vnc: ChildProcess | null = null
   const startServer = async () => {
-    x11vnc = spawn('x11vnc', ['-display', `:${display}`, '-rfbport', String(port), '-localhost', ...auth, '-forever', '-shared', '-quiet', ...(options.extraArgs ?? [])], { stdio: 'ignore' })
+    x11vnc = spawn(
+      'x11vnc',
+      [
+        '-display',
+        `:${display}`,
+        '-rfbport',
+        String(port),
+        '-localhost',
+        ...auth,
+        '-forever',
+        '-shared',
+        '-quiet',
+        ...(options.extraArgs ?? []),
+      ],
+      { stdio: 'ignore' },
+    )
     for (let i = 0; !(await greets(port)); i++) {
       if (x11vnc.exitCode !== null || i > 100) throw new Error(`x11vnc on :${display} port ${port} did not start`)
       await sleep(100)

@@ -47,10 +47,15 @@ export function openViewer(target: HTMLElement, url: string, options: ViewerOpti
   rfb.scaleViewport = options.scale
   rfb.background = 'transparent'
   rfb.addEventListener('connect', () => events.onConnect())
-  rfb.addEventListener('credentialsrequired', (e) => events.onCredentials((e as CustomEvent<{ types: string[] }>).detail.types))
+  rfb.addEventListener('credentialsrequired', (e) =>
+    events.onCredentials((e as CustomEvent<{ types: string[] }>).detail.types),
+  )
   rfb.addEventListener('desktopname', (e) => events.onName((e as CustomEvent<{ name: string }>).detail.name))
   rfb.addEventListener('clipboard', (e) => events.onClipboard((e as CustomEvent<{ text: string }>).detail.text))
-  rfb.addEventListener('securityfailure', (e) => (securityFailure = { reason: (e as CustomEvent<{ reason?: string }>).detail.reason }))
+  rfb.addEventListener(
+    'securityfailure',
+    (e) => (securityFailure = { reason: (e as CustomEvent<{ reason?: string }>).detail.reason }),
+  )
   rfb.addEventListener('disconnect', () => {
     // noVNC reports the end when the socket has closed (its own handler runs after the one above).
     events.onEnd({ code: closed?.code ?? 1006, reason: closed?.reason ?? '', opened, byUser, securityFailure })

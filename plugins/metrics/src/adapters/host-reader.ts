@@ -3,8 +3,20 @@ import { statfs } from 'node:fs/promises'
 import { join } from 'node:path'
 import { readProcFile } from './proc-files.ts'
 import {
-  isReportedDisk, memoryFigures, parseDiskstats, parseLoadavg, parseMeminfo, parseMilliCelsius, parseMounts, parseNetDev,
-  parseProcStat, parseUptime, type CpuTimes, type DiskCounters, type MemoryFigures, type NetCounters,
+  isReportedDisk,
+  memoryFigures,
+  parseDiskstats,
+  parseLoadavg,
+  parseMeminfo,
+  parseMilliCelsius,
+  parseMounts,
+  parseNetDev,
+  parseProcStat,
+  parseUptime,
+  type CpuTimes,
+  type DiskCounters,
+  type MemoryFigures,
+  type NetCounters,
 } from './procfs-parse.ts'
 
 export interface FilesystemUsage {
@@ -95,27 +107,35 @@ export class HostReader {
 
   /** statfs runs in the thread pool with a deadline: a dead network share is skipped, never hangs a sample. */
   async #filesystems(mounts: string): Promise<FilesystemUsage[]> {
-    const results = await Promise.all(parseMounts(mounts).map(async (m): Promise<FilesystemUsage | null> => {
-      let timer: NodeJS.Timeout | undefined
-      try {
-        const late = new Promise<null>((resolve) => (timer = setTimeout(resolve, STATFS_DEADLINE_MS, null)))
-        const s = await Promise.race([statfs(m.mountpoint), late])
-        if (!s) return null
-        const size = s.blocks * s.bsize
-        if (size === 0) return null
-        // Used as df computes it: blocks minus free blocks; available is what an unprivileged user may still use.
-        return { ...m, sizeBytes: size, usedBytes: (s.blocks - s.bfree) * s.bsize, availableBytes: s.bavail * s.bsize }
-      } catch {
-        return null // a mount that went away
-      } finally {
-        clearTimeout(timer)
-      }
-    }))
+    const results = await Promise.all(
+      parseMounts(mounts).map(async (m): Promise<FilesystemUsage | null> => {
+        let timer: NodeJS.Timeout | undefined
+        try {
+          const late = new Promise<null>((resolve) => (timer = setTimeout(resolve, STATFS_DEADLINE_MS, null)))
+          const s = await Promise.race([statfs(m.mountpoint), late])
+          if (!s) return null
+          const size = s.blocks * s.bsize
+          if (size === 0) return null
+          // Used as df computes it: blocks minus free blocks; available is what an unprivileged user may still use.
+          return {
+            ...m,
+            sizeBytes: size,
+            usedBytes: (s.blocks - s.bfree) * s.bsize,
+            availableBytes: s.bavail * s.bsize,
+          }
+        } catch {
+          return null // a mount that went away
+        } finally {
+          clearTimeout(timer)
+        }
+      }),
+    )
     return results.filter((r): r is FilesystemUsage => r !== null)
   }
 
   #temperatures(now: number): Temperature[] {
-    if (!this.#sensors || now - this.#sensors.at > DISCOVERY_TTL_MS) this.#sensors = { at: now, files: this.#discoverSensors() }
+    if (!this.#sensors || now - this.#sensors.at > DISCOVERY_TTL_MS)
+      this.#sensors = { at: now, files: this.#discoverSensors() }
     const out: Temperature[] = []
     for (const s of this.#sensors.files) {
       const c = parseMilliCelsius(readProcFile(s.path) ?? '')

@@ -37,7 +37,14 @@ export function parsePidStat(text: string): ProcStat | null {
     values.push(Number(text.slice(start, end)))
   }
   const [utime, stime, threads, startTime, rss] = values as [number, number, number, number, number]
-  return { pid: Number(text.slice(0, open)), comm: text.slice(open + 1, close), cpuTicks: utime + stime, threads, startTime, rssPages: rss }
+  return {
+    pid: Number(text.slice(0, open)),
+    comm: text.slice(open + 1, close),
+    cpuTicks: utime + stime,
+    threads,
+    startTime,
+    rssPages: rss,
+  }
 }
 
 export interface ProcStatus {

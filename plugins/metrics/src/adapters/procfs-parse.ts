@@ -27,7 +27,17 @@ export function parseProcStat(text: string): CpuTimes[] {
     const id = label === 'cpu' ? -1 : Number(label.slice(3))
     if (!Number.isInteger(id)) continue
     const n = (i: number) => Number(parts[i] ?? 0) || 0
-    out.push({ id, user: n(1), nice: n(2), system: n(3), idle: n(4), iowait: n(5), irq: n(6), softirq: n(7), steal: n(8) })
+    out.push({
+      id,
+      user: n(1),
+      nice: n(2),
+      system: n(3),
+      idle: n(4),
+      iowait: n(5),
+      irq: n(6),
+      softirq: n(7),
+      steal: n(8),
+    })
   }
   return out
 }
@@ -130,7 +140,11 @@ export function parseNetDev(text: string): NetCounters[] {
     const colon = line.indexOf(':')
     if (colon < 0 || line.includes('|')) continue
     const name = line.slice(0, colon).trim()
-    const p = line.slice(colon + 1).trim().split(/\s+/).map(Number)
+    const p = line
+      .slice(colon + 1)
+      .trim()
+      .split(/\s+/)
+      .map(Number)
     if (p.length < 10 || !name) continue
     out.push({ name, rxBytes: p[0]!, rxPackets: p[1]!, txBytes: p[8]!, txPackets: p[9]! })
   }
@@ -145,9 +159,35 @@ export interface MountEntry {
 
 /** Pseudo and virtual file systems that hold no user data. */
 const PSEUDO_FS = new Set([
-  'proc', 'sysfs', 'devtmpfs', 'devpts', 'tmpfs', 'ramfs', 'cgroup', 'cgroup2', 'pstore', 'bpf', 'securityfs', 'debugfs',
-  'tracefs', 'mqueue', 'hugetlbfs', 'configfs', 'fusectl', 'autofs', 'binfmt_misc', 'nsfs', 'rpc_pipefs', 'efivarfs',
-  'squashfs', 'selinuxfs', 'fuse.lxcfs', 'fuse.gvfsd-fuse', 'fuse.portal', 'overlay', 'nfsd',
+  'proc',
+  'sysfs',
+  'devtmpfs',
+  'devpts',
+  'tmpfs',
+  'ramfs',
+  'cgroup',
+  'cgroup2',
+  'pstore',
+  'bpf',
+  'securityfs',
+  'debugfs',
+  'tracefs',
+  'mqueue',
+  'hugetlbfs',
+  'configfs',
+  'fusectl',
+  'autofs',
+  'binfmt_misc',
+  'nsfs',
+  'rpc_pipefs',
+  'efivarfs',
+  'squashfs',
+  'selinuxfs',
+  'fuse.lxcfs',
+  'fuse.gvfsd-fuse',
+  'fuse.portal',
+  'overlay',
+  'nfsd',
 ])
 const NETWORK_FS = new Set(['nfs', 'nfs4', 'cifs', 'smb3', 'fuse.sshfs', 'virtiofs', '9p', 'ceph', 'glusterfs'])
 

@@ -35,8 +35,15 @@ export interface JobState {
 }
 
 const PHASES: Record<string, string> = {
-  download: 'Downloading', install: 'Unpacking', configure: 'Setting up', remove: 'Removing', purge: 'Purging',
-  trigger: 'Running triggers', dpkg: 'Starting dpkg', error: 'Error', conffile: 'Configuration file',
+  download: 'Downloading',
+  install: 'Unpacking',
+  configure: 'Setting up',
+  remove: 'Removing',
+  purge: 'Purging',
+  trigger: 'Running triggers',
+  dpkg: 'Starting dpkg',
+  error: 'Error',
+  conffile: 'Configuration file',
 }
 
 /**
@@ -51,11 +58,16 @@ const names = (packages: string[] | undefined) => (packages?.length ? packages.j
 export function jobTitle(request: Pick<ExecRequest, 'action' | 'packages'>): string {
   const list = names(request.packages)
   switch (request.action) {
-    case 'install': return `Installing ${list}`
-    case 'upgrade': return list ? `Upgrading ${list}` : 'Upgrading every upgradable package'
-    case 'remove': return `Removing ${list}`
-    case 'purge': return `Purging ${list}`
-    default: return 'Refreshing the package lists'
+    case 'install':
+      return `Installing ${list}`
+    case 'upgrade':
+      return list ? `Upgrading ${list}` : 'Upgrading every upgradable package'
+    case 'remove':
+      return `Removing ${list}`
+    case 'purge':
+      return `Purging ${list}`
+    default:
+      return 'Refreshing the package lists'
   }
 }
 
@@ -106,7 +118,8 @@ export function createJobStore(ctx: PageContext): JobStore {
           return
         }
         if (m.type === 'accepted') update({ status: 'running', job: m.job })
-        else if (m.type === 'progress') update({ progress: { phase: m.phase, package: m.package, percent: m.percent, text: m.text } })
+        else if (m.type === 'progress')
+          update({ progress: { phase: m.phase, package: m.package, percent: m.percent, text: m.text } })
         else if (m.type === 'line') {
           store.lines.push(m.text)
           lineCount.value = store.lines.length
@@ -119,7 +132,13 @@ export function createJobStore(ctx: PageContext): JobStore {
         const s = state.value!
         if (s.seq !== seq) return
         if (s.status === 'connecting') {
-          update({ status: 'refused', result: { ok: false, message: 'The server refused the job: your session may have ended, or you are no longer an admin.' } })
+          update({
+            status: 'refused',
+            result: {
+              ok: false,
+              message: 'The server refused the job: your session may have ended, or you are no longer an admin.',
+            },
+          })
         } else if (s.status === 'running') {
           update({ status: 'lost' })
         }
@@ -153,15 +172,41 @@ function JobLog({ store, label }: { store: JobStore; label: string }) {
 function outcome(s: JobState) {
   const r = s.result
   switch (s.status) {
-    case 'connecting': return <p class="muted">Starting…</p>
-    case 'running': return null
-    case 'done': return <p><Badge tone="success">Done</Badge> apt-get finished successfully; the lists below show the change.</p>
-    case 'failed': return <p><Badge tone="danger">Failed</Badge> apt-get ended with exit code {r?.exitCode}. Its output above says why; nothing else was changed by this page.</p>
-    case 'lost': return <p><Badge tone="warning">Connection lost</Badge> The job goes on on the server: its outcome goes to the audit log and the lists update when it ends.</p>
+    case 'connecting':
+      return <p class="muted">Starting…</p>
+    case 'running':
+      return null
+    case 'done':
+      return (
+        <p>
+          <Badge tone="success">Done</Badge> apt-get finished successfully; the lists below show the change.
+        </p>
+      )
+    case 'failed':
+      return (
+        <p>
+          <Badge tone="danger">Failed</Badge> apt-get ended with exit code {r?.exitCode}. Its output above says why;
+          nothing else was changed by this page.
+        </p>
+      )
+    case 'lost':
+      return (
+        <p>
+          <Badge tone="warning">Connection lost</Badge> The job goes on on the server: its outcome goes to the audit log
+          and the lists update when it ends.
+        </p>
+      )
     default:
-      return r?.error === 'HOSTD_PACKAGES_BUSY' && r.job
-        ? <p><Badge tone="warning">Busy</Badge> Another package job is running: {describeJob(r.job)}. Try again when it ends.</p>
-        : <p><Badge tone="danger">Not started</Badge> {r?.message}</p>
+      return r?.error === 'HOSTD_PACKAGES_BUSY' && r.job ? (
+        <p>
+          <Badge tone="warning">Busy</Badge> Another package job is running: {describeJob(r.job)}. Try again when it
+          ends.
+        </p>
+      ) : (
+        <p>
+          <Badge tone="danger">Not started</Badge> {r?.message}
+        </p>
+      )
   }
 }
 
@@ -175,15 +220,32 @@ export function JobPanel({ store }: { store: JobStore }) {
   const bar = finished
     ? { value: 100, detail: 'Finished', tone: 'success' as const }
     : p
-      ? { value: p.percent, detail: `${PHASES[p.phase] ?? p.phase}${p.package ? ` ${p.package}` : ''} · ${Math.round(p.percent)} %`, tone: s.status === 'failed' || p.phase === 'error' ? 'danger' as const : 'accent' as const }
-      : { value: s.status === 'running' || s.status === 'connecting' ? undefined : 0, detail: s.status === 'running' ? 'Preparing' : '', tone: 'accent' as const }
+      ? {
+          value: p.percent,
+          detail: `${PHASES[p.phase] ?? p.phase}${p.package ? ` ${p.package}` : ''} · ${Math.round(p.percent)} %`,
+          tone: s.status === 'failed' || p.phase === 'error' ? ('danger' as const) : ('accent' as const),
+        }
+      : {
+          value: s.status === 'running' || s.status === 'connecting' ? undefined : 0,
+          detail: s.status === 'running' ? 'Preparing' : '',
+          tone: 'accent' as const,
+        }
   return (
     <Card
       title={title}
-      actions={!store.running.value && <IconButton icon="x" label="Close the job panel" onClick={() => store.dismiss()} />}
+      actions={
+        !store.running.value && <IconButton icon="x" label="Close the job panel" onClick={() => store.dismiss()} />
+      }
     >
       <div class="stack" style={FIT}>
-        {s.status !== 'refused' && <ProgressBar label={`Progress of ${title.toLowerCase()}`} value={bar.value} detail={bar.detail} tone={bar.tone} />}
+        {s.status !== 'refused' && (
+          <ProgressBar
+            label={`Progress of ${title.toLowerCase()}`}
+            value={bar.value}
+            detail={bar.detail}
+            tone={bar.tone}
+          />
+        )}
         {p && !finished && <p class="detail mono">{p.text}</p>}
         {s.status !== 'refused' && <JobLog key={s.seq} store={store} label={`Output of ${title.toLowerCase()}`} />}
         <div aria-live="polite">{outcome(s)}</div>

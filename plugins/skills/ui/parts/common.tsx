@@ -1,7 +1,18 @@
 /** Small pieces every skills view uses: the icon, badges, safe markdown, file lists, a draft's expiry. */
 import type { ComponentChildren } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
-import { Badge, Button, DataTable, Empty, formatDateTime, formatRelative, Icon, iconNames, Loading, type PageContext } from '@hostd/ui'
+import {
+  Badge,
+  Button,
+  DataTable,
+  Empty,
+  formatDateTime,
+  formatRelative,
+  Icon,
+  iconNames,
+  Loading,
+  type PageContext,
+} from '@hostd/ui'
 import { api, type SkillSummary } from './model.ts'
 
 /**
@@ -9,9 +20,23 @@ import { api, type SkillSummary } from './model.ts'
  * anything else (a URL: the page's CSP loads nothing from elsewhere) falls back to the sparkles.
  */
 export function SkillIcon({ icon, size = 18 }: { icon: string; size?: number }) {
-  if (iconNames.includes(icon)) return <span class="skill-icon"><Icon name={icon} size={size} /></span>
-  if (icon && [...icon].length <= 2 && !/[\w/.:]/.test(icon)) return <span class="skill-icon skill-icon-text" aria-hidden="true">{icon}</span>
-  return <span class="skill-icon"><Icon name="sparkles" size={size} /></span>
+  if (iconNames.includes(icon))
+    return (
+      <span class="skill-icon">
+        <Icon name={icon} size={size} />
+      </span>
+    )
+  if (icon && [...icon].length <= 2 && !/[\w/.:]/.test(icon))
+    return (
+      <span class="skill-icon skill-icon-text" aria-hidden="true">
+        {icon}
+      </span>
+    )
+  return (
+    <span class="skill-icon">
+      <Icon name="sparkles" size={size} />
+    </span>
+  )
 }
 
 export function SourceBadge({ source }: { source: SkillSummary['source'] }) {
@@ -26,7 +51,11 @@ export function Tags({ tags }: { tags: string[] }) {
   if (tags.length === 0) return <span class="muted">–</span>
   return (
     <ul class="skill-tags" aria-label="Tags">
-      {tags.map((t) => <li key={t}><Badge>{t}</Badge></li>)}
+      {tags.map((t) => (
+        <li key={t}>
+          <Badge>{t}</Badge>
+        </li>
+      ))}
     </ul>
   )
 }
@@ -58,13 +87,31 @@ export function Instructions({ body, markdown }: { body: string; markdown: strin
   return (
     <div class="stack">
       <div class="skill-view-switch" role="group" aria-label="Show the instructions">
-        <Button size="sm" variant={source ? 'ghost' : 'secondary'} aria-pressed={!source} onClick={() => setSource(false)}>Formatted</Button>
-        <Button size="sm" variant={source ? 'secondary' : 'ghost'} aria-pressed={source} onClick={() => setSource(true)}>SKILL.md source</Button>
+        <Button
+          size="sm"
+          variant={source ? 'ghost' : 'secondary'}
+          aria-pressed={!source}
+          onClick={() => setSource(false)}
+        >
+          Formatted
+        </Button>
+        <Button
+          size="sm"
+          variant={source ? 'secondary' : 'ghost'}
+          aria-pressed={source}
+          onClick={() => setSource(true)}
+        >
+          SKILL.md source
+        </Button>
       </div>
       {source ? (
-        <pre class="skill-source" tabIndex={0} aria-label="SKILL.md source">{markdown}</pre>
+        <pre class="skill-source" tabIndex={0} aria-label="SKILL.md source">
+          {markdown}
+        </pre>
       ) : !body.trim() ? (
-        <Empty icon="file-text" title="No instructions">SKILL.md holds only its frontmatter.</Empty>
+        <Empty icon="file-text" title="No instructions">
+          SKILL.md holds only its frontmatter.
+        </Empty>
       ) : rendered.html === undefined ? (
         <Loading label="Formatting the instructions…" />
       ) : (
@@ -112,6 +159,20 @@ export function DraftExpiry({ expiresAt }: { expiresAt: string }) {
 }
 
 /** A link inside the page (the shell turns it into a navigation). */
-export function PageLink({ ctx, to, children, class: cls }: { ctx: PageContext; to: string; children: ComponentChildren; class?: string }) {
-  return <a href={`${ctx.base}${to}`} class={cls}>{children}</a>
+export function PageLink({
+  ctx,
+  to,
+  children,
+  class: cls,
+}: {
+  ctx: PageContext
+  to: string
+  children: ComponentChildren
+  class?: string
+}) {
+  return (
+    <a href={`${ctx.base}${to}`} class={cls}>
+      {children}
+    </a>
+  )
 }

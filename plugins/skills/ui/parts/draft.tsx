@@ -6,12 +6,36 @@
  */
 import { useEffect, useState } from 'preact/hooks'
 import {
-  ApiError, Badge, Button, Card, Empty, errorMessage, ErrorState, formatBytes, formatDateTime, Icon, Loading, PageHeader, ProgressBar,
-  TextArea, useResource, type PageContext,
+  ApiError,
+  Badge,
+  Button,
+  Card,
+  Empty,
+  errorMessage,
+  ErrorState,
+  formatBytes,
+  formatDateTime,
+  Icon,
+  Loading,
+  PageHeader,
+  ProgressBar,
+  TextArea,
+  useResource,
+  type PageContext,
 } from '@hostd/ui'
 import { DraftExpiry, PageLink } from './common.tsx'
 import { AddFiles, FileRows, FilesError } from './files.tsx'
-import { api, createDraft, FILE_ERRORS, limitError, readBase64, sendJson, type PickedFile, type SkillDetail, type SkillDraft } from './model.ts'
+import {
+  api,
+  createDraft,
+  FILE_ERRORS,
+  limitError,
+  readBase64,
+  sendJson,
+  type PickedFile,
+  type SkillDetail,
+  type SkillDraft,
+} from './model.ts'
 
 const STALE = 'HOSTD_SKILLS_STALE_REVISION'
 
@@ -23,7 +47,14 @@ function fileChanges(draft: string[], other: string[]) {
   return { onlyInDraft: draft.filter((p) => !have.has(key(p))), notInDraft: other.filter((p) => !mine.has(key(p))) }
 }
 
-function Conflict({ ctx, draft, text, current, onRebased, onDiscard }: {
+function Conflict({
+  ctx,
+  draft,
+  text,
+  current,
+  onRebased,
+  onDiscard,
+}: {
   ctx: PageContext
   draft: SkillDraft
   text: string
@@ -38,7 +69,11 @@ function Conflict({ ctx, draft, text, current, onRebased, onDiscard }: {
     setBusy(true)
     setError(undefined)
     try {
-      const next = await createDraft(ctx, { body: text, targetSkillId: current.skill.id, baseRevision: current.skill.revision })
+      const next = await createDraft(ctx, {
+        body: text,
+        targetSkillId: current.skill.id,
+        baseRevision: current.skill.revision,
+      })
       await ctx.api.delete(api.draft(draft.id)).catch(() => undefined) // the old one expires by itself otherwise
       onRebased(next)
     } catch (err) {
@@ -49,30 +84,58 @@ function Conflict({ ctx, draft, text, current, onRebased, onDiscard }: {
   }
   return (
     <section class="skill-conflict" role="alert" aria-labelledby="skill-conflict-title">
-      <h2 id="skill-conflict-title"><Icon name="triangle-alert" /> This skill changed while you were editing</h2>
+      <h2 id="skill-conflict-title">
+        <Icon name="triangle-alert" /> This skill changed while you were editing
+      </h2>
       <p>
         Your draft is based on revision {draft.baseRevision}, but the skill is now at revision {current.skill.revision}
-        {current.skill.updatedAt ? ` (changed ${formatDateTime(current.skill.updatedAt)})` : ''}. Publishing it would overwrite that change, so
-        it is refused. Your draft is kept as it is.
+        {current.skill.updatedAt ? ` (changed ${formatDateTime(current.skill.updatedAt)})` : ''}. Publishing it would
+        overwrite that change, so it is refused. Your draft is kept as it is.
       </p>
       <p>What you can do:</p>
       <ul>
-        <li><strong>Look at revision {current.skill.revision}</strong> to see what changed (it opens in a new tab; this draft stays).</li>
         <li>
-          <strong>Carry your text over</strong> to a new draft based on revision {current.skill.revision}, then publish it. Your text
-          replaces theirs: bring their change into it first if it should stay. Supporting files then come from revision{' '}
-          {current.skill.revision}
-          {changes.onlyInDraft.length + changes.notInDraft.length > 0 ? ':' : '.'}
-          {changes.onlyInDraft.length > 0 && <> add <span class="mono">{changes.onlyInDraft.join(', ')}</span> again;</>}
-          {changes.notInDraft.length > 0 && <> remove <span class="mono">{changes.notInDraft.join(', ')}</span> again if you meant to.</>}
+          <strong>Look at revision {current.skill.revision}</strong> to see what changed (it opens in a new tab; this
+          draft stays).
         </li>
-        <li><strong>Discard your draft</strong> and keep their change.</li>
+        <li>
+          <strong>Carry your text over</strong> to a new draft based on revision {current.skill.revision}, then publish
+          it. Your text replaces theirs: bring their change into it first if it should stay. Supporting files then come
+          from revision {current.skill.revision}
+          {changes.onlyInDraft.length + changes.notInDraft.length > 0 ? ':' : '.'}
+          {changes.onlyInDraft.length > 0 && (
+            <>
+              {' '}
+              add <span class="mono">{changes.onlyInDraft.join(', ')}</span> again;
+            </>
+          )}
+          {changes.notInDraft.length > 0 && (
+            <>
+              {' '}
+              remove <span class="mono">{changes.notInDraft.join(', ')}</span> again if you meant to.
+            </>
+          )}
+        </li>
+        <li>
+          <strong>Discard your draft</strong> and keep their change.
+        </li>
       </ul>
-      {error !== undefined && <p class="form-error" role="alert"><Icon name="circle-alert" /> {errorMessage(error)}</p>}
+      {error !== undefined && (
+        <p class="form-error" role="alert">
+          <Icon name="circle-alert" /> {errorMessage(error)}
+        </p>
+      )}
       <div class="skill-conflict-actions">
-        <a class="btn btn-secondary btn-md" href={`${ctx.base}/${current.skill.id}`} target="_blank" rel="noopener"><Icon name="external-link" size={16} /><span>Open revision {current.skill.revision}</span></a>
-        <Button variant="primary" icon="refresh" busy={busy} onClick={() => void rebase()}>Carry my text to revision {current.skill.revision}</Button>
-        <Button variant="ghost" icon="trash" onClick={onDiscard}>Discard my draft</Button>
+        <a class="btn btn-secondary btn-md" href={`${ctx.base}/${current.skill.id}`} target="_blank" rel="noopener">
+          <Icon name="external-link" size={16} />
+          <span>Open revision {current.skill.revision}</span>
+        </a>
+        <Button variant="primary" icon="refresh" busy={busy} onClick={() => void rebase()}>
+          Carry my text to revision {current.skill.revision}
+        </Button>
+        <Button variant="ghost" icon="trash" onClick={onDiscard}>
+          Discard my draft
+        </Button>
       </div>
     </section>
   )
@@ -90,7 +153,10 @@ export function DraftPage({ ctx, draftId }: { ctx: PageContext; draftId: string 
   const [uploading, setUploading] = useState<{ path: string; sent: number; total: number } | null>(null)
   const [removing, setRemoving] = useState<string | null>(null)
   const targetId = draft?.targetSkillId ?? loaded.data?.targetSkillId
-  const target = useResource((signal) => (targetId ? ctx.api.get<SkillDetail>(api.skill(targetId), { signal }) : Promise.resolve(null)), [targetId])
+  const target = useResource(
+    (signal) => (targetId ? ctx.api.get<SkillDetail>(api.skill(targetId), { signal }) : Promise.resolve(null)),
+    [targetId],
+  )
 
   useEffect(() => {
     if (loaded.data && loaded.data.id !== draft?.id) {
@@ -115,13 +181,18 @@ export function DraftPage({ ctx, draftId }: { ctx: PageContext; draftId: string 
       return (
         <div class="stack">
           <PageHeader title="Draft not found" />
-          <Empty icon="clock" title="This draft is gone" action={<Button onClick={() => ctx.navigate(ctx.base)}>Back to skills</Button>}>
+          <Empty
+            icon="clock"
+            title="This draft is gone"
+            action={<Button onClick={() => ctx.navigate(ctx.base)}>Back to skills</Button>}
+          >
             Drafts last 24 hours; this one expired, was discarded, or was started by someone else.
           </Empty>
         </div>
       )
     }
-    if (loaded.error !== undefined) return <ErrorState title="The draft could not be loaded" error={loaded.error} onRetry={loaded.reload} />
+    if (loaded.error !== undefined)
+      return <ErrorState title="The draft could not be loaded" error={loaded.error} onRetry={loaded.reload} />
     return <Loading label="Loading the draft…" />
   }
 
@@ -139,7 +210,13 @@ export function DraftPage({ ctx, draftId }: { ctx: PageContext; draftId: string 
       if (sent !== next.markdown) setText((t) => (t === sent ? next.markdown : t))
       return next
     } catch (err) {
-      if (err instanceof ApiError && (err.code === 'HOSTD_SKILLS_FRONTMATTER_INVALID' || err.code === 'HOSTD_SKILLS_NAME_INVALID' || err.code === 'HOSTD_SKILLS_FILE_TOO_LARGE')) setBodyError(err.message)
+      if (
+        err instanceof ApiError &&
+        (err.code === 'HOSTD_SKILLS_FRONTMATTER_INVALID' ||
+          err.code === 'HOSTD_SKILLS_NAME_INVALID' ||
+          err.code === 'HOSTD_SKILLS_FILE_TOO_LARGE')
+      )
+        setBodyError(err.message)
       else ctx.toast.error(err)
       return null
     }
@@ -154,46 +231,62 @@ export function DraftPage({ ctx, draftId }: { ctx: PageContext; draftId: string 
     }
   }
 
-  const onSave = () => act('save', async () => {
-    if (await save()) ctx.toast.success('Draft saved')
-  })
+  const onSave = () =>
+    act('save', async () => {
+      if (await save()) ctx.toast.success('Draft saved')
+    })
 
-  const onPublish = () => act('publish', async () => {
-    if (dirty && !(await save())) return
-    try {
-      const detail = await ctx.api.post<SkillDetail>(`${api.draft(draft.id)}/publish`)
-      setSaved(text)
-      ctx.toast.success(isEdit ? `${detail.skill.name} is now at revision ${detail.skill.revision}` : `${detail.skill.name} was created`)
-      ctx.navigate(`${ctx.base}/${detail.skill.id}`)
-    } catch (err) {
-      if (err instanceof ApiError && err.code === STALE) {
-        setStale(true)
-        target.reload()
-      } else if (err instanceof ApiError && err.code === 'HOSTD_SKILLS_NAME_TAKEN') {
-        setBodyError(err.message)
-      } else {
+  const onPublish = () =>
+    act('publish', async () => {
+      if (dirty && !(await save())) return
+      try {
+        const detail = await ctx.api.post<SkillDetail>(`${api.draft(draft.id)}/publish`)
+        setSaved(text)
+        ctx.toast.success(
+          isEdit
+            ? `${detail.skill.name} is now at revision ${detail.skill.revision}`
+            : `${detail.skill.name} was created`,
+        )
+        ctx.navigate(`${ctx.base}/${detail.skill.id}`)
+      } catch (err) {
+        if (err instanceof ApiError && err.code === STALE) {
+          setStale(true)
+          target.reload()
+        } else if (err instanceof ApiError && err.code === 'HOSTD_SKILLS_NAME_TAKEN') {
+          setBodyError(err.message)
+        } else {
+          ctx.toast.error(err)
+        }
+      }
+    })
+
+  const onDiscard = () =>
+    act('discard', async () => {
+      const ok = await ctx.confirm({
+        title: 'Discard this draft?',
+        message: 'Its text and staged files are deleted. The skill stays as it is.',
+        confirmLabel: 'Discard draft',
+        danger: true,
+      })
+      if (!ok) return
+      try {
+        await ctx.api.delete(api.draft(draft.id))
+        setSaved(text)
+        ctx.toast.info('Draft discarded')
+        ctx.navigate(backTo)
+      } catch (err) {
         ctx.toast.error(err)
       }
-    }
-  })
-
-  const onDiscard = () => act('discard', async () => {
-    const ok = await ctx.confirm({ title: 'Discard this draft?', message: 'Its text and staged files are deleted. The skill stays as it is.', confirmLabel: 'Discard draft', danger: true })
-    if (!ok) return
-    try {
-      await ctx.api.delete(api.draft(draft.id))
-      setSaved(text)
-      ctx.toast.info('Draft discarded')
-      ctx.navigate(backTo)
-    } catch (err) {
-      ctx.toast.error(err)
-    }
-  })
+    })
 
   const addFiles = async (files: PickedFile[]) => {
     const staged = draft.files.filter((p) => !files.some((f) => f.path.toLowerCase() === p.toLowerCase()))
     // Staged files' sizes are not listed, so the total is left to the server; count, size and depth are checked here.
-    const problem = limitError(0, files.map((f) => ({ path: f.path, size: f.file.size })), staged.map((path) => ({ path, size: 0 })))
+    const problem = limitError(
+      0,
+      files.map((f) => ({ path: f.path, size: f.file.size })),
+      staged.map((path) => ({ path, size: 0 })),
+    )
     setFilesError(problem)
     if (problem) return
     let latest = draft
@@ -201,7 +294,13 @@ export function DraftPage({ ctx, draftId }: { ctx: PageContext; draftId: string 
       for (const f of files) {
         setUploading({ path: f.path, sent: 0, total: f.file.size })
         const content = await readBase64(f.file)
-        latest = await sendJson<SkillDraft>(ctx, 'PUT', `${api.draft(draft.id)}/files`, { path: f.path, content }, (sent, total) => setUploading({ path: f.path, sent, total }))
+        latest = await sendJson<SkillDraft>(
+          ctx,
+          'PUT',
+          `${api.draft(draft.id)}/files`,
+          { path: f.path, content },
+          (sent, total) => setUploading({ path: f.path, sent, total }),
+        )
         setDraft(latest)
       }
     } catch (err) {
@@ -227,7 +326,15 @@ export function DraftPage({ ctx, draftId }: { ctx: PageContext; draftId: string 
     return (
       <div class="stack">
         <PageHeader title={`Draft of ${draft.name}`} />
-        <Empty icon="circle-check" title={`Published as revision ${draft.publishedRevision}`} action={<Button variant="primary" onClick={() => ctx.navigate(`${ctx.base}/${draft.publishSkillId}`)}>Open the skill</Button>}>
+        <Empty
+          icon="circle-check"
+          title={`Published as revision ${draft.publishedRevision}`}
+          action={
+            <Button variant="primary" onClick={() => ctx.navigate(`${ctx.base}/${draft.publishSkillId}`)}>
+              Open the skill
+            </Button>
+          }
+        >
           A published draft cannot change; edit the skill again to start a new one.
         </Empty>
       </div>
@@ -238,8 +345,17 @@ export function DraftPage({ ctx, draftId }: { ctx: PageContext; draftId: string 
   return (
     <div class="stack">
       <nav aria-label="Breadcrumb" class="skill-crumbs">
-        <PageLink ctx={ctx} to="">Skills</PageLink> <span aria-hidden="true">/</span>{' '}
-        {isEdit ? <PageLink ctx={ctx} to={`/${draft.targetSkillId}`}>{current?.skill.name ?? draft.name}</PageLink> : <span>New skill</span>}{' '}
+        <PageLink ctx={ctx} to="">
+          Skills
+        </PageLink>{' '}
+        <span aria-hidden="true">/</span>{' '}
+        {isEdit ? (
+          <PageLink ctx={ctx} to={`/${draft.targetSkillId}`}>
+            {current?.skill.name ?? draft.name}
+          </PageLink>
+        ) : (
+          <span>New skill</span>
+        )}{' '}
         <span aria-hidden="true">/</span> <span>Draft</span>
       </nav>
       <PageHeader
@@ -247,9 +363,32 @@ export function DraftPage({ ctx, draftId }: { ctx: PageContext; draftId: string 
         description="Your changes stay in this draft, visible only to you, until you publish them as a new revision."
         actions={
           <>
-            <Button variant="ghost" icon="trash" busy={busy === 'discard'} disabled={busy !== null && busy !== 'discard'} onClick={() => void onDiscard()}>Discard</Button>
-            <Button icon="check" busy={busy === 'save'} disabled={!dirty || busy !== null} onClick={() => void onSave()}>Save draft</Button>
-            <Button variant="primary" icon="upload" busy={busy === 'publish'} disabled={busy !== null || uploading !== null || Boolean(conflict)} onClick={() => void onPublish()}>Publish</Button>
+            <Button
+              variant="ghost"
+              icon="trash"
+              busy={busy === 'discard'}
+              disabled={busy !== null && busy !== 'discard'}
+              onClick={() => void onDiscard()}
+            >
+              Discard
+            </Button>
+            <Button
+              icon="check"
+              busy={busy === 'save'}
+              disabled={!dirty || busy !== null}
+              onClick={() => void onSave()}
+            >
+              Save draft
+            </Button>
+            <Button
+              variant="primary"
+              icon="upload"
+              busy={busy === 'publish'}
+              disabled={busy !== null || uploading !== null || Boolean(conflict)}
+              onClick={() => void onPublish()}
+            >
+              Publish
+            </Button>
           </>
         }
       />
@@ -257,27 +396,68 @@ export function DraftPage({ ctx, draftId }: { ctx: PageContext; draftId: string 
         <Badge tone="accent">Draft</Badge>
         {isEdit && <span>Based on revision {draft.baseRevision}</span>}
         <DraftExpiry expiresAt={draft.expiresAt} />
-        <span class="muted">until {formatDateTime(draft.expiresAt)}; an expired draft is deleted with its staged files.</span>
-        <span class="skill-save-state" aria-live="polite">{dirty ? 'Unsaved changes' : 'All changes saved in the draft'}</span>
+        <span class="muted">
+          until {formatDateTime(draft.expiresAt)}; an expired draft is deleted with its staged files.
+        </span>
+        <span class="skill-save-state" aria-live="polite">
+          {dirty ? 'Unsaved changes' : 'All changes saved in the draft'}
+        </span>
       </div>
-      {conflict && current && <Conflict ctx={ctx} draft={draft} text={text} current={current} onDiscard={() => void onDiscard()} onRebased={(next) => {
-        setSaved(text) // the text lives on in the new draft
-        ctx.toast.success(`Your text is now a draft based on revision ${next.baseRevision}`)
-        ctx.navigate(`${ctx.base}/drafts/${next.id}`, { replace: true })
-      }} />}
+      {conflict && current && (
+        <Conflict
+          ctx={ctx}
+          draft={draft}
+          text={text}
+          current={current}
+          onDiscard={() => void onDiscard()}
+          onRebased={(next) => {
+            setSaved(text) // the text lives on in the new draft
+            ctx.toast.success(`Your text is now a draft based on revision ${next.baseRevision}`)
+            ctx.navigate(`${ctx.base}/drafts/${next.id}`, { replace: true })
+          }}
+        />
+      )}
       <Card>
-        <TextArea name="body" label="Instructions (SKILL.md)" rows={20} spellcheck={false} value={text} onInput={(e) => {
-          setText(e.currentTarget.value)
-          setBodyError(null)
-        }} aria-invalid={bodyError ? true : undefined} hint="The frontmatter at the top carries the name and description." />
-        {bodyError && <p class="form-error" role="alert"><Icon name="circle-alert" /> {bodyError}</p>}
+        <TextArea
+          name="body"
+          label="Instructions (SKILL.md)"
+          rows={20}
+          spellcheck={false}
+          value={text}
+          onInput={(e) => {
+            setText(e.currentTarget.value)
+            setBodyError(null)
+          }}
+          aria-invalid={bodyError ? true : undefined}
+          hint="The frontmatter at the top carries the name and description."
+        />
+        {bodyError && (
+          <p class="form-error" role="alert">
+            <Icon name="circle-alert" /> {bodyError}
+          </p>
+        )}
       </Card>
       <Card title="Supporting files">
         <div class="stack">
-          <p class="muted">{isEdit ? `Staged in this draft, starting from revision ${draft.baseRevision}'s files. ` : ''}Changes here are published with the draft.</p>
-          <FileRows label="Staged files" files={draft.files.map((path) => ({ path }))} onRemove={(path) => void removeFile(path)} busyPath={removing} />
+          <p class="muted">
+            {isEdit ? `Staged in this draft, starting from revision ${draft.baseRevision}'s files. ` : ''}Changes here
+            are published with the draft.
+          </p>
+          <FileRows
+            label="Staged files"
+            files={draft.files.map((path) => ({ path }))}
+            onRemove={(path) => void removeFile(path)}
+            busyPath={removing}
+          />
           <AddFiles onAdd={(files) => void addFiles(files)} disabled={uploading !== null} />
-          {uploading && <ProgressBar label={`Uploading ${uploading.path}`} value={uploading.sent} max={uploading.total || undefined} detail={`${formatBytes(uploading.sent)} of ${formatBytes(uploading.total)}`} />}
+          {uploading && (
+            <ProgressBar
+              label={`Uploading ${uploading.path}`}
+              value={uploading.sent}
+              max={uploading.total || undefined}
+              detail={`${formatBytes(uploading.sent)} of ${formatBytes(uploading.total)}`}
+            />
+          )}
           <FilesError message={filesError} />
         </div>
       </Card>

@@ -23,20 +23,38 @@ export function AddFiles({ onAdd, disabled }: AddFilesProps) {
     <div class="skill-add-files">
       <div class="field">
         <label for={folderId}>Folder for new files (optional)</label>
-        <input id={folderId} class="input" placeholder="e.g. scripts" value={folder} autoComplete="off" spellcheck={false} onInput={(e) => setFolder(e.currentTarget.value)} />
+        <input
+          id={folderId}
+          class="input"
+          placeholder="e.g. scripts"
+          value={folder}
+          autoComplete="off"
+          spellcheck={false}
+          onInput={(e) => setFolder(e.currentTarget.value)}
+        />
       </div>
-      <FileDrop label="Supporting files" disabled={disabled} onFiles={(files) => onAdd(files.map((file) => ({ file, path: joinPath(folder, file.name) })))}>
+      <FileDrop
+        label="Supporting files"
+        disabled={disabled}
+        onFiles={(files) => onAdd(files.map((file) => ({ file, path: joinPath(folder, file.name) })))}
+      >
         Drop supporting files here (scripts, templates, references), or
       </FileDrop>
       <p class="field-hint">
-        Up to {LIMITS.files - 1} files beside SKILL.md, {mib(LIMITS.fileBytes)} each, {mib(LIMITS.bundleBytes)} in all, at most {LIMITS.depth} folders deep.
+        Up to {LIMITS.files - 1} files beside SKILL.md, {mib(LIMITS.fileBytes)} each, {mib(LIMITS.bundleBytes)} in all,
+        at most {LIMITS.depth} folders deep.
       </p>
     </div>
   )
 }
 
 /** A list of files with their sizes (when known) and a remove button each. */
-export function FileRows({ label, files, onRemove, busyPath }: {
+export function FileRows({
+  label,
+  files,
+  onRemove,
+  busyPath,
+}: {
   /** The list's accessible name. */
   label: string
   files: { path: string; size?: number }[]
@@ -51,7 +69,15 @@ export function FileRows({ label, files, onRemove, busyPath }: {
           <Icon name="file" size={16} />
           <span class="mono skill-file-path">{f.path}</span>
           {f.size !== undefined && <span class="muted">{formatBytes(f.size)}</span>}
-          {onRemove && <IconButton icon="trash" size="sm" label={`Remove ${f.path}`} busy={busyPath === f.path} onClick={() => onRemove(f.path)} />}
+          {onRemove && (
+            <IconButton
+              icon="trash"
+              size="sm"
+              label={`Remove ${f.path}`}
+              busy={busyPath === f.path}
+              onClick={() => onRemove(f.path)}
+            />
+          )}
         </li>
       ))}
     </ul>

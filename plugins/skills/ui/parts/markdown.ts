@@ -15,7 +15,13 @@ export function renderMarkdown(text: string): string {
     .replace(/<a href="">/g, '<a>')
     .replace(/<a href="/g, '<a target="_blank" rel="noopener noreferrer" href="')
     .replace(/<img src="([^"]*)" alt="([^"]*)"(?: title="[^"]*")? \/>/g, (_, src: string, alt: string) =>
-      src ? `<a target="_blank" rel="noopener noreferrer" href="${escapeAttr(src)}">${alt || 'image'} (image)</a>` : alt)
+      src
+        ? `<a target="_blank" rel="noopener noreferrer" href="${escapeAttr(src)}">${alt || 'image'} (image)</a>`
+        : alt,
+    )
     .replace(/<input type="checkbox" disabled=""( checked="")? \/>/g, (_, checked?: string) =>
-      checked ? '<span class="task-box" role="img" aria-label="done">☑</span>' : '<span class="task-box" role="img" aria-label="to do">☐</span>')
+      checked
+        ? '<span class="task-box" role="img" aria-label="done">☑</span>'
+        : '<span class="task-box" role="img" aria-label="to do">☐</span>',
+    )
 }

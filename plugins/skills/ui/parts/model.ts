@@ -15,7 +15,8 @@ export const api = {
   skill: (id: string) => `/api/skills/${id}`,
   revisions: (id: string) => `/api/skills/${id}/revisions`,
   revision: (id: string, n: number) => `/api/skills/${id}/revisions/${n}`,
-  file: (id: string, path: string, revision?: number) => `/api/skills/${id}/file?path=${encodeURIComponent(path)}${revision ? `&revision=${revision}` : ''}`,
+  file: (id: string, path: string, revision?: number) =>
+    `/api/skills/${id}/file?path=${encodeURIComponent(path)}${revision ? `&revision=${revision}` : ''}`,
   exportZip: (id: string) => `/api/skills/${id}/export`,
   drafts: '/api/skills/drafts',
   draft: (draftId: string) => `/api/skills/drafts/${draftId}`,
@@ -24,8 +25,13 @@ export const api = {
 
 /** Error codes that concern the supporting files: shown in the files section. */
 export const FILE_ERRORS = new Set([
-  'HOSTD_SKILLS_FILE_TOO_LARGE', 'HOSTD_SKILLS_BUNDLE_TOO_LARGE', 'HOSTD_SKILLS_TOO_MANY_FILES', 'HOSTD_SKILLS_TOO_DEEP',
-  'HOSTD_SKILLS_PATH_INVALID', 'HOSTD_SKILLS_BASE64_INVALID', 'HOSTD_REQUEST_TOO_LARGE',
+  'HOSTD_SKILLS_FILE_TOO_LARGE',
+  'HOSTD_SKILLS_BUNDLE_TOO_LARGE',
+  'HOSTD_SKILLS_TOO_MANY_FILES',
+  'HOSTD_SKILLS_TOO_DEEP',
+  'HOSTD_SKILLS_PATH_INVALID',
+  'HOSTD_SKILLS_BASE64_INVALID',
+  'HOSTD_REQUEST_TOO_LARGE',
 ])
 
 /** Server errors shown at the SKILL.md or name field. */
@@ -47,15 +53,21 @@ const depth = (path: string) => path.split('/').filter(Boolean).length - 1
  * The interface document's bundle limits, checked before reading or sending anything, with a message that names
  * the limit. `existing` are files already in the bundle (a draft's staged files). Null when everything fits.
  */
-export function limitError(skillMdBytes: number, picked: { path: string; size: number }[], existing: { path: string; size: number }[] = []): string | null {
+export function limitError(
+  skillMdBytes: number,
+  picked: { path: string; size: number }[],
+  existing: { path: string; size: number }[] = [],
+): string | null {
   const all = [...existing, ...picked]
-  if (all.length + 1 > LIMITS.files) return `A skill holds at most ${LIMITS.files} files including SKILL.md; this one would hold ${all.length + 1}.`
+  if (all.length + 1 > LIMITS.files)
+    return `A skill holds at most ${LIMITS.files} files including SKILL.md; this one would hold ${all.length + 1}.`
   const big = picked.find((f) => f.size > LIMITS.fileBytes)
   if (big) return `${big.path} is ${formatBytes(big.size)}: a file may be at most ${mib(LIMITS.fileBytes)}.`
   const deep = picked.find((f) => depth(f.path) > LIMITS.depth)
   if (deep) return `${deep.path} lies ${depth(deep.path)} folders deep: at most ${LIMITS.depth} levels are allowed.`
   const total = all.reduce((sum, f) => sum + f.size, skillMdBytes)
-  if (total > LIMITS.bundleBytes) return `The skill would hold ${formatBytes(total)}: a skill may hold at most ${mib(LIMITS.bundleBytes)} (SKILL.md and every file).`
+  if (total > LIMITS.bundleBytes)
+    return `The skill would hold ${formatBytes(total)}: a skill may hold at most ${mib(LIMITS.bundleBytes)} (SKILL.md and every file).`
   return null
 }
 
@@ -75,7 +87,13 @@ export function readBase64(file: Blob): Promise<string> {
 }
 
 /** A JSON body sent with upload progress (large bundles take a while). */
-export function sendJson<T>(ctx: PageContext, method: string, path: string, body: unknown, onProgress?: (sent: number, total: number) => void): Promise<T> {
+export function sendJson<T>(
+  ctx: PageContext,
+  method: string,
+  path: string,
+  body: unknown,
+  onProgress?: (sent: number, total: number) => void,
+): Promise<T> {
   return ctx.upload<T>(path, new Blob([JSON.stringify(body)], { type: 'application/json' }), { method, onProgress })
 }
 
@@ -83,7 +101,10 @@ export function sendJson<T>(ctx: PageContext, method: string, path: string, body
  * Creates a draft with an id made here (a lowercase UUID, as the interface asks), retrying with the SAME id and
  * body when the network failed: the server answers an exact retry with the draft it already made.
  */
-export async function createDraft(ctx: PageContext, body: { body: string; name?: string; targetSkillId?: string; baseRevision?: number }): Promise<SkillDraft> {
+export async function createDraft(
+  ctx: PageContext,
+  body: { body: string; name?: string; targetSkillId?: string; baseRevision?: number },
+): Promise<SkillDraft> {
   const request = { draftId: crypto.randomUUID().toLowerCase(), ...body }
   for (let attempt = 1; ; attempt++) {
     try {

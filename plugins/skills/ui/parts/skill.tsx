@@ -5,8 +5,21 @@
  */
 import { useState } from 'preact/hooks'
 import {
-  Async, Badge, Button, DataTable, ErrorState, formatBytes, formatDateTime, formatRelative, Icon, KeyValues, Loading, PageHeader,
-  Tabs, useResource, type PageContext,
+  Async,
+  Badge,
+  Button,
+  DataTable,
+  ErrorState,
+  formatBytes,
+  formatDateTime,
+  formatRelative,
+  Icon,
+  KeyValues,
+  Loading,
+  PageHeader,
+  Tabs,
+  useResource,
+  type PageContext,
 } from '@hostd/ui'
 import { DraftExpiry, EnabledBadge, FileList, Instructions, PageLink, SkillIcon, SourceBadge, Tags } from './common.tsx'
 import { EnabledSwitch } from './list.tsx'
@@ -19,11 +32,19 @@ const TABS = [
 ]
 
 const ORIGIN: Record<string, string> = {
-  create: 'created', update: 'replaced', restore: 'restored', duplicate: 'duplicated', draft: 'published from a draft', sync: 'synced',
+  create: 'created',
+  update: 'replaced',
+  restore: 'restored',
+  duplicate: 'duplicated',
+  draft: 'published from a draft',
+  sync: 'synced',
 }
 
 function Revisions({ ctx, skillId, current }: { ctx: PageContext; skillId: string; current: number }) {
-  const revisions = useResource((signal) => ctx.api.get<RevisionInfo[]>(api.revisions(skillId), { signal }), [skillId, current])
+  const revisions = useResource(
+    (signal) => ctx.api.get<RevisionInfo[]>(api.revisions(skillId), { signal }),
+    [skillId, current],
+  )
   return (
     <Async resource={revisions} label="Loading revisions…">
       {(list) => (
@@ -40,7 +61,9 @@ function Revisions({ ctx, skillId, current }: { ctx: PageContext; skillId: strin
               sortable: true,
               render: (r) => (
                 <span class="cell-strong">
-                  <PageLink ctx={ctx} to={`/${skillId}/revisions/${r.revision}`}>Revision {r.revision}</PageLink>
+                  <PageLink ctx={ctx} to={`/${skillId}/revisions/${r.revision}`}>
+                    Revision {r.revision}
+                  </PageLink>
                   {r.revision === current && <Badge tone="accent">current</Badge>}
                 </span>
               ),
@@ -48,9 +71,31 @@ function Revisions({ ctx, skillId, current }: { ctx: PageContext; skillId: strin
             { key: 'name', label: 'Name', sortable: true, secondary: true },
             { key: 'origin', label: 'Change', sortable: true, render: (r) => ORIGIN[r.origin] ?? r.origin },
             { key: 'files', label: 'Files', sortable: true, align: 'end', secondary: true },
-            { key: 'size', label: 'Size', sortable: true, align: 'end', secondary: true, render: (r) => formatBytes(r.size) },
-            { key: 'createdAt', label: 'When', sortable: true, render: (r) => <time dateTime={r.createdAt} title={formatDateTime(r.createdAt)}>{formatRelative(r.createdAt)}</time> },
-            { key: 'createdBy', label: 'By', sortable: true, secondary: true, render: (r) => r.createdBy ?? <span class="muted">sync</span> },
+            {
+              key: 'size',
+              label: 'Size',
+              sortable: true,
+              align: 'end',
+              secondary: true,
+              render: (r) => formatBytes(r.size),
+            },
+            {
+              key: 'createdAt',
+              label: 'When',
+              sortable: true,
+              render: (r) => (
+                <time dateTime={r.createdAt} title={formatDateTime(r.createdAt)}>
+                  {formatRelative(r.createdAt)}
+                </time>
+              ),
+            },
+            {
+              key: 'createdBy',
+              label: 'By',
+              sortable: true,
+              secondary: true,
+              render: (r) => r.createdBy ?? <span class="muted">sync</span>,
+            },
           ]}
         />
       )}
@@ -61,14 +106,16 @@ function Revisions({ ctx, skillId, current }: { ctx: PageContext; skillId: strin
 function SkillFacts({ detail }: { detail: SkillDetail }) {
   const s = detail.skill
   return (
-    <KeyValues items={[
-      ['Source', <SourceBadge source={s.source} />],
-      ['Status', <EnabledBadge enabled={s.enabled} />],
-      ['Category', s.category || '–'],
-      ['Tags', <Tags tags={s.tags} />],
-      ['Revision', `${s.revision} (version ${s.version})`],
-      ['Updated', <time dateTime={s.updatedAt}>{formatDateTime(s.updatedAt)}</time>],
-    ]} />
+    <KeyValues
+      items={[
+        ['Source', <SourceBadge source={s.source} />],
+        ['Status', <EnabledBadge enabled={s.enabled} />],
+        ['Category', s.category || '–'],
+        ['Tags', <Tags tags={s.tags} />],
+        ['Revision', `${s.revision} (version ${s.version})`],
+        ['Updated', <time dateTime={s.updatedAt}>{formatDateTime(s.updatedAt)}</time>],
+      ]}
+    />
   )
 }
 
@@ -96,7 +143,11 @@ export function SkillPage({ ctx, id }: { ctx: PageContext; id: string }) {
         <div class="stack">
           <PageHeader title="Skill" />
           <ErrorState title="This skill could not be loaded" error={detail.error} onRetry={detail.reload} />
-          <p><PageLink ctx={ctx} to="">Back to all skills</PageLink></p>
+          <p>
+            <PageLink ctx={ctx} to="">
+              Back to all skills
+            </PageLink>
+          </p>
         </div>
       )
     }
@@ -110,7 +161,8 @@ export function SkillPage({ ctx, id }: { ctx: PageContext; id: string }) {
   const edit = () =>
     run('edit', async () => {
       // Continue your draft of this skill if there is one; otherwise start one from the current revision.
-      const target = draft ?? (await createDraft(ctx, { body: d.markdown, targetSkillId: id, baseRevision: s.revision }))
+      const target =
+        draft ?? (await createDraft(ctx, { body: d.markdown, targetSkillId: id, baseRevision: s.revision }))
       ctx.navigate(`${ctx.base}/drafts/${target.id}`)
     })
   const duplicate = () =>
@@ -121,7 +173,12 @@ export function SkillPage({ ctx, id }: { ctx: PageContext; id: string }) {
     })
   const remove = () =>
     run('delete', async () => {
-      const ok = await ctx.confirm({ title: `Delete ${s.name}?`, message: `The skill and all its ${s.revision} revision${s.revision === 1 ? '' : 's'} are deleted. This cannot be undone.`, confirmLabel: 'Delete skill', danger: true })
+      const ok = await ctx.confirm({
+        title: `Delete ${s.name}?`,
+        message: `The skill and all its ${s.revision} revision${s.revision === 1 ? '' : 's'} are deleted. This cannot be undone.`,
+        confirmLabel: 'Delete skill',
+        danger: true,
+      })
       if (!ok) return
       await ctx.api.delete(api.skill(id))
       ctx.toast.success(`${s.name} was deleted`)
@@ -130,18 +187,39 @@ export function SkillPage({ ctx, id }: { ctx: PageContext; id: string }) {
 
   return (
     <div class="stack">
-      <nav aria-label="Breadcrumb" class="skill-crumbs"><PageLink ctx={ctx} to="">Skills</PageLink> <span aria-hidden="true">/</span> <span>{s.name}</span></nav>
+      <nav aria-label="Breadcrumb" class="skill-crumbs">
+        <PageLink ctx={ctx} to="">
+          Skills
+        </PageLink>{' '}
+        <span aria-hidden="true">/</span> <span>{s.name}</span>
+      </nav>
       <PageHeader
         title={s.name}
         description={s.description}
         actions={
           <>
-            <Button variant="primary" icon="pencil" disabled={synced} busy={busy === 'edit'} onClick={() => void edit()} aria-describedby={synced ? 'skill-read-only' : undefined}>
+            <Button
+              variant="primary"
+              icon="pencil"
+              disabled={synced}
+              busy={busy === 'edit'}
+              onClick={() => void edit()}
+              aria-describedby={synced ? 'skill-read-only' : undefined}
+            >
               {draft ? 'Continue editing' : 'Edit'}
             </Button>
-            <Button icon="copy" busy={busy === 'duplicate'} onClick={() => void duplicate()}>Duplicate</Button>
-            <a class="btn btn-secondary btn-md" href={api.exportZip(id)} download><Icon name="download" size={16} /><span>Export zip</span></a>
-            {!synced && <Button variant="ghost" icon="trash" busy={busy === 'delete'} onClick={() => void remove()}>Delete</Button>}
+            <Button icon="copy" busy={busy === 'duplicate'} onClick={() => void duplicate()}>
+              Duplicate
+            </Button>
+            <a class="btn btn-secondary btn-md" href={api.exportZip(id)} download>
+              <Icon name="download" size={16} />
+              <span>Export zip</span>
+            </a>
+            {!synced && (
+              <Button variant="ghost" icon="trash" busy={busy === 'delete'} onClick={() => void remove()}>
+                Delete
+              </Button>
+            )}
           </>
         }
       />
@@ -149,10 +227,12 @@ export function SkillPage({ ctx, id }: { ctx: PageContext; id: string }) {
         <div class="notice skill-read-only" id="skill-read-only">
           <Icon name="lock" />
           <p>
-            Synced from the sync folder, so it is read-only here: change its files in that folder (they are picked up within a second), or
-            duplicate it to edit a local copy. Enabling and disabling still work.
+            Synced from the sync folder, so it is read-only here: change its files in that folder (they are picked up
+            within a second), or duplicate it to edit a local copy. Enabling and disabling still work.
           </p>
-          <Button size="sm" icon="copy" busy={busy === 'duplicate'} onClick={() => void duplicate()}>Duplicate to edit</Button>
+          <Button size="sm" icon="copy" busy={busy === 'duplicate'} onClick={() => void duplicate()}>
+            Duplicate to edit
+          </Button>
         </div>
       )}
       {draft && (
@@ -163,7 +243,9 @@ export function SkillPage({ ctx, id }: { ctx: PageContext; id: string }) {
             {draft.baseRevision !== s.revision ? ` (the skill is now at revision ${s.revision})` : ''}.
           </p>
           <DraftExpiry expiresAt={draft.expiresAt} />
-          <PageLink ctx={ctx} to={`/drafts/${draft.id}`} class="btn btn-secondary btn-sm">Continue editing</PageLink>
+          <PageLink ctx={ctx} to={`/drafts/${draft.id}`} class="btn btn-secondary btn-sm">
+            Continue editing
+          </PageLink>
         </div>
       )}
       <div class="skill-summary">
@@ -173,7 +255,12 @@ export function SkillPage({ ctx, id }: { ctx: PageContext; id: string }) {
           <EnabledSwitch ctx={ctx} skill={s} done={detail.reload} /> Enabled
         </label>
       </div>
-      <Tabs label="Skill" tabs={TABS.map((t) => (t.id === 'files' ? { ...t, label: `Files (${d.files.length + 1})` } : t))} selected={tab} onSelect={(t) => ctx.navigate(`${ctx.base}/${id}${t === 'instructions' ? '' : `?tab=${t}`}`, { replace: true })}>
+      <Tabs
+        label="Skill"
+        tabs={TABS.map((t) => (t.id === 'files' ? { ...t, label: `Files (${d.files.length + 1})` } : t))}
+        selected={tab}
+        onSelect={(t) => ctx.navigate(`${ctx.base}/${id}${t === 'instructions' ? '' : `?tab=${t}`}`, { replace: true })}
+      >
         {tab === 'instructions' && <Instructions body={d.body} markdown={d.markdown} />}
         {tab === 'files' && <FileList skillId={id} files={d.files} />}
         {tab === 'revisions' && <Revisions ctx={ctx} skillId={id} current={s.revision} />}
@@ -194,8 +281,16 @@ export function RevisionPage({ ctx, id, revision }: { ctx: PageContext; id: stri
       return (
         <div class="stack">
           <PageHeader title={`Revision ${revision}`} />
-          <ErrorState title="This revision could not be loaded" error={error} onRetry={() => (current.reload(), old.reload())} />
-          <p><PageLink ctx={ctx} to={`/${id}?tab=revisions`}>Back to the revisions</PageLink></p>
+          <ErrorState
+            title="This revision could not be loaded"
+            error={error}
+            onRetry={() => (current.reload(), old.reload())}
+          />
+          <p>
+            <PageLink ctx={ctx} to={`/${id}?tab=revisions`}>
+              Back to the revisions
+            </PageLink>
+          </p>
         </div>
       )
     }
@@ -204,7 +299,11 @@ export function RevisionPage({ ctx, id, revision }: { ctx: PageContext; id: stri
   const now = both.current.skill
   const isCurrent = now.revision === revision
   const restore = async () => {
-    const ok = await ctx.confirm({ title: `Restore revision ${revision}?`, message: `Its instructions and files are published again as revision ${now.revision + 1}. Revision ${now.revision} stays in the history.`, confirmLabel: 'Restore' })
+    const ok = await ctx.confirm({
+      title: `Restore revision ${revision}?`,
+      message: `Its instructions and files are published again as revision ${now.revision + 1}. Revision ${now.revision} stays in the history.`,
+      confirmLabel: 'Restore',
+    })
     if (!ok) return
     setBusy(true)
     try {
@@ -221,18 +320,36 @@ export function RevisionPage({ ctx, id, revision }: { ctx: PageContext; id: stri
   return (
     <div class="stack">
       <nav aria-label="Breadcrumb" class="skill-crumbs">
-        <PageLink ctx={ctx} to="">Skills</PageLink> <span aria-hidden="true">/</span> <PageLink ctx={ctx} to={`/${id}?tab=revisions`}>{now.name}</PageLink> <span aria-hidden="true">/</span> <span>Revision {revision}</span>
+        <PageLink ctx={ctx} to="">
+          Skills
+        </PageLink>{' '}
+        <span aria-hidden="true">/</span>{' '}
+        <PageLink ctx={ctx} to={`/${id}?tab=revisions`}>
+          {now.name}
+        </PageLink>{' '}
+        <span aria-hidden="true">/</span> <span>Revision {revision}</span>
       </nav>
       <PageHeader
         title={`${both.old.skill.name}, revision ${revision}`}
         description={both.old.skill.description}
-        actions={now.source === 'local' && !isCurrent && <Button variant="primary" icon="rotate-ccw" busy={busy} onClick={() => void restore()}>Restore this revision</Button>}
+        actions={
+          now.source === 'local' &&
+          !isCurrent && (
+            <Button variant="primary" icon="rotate-ccw" busy={busy} onClick={() => void restore()}>
+              Restore this revision
+            </Button>
+          )
+        }
       />
       <div class={`notice ${isCurrent ? 'skill-current' : ''}`}>
         <Icon name={isCurrent ? 'circle-check' : 'clock'} />
         <p>
-          {isCurrent ? 'This is the current revision.' : `You are looking at an older revision: the skill is now at revision ${now.revision}.`}{' '}
-          <PageLink ctx={ctx} to={`/${id}`}>Open the current revision</PageLink>
+          {isCurrent
+            ? 'This is the current revision.'
+            : `You are looking at an older revision: the skill is now at revision ${now.revision}.`}{' '}
+          <PageLink ctx={ctx} to={`/${id}`}>
+            Open the current revision
+          </PageLink>
         </p>
       </div>
       <Instructions body={both.old.body} markdown={both.old.markdown} />

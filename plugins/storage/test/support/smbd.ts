@@ -31,28 +31,48 @@ export interface Smbd {
  */
 export async function startSmbd(dir: string): Promise<Smbd> {
   const port = await freePort()
-  for (const sub of ['private', 'lock', 'pid', 'state', 'cache', 'ncalrpc']) await mkdir(join(dir, sub), { recursive: true })
+  for (const sub of ['private', 'lock', 'pid', 'state', 'cache', 'ncalrpc'])
+    await mkdir(join(dir, sub), { recursive: true })
   const conf = join(dir, 'smb.conf')
   const shares = join(dir, 'shares.conf')
   await writeFile(shares, '')
-  await writeFile(conf, [
-    '[global]',
-    `smb ports = ${port}`, 'interfaces = lo', 'bind interfaces only = yes', 'disable netbios = yes',
-    `private dir = ${dir}/private`, `lock directory = ${dir}/lock`, `pid directory = ${dir}/pid`, `state directory = ${dir}/state`,
-    `cache directory = ${dir}/cache`, `ncalrpc dir = ${dir}/ncalrpc`, `log file = ${dir}/smbd.log`,
-    'map to guest = Bad User', 'load printers = no', 'printcap name = /dev/null', 'disable spoolss = yes',
-    `include = ${shares}`, // last line of [global]: an included [share] would swallow global lines after it
-    '',
-  ].join('\n'))
+  await writeFile(
+    conf,
+    [
+      '[global]',
+      `smb ports = ${port}`,
+      'interfaces = lo',
+      'bind interfaces only = yes',
+      'disable netbios = yes',
+      `private dir = ${dir}/private`,
+      `lock directory = ${dir}/lock`,
+      `pid directory = ${dir}/pid`,
+      `state directory = ${dir}/state`,
+      `cache directory = ${dir}/cache`,
+      `ncalrpc dir = ${dir}/ncalrpc`,
+      `log file = ${dir}/smbd.log`,
+      'map to guest = Bad User',
+      'load printers = no',
+      'printcap name = /dev/null',
+      'disable spoolss = yes',
+      `include = ${shares}`, // last line of [global]: an included [share] would swallow global lines after it
+      '',
+    ].join('\n'),
+  )
   // Its own process group: smbd signals its whole group when it shuts down.
-  const child = spawn('smbd', ['--foreground', '--no-process-group', '--debug-stdout', '-s', conf], { stdio: ['ignore', 'ignore', 'pipe'], detached: true })
+  const child = spawn('smbd', ['--foreground', '--no-process-group', '--debug-stdout', '-s', conf], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    detached: true,
+  })
   let stderr = ''
   child.stderr!.on('data', (d) => (stderr += String(d)))
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
-  const client = (args: string[]) => new Promise<{ code: number; out: string }>((resolve) => {
-    execFile('smbclient', ['-p', String(port), '-N', ...args], { timeout: 20_000 }, (err, stdout, stderr) =>
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, out: `${stdout}${stderr}` }))
-  })
+  const client = (args: string[]) =>
+    new Promise<{ code: number; out: string }>((resolve) => {
+      execFile('smbclient', ['-p', String(port), '-N', ...args], { timeout: 20_000 }, (err, stdout, stderr) =>
+        resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, out: `${stdout}${stderr}` }),
+      )
+    })
   // Ready when it answers a share listing.
   for (let attempt = 0; ; attempt++) {
     if (child.exitCode !== null) throw new Error(`smbd exited at start: ${stderr}`)
@@ -61,7 +81,11 @@ export async function startSmbd(dir: string): Promise<Smbd> {
     await new Promise((r) => setTimeout(r, 100))
   }
   return {
-    port, conf, shares, process: child, client,
+    port,
+    conf,
+    shares,
+    process: child,
+    client,
     async stop() {
       if (child.exitCode === null) {
         child.kill('SIGTERM')
@@ -71,7 +95,9 @@ export async function startSmbd(dir: string): Promise<Smbd> {
       for (const pid of await pidsRunningWith(conf)) {
         try {
           process.kill(pid, 'SIGTERM')
-        } catch { /* already gone */ }
+        } catch {
+          /* already gone */
+        }
       }
     },
   }

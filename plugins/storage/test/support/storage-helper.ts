@@ -6,6 +6,9 @@ import { startHelper, type RunningHelper } from '../../../../helper/test/start-h
  */
 export type StorageHelper = RunningHelper
 
-export function startStorageHelper(env: Record<string, string>, options: { dryRun?: boolean } = {}): Promise<StorageHelper> {
+export function startStorageHelper(
+  env: Record<string, string>,
+  options: { dryRun?: boolean } = {},
+): Promise<StorageHelper> {
   return startHelper({ env, dryRun: options.dryRun })
 }

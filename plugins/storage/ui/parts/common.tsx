@@ -18,7 +18,15 @@ export function UsageBar({ label, used, size }: { label: string; used: number; s
   const text = `${formatBytes(used)} of ${formatBytes(size)} used (${Math.round(pct)} %)`
   return (
     <div class="storage-usage">
-      <div class={`progress-track tone-${tone}`} role="meter" aria-label={label} aria-valuemin={0} aria-valuemax={100} aria-valuenow={Math.round(pct)} aria-valuetext={text}>
+      <div
+        class={`progress-track tone-${tone}`}
+        role="meter"
+        aria-label={label}
+        aria-valuemin={0}
+        aria-valuemax={100}
+        aria-valuenow={Math.round(pct)}
+        aria-valuetext={text}
+      >
         <div class="progress-fill" style={{ width: `${pct}%` }} />
       </div>
       <span class="storage-usage-text">{text}</span>

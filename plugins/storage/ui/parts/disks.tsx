@@ -1,7 +1,20 @@
 /** The "Disks and volumes" view: mounted volumes with usage, disks with SMART and eject, container volumes. */
 import {
-  ApiError, Badge, Button, Card, DataTable, Dialog, Empty, ErrorState, KeyValues, Loading, PrivilegesMissing, formatBytes, formatDuration,
-  useResource, type PageContext,
+  ApiError,
+  Badge,
+  Button,
+  Card,
+  DataTable,
+  Dialog,
+  Empty,
+  ErrorState,
+  KeyValues,
+  Loading,
+  PrivilegesMissing,
+  formatBytes,
+  formatDuration,
+  useResource,
+  type PageContext,
 } from '@hostd/ui'
 import { useEffect } from 'preact/hooks'
 import { UsageBar, withQuery } from './common.tsx'
@@ -17,7 +30,8 @@ interface Props {
 export function DisksView({ ctx, overview, helper, reload }: Props) {
   const smartOf = new URLSearchParams(ctx.location.value.search).get('smart')
   const smartDisk = overview.disks.find((d) => d.name === smartOf) ?? null
-  const openSmart = (disk: Disk | null) => ctx.navigate(withQuery(ctx.base, { smart: disk?.name }), { replace: disk === null })
+  const openSmart = (disk: Disk | null) =>
+    ctx.navigate(withQuery(ctx.base, { smart: disk?.name }), { replace: disk === null })
 
   const eject = async (disk: Disk) => {
     const ok = await ctx.confirm({
@@ -46,10 +60,26 @@ export function DisksView({ ctx, overview, helper, reload }: Props) {
           initialSort={{ key: 'mountpoint', direction: 'ascending' }}
           empty={<Empty icon="hard-drive" title="No mounted data volumes" />}
           columns={[
-            { key: 'mountpoint', label: 'Mount point', sortable: true, render: (v) => <span class="cell-strong mono">{v.mountpoint}</span> },
-            { key: 'device', label: 'Device', sortable: true, secondary: true, render: (v) => <span class="mono">{v.device}</span> },
+            {
+              key: 'mountpoint',
+              label: 'Mount point',
+              sortable: true,
+              render: (v) => <span class="cell-strong mono">{v.mountpoint}</span>,
+            },
+            {
+              key: 'device',
+              label: 'Device',
+              sortable: true,
+              secondary: true,
+              render: (v) => <span class="mono">{v.device}</span>,
+            },
             { key: 'fstype', label: 'Type', sortable: true },
-            { key: 'used', label: 'Usage', sortValue: (v) => (v.size ? v.used / v.size : 0), render: (v) => <UsageBar label={`Usage of ${v.mountpoint}`} used={v.used} size={v.size} /> },
+            {
+              key: 'used',
+              label: 'Usage',
+              sortValue: (v) => (v.size ? v.used / v.size : 0),
+              render: (v) => <UsageBar label={`Usage of ${v.mountpoint}`} used={v.used} size={v.size} />,
+            },
             { key: 'free', label: 'Free', sortable: true, align: 'end', render: (v) => formatBytes(v.free) },
           ]}
         />
@@ -64,17 +94,60 @@ export function DisksView({ ctx, overview, helper, reload }: Props) {
           initialSort={{ key: 'name', direction: 'ascending' }}
           empty={<Empty icon="hard-drive" title="No disks found" />}
           columns={[
-            { key: 'name', label: 'Disk', sortable: true, render: (d) => <span><span class="cell-strong mono">{d.path}</span><span class="storage-sub">{d.model ?? 'Unknown model'}{d.serial ? ` · ${d.serial}` : ''}</span></span> },
+            {
+              key: 'name',
+              label: 'Disk',
+              sortable: true,
+              render: (d) => (
+                <span>
+                  <span class="cell-strong mono">{d.path}</span>
+                  <span class="storage-sub">
+                    {d.model ?? 'Unknown model'}
+                    {d.serial ? ` · ${d.serial}` : ''}
+                  </span>
+                </span>
+              ),
+            },
             { key: 'size', label: 'Size', sortable: true, render: (d) => formatBytes(d.size) },
-            { key: 'transport', label: 'Connection', sortable: true, secondary: true, render: (d) => d.transport?.toUpperCase() ?? <span class="muted">internal</span> },
+            {
+              key: 'transport',
+              label: 'Connection',
+              sortable: true,
+              secondary: true,
+              render: (d) => d.transport?.toUpperCase() ?? <span class="muted">internal</span>,
+            },
             { key: 'partitions', label: 'Partitions', secondary: true, render: (d) => <Partitions disk={d} /> },
             { key: 'state', label: 'State', render: (d) => <DiskBadges disk={d} /> },
             {
-              key: 'actions', label: 'Actions', align: 'end',
+              key: 'actions',
+              label: 'Actions',
+              align: 'end',
               render: (d) => (
                 <div class="row-actions">
-                  {ctx.can('operator') && <Button size="sm" variant="ghost" icon="gauge" aria-label={`SMART report of ${d.name}`} disabled={helper.missing} onClick={() => openSmart(d)}>SMART</Button>}
-                  {ctx.can('admin') && d.removable && <Button size="sm" variant="ghost" icon="arrow-up" aria-label={`Eject ${d.name}`} disabled={helper.missing} onClick={() => void eject(d)}>Eject</Button>}
+                  {ctx.can('operator') && (
+                    <Button
+                      size="sm"
+                      variant="ghost"
+                      icon="gauge"
+                      aria-label={`SMART report of ${d.name}`}
+                      disabled={helper.missing}
+                      onClick={() => openSmart(d)}
+                    >
+                      SMART
+                    </Button>
+                  )}
+                  {ctx.can('admin') && d.removable && (
+                    <Button
+                      size="sm"
+                      variant="ghost"
+                      icon="arrow-up"
+                      aria-label={`Eject ${d.name}`}
+                      disabled={helper.missing}
+                      onClick={() => void eject(d)}
+                    >
+                      Eject
+                    </Button>
+                  )}
                 </div>
               ),
             },
@@ -84,7 +157,9 @@ export function DisksView({ ctx, overview, helper, reload }: Props) {
 
       <ContainerVolumes volumes={overview.containerVolumes} />
 
-      {smartDisk && ctx.can('operator') && <SmartDialog ctx={ctx} disk={smartDisk} helper={helper} onClose={() => openSmart(null)} />}
+      {smartDisk && ctx.can('operator') && (
+        <SmartDialog ctx={ctx} disk={smartDisk} helper={helper} onClose={() => openSmart(null)} />
+      )}
     </div>
   )
 }
@@ -101,7 +176,10 @@ function DiskBadges({ disk }: { disk: Disk }) {
 }
 
 function Partitions({ disk }: { disk: Disk }) {
-  if (disk.partitions.length === 0) return <span class="muted">{disk.mountpoints.length ? `whole disk at ${disk.mountpoints.join(', ')}` : 'none'}</span>
+  if (disk.partitions.length === 0)
+    return (
+      <span class="muted">{disk.mountpoints.length ? `whole disk at ${disk.mountpoints.join(', ')}` : 'none'}</span>
+    )
   return (
     <ul class="storage-parts">
       {disk.partitions.map((p) => (
@@ -121,7 +199,8 @@ function ContainerVolumes({ volumes }: { volumes: ContainerVolume[] | null }) {
     <Card title="Container volumes">
       {volumes === null ? (
         <Empty icon="box" title="Container volumes are not available">
-          They are listed by the containers plugin, which is not active (no container engine, or the plugin is disabled).
+          They are listed by the containers plugin, which is not active (no container engine, or the plugin is
+          disabled).
         </Empty>
       ) : (
         <DataTable
@@ -132,10 +211,25 @@ function ContainerVolumes({ volumes }: { volumes: ContainerVolume[] | null }) {
           initialSort={{ key: 'name', direction: 'ascending' }}
           empty={<Empty icon="box" title="No container volumes" />}
           columns={[
-            { key: 'name', label: 'Volume', sortable: true, render: (v) => <span class="cell-strong mono">{v.name}</span> },
+            {
+              key: 'name',
+              label: 'Volume',
+              sortable: true,
+              render: (v) => <span class="cell-strong mono">{v.name}</span>,
+            },
             { key: 'driver', label: 'Driver', sortable: true },
-            { key: 'usedBy', label: 'Used by', sortValue: (v) => v.usedBy.length, render: (v) => (v.usedBy.length ? v.usedBy.join(', ') : <span class="muted">unused</span>) },
-            { key: 'mountpoint', label: 'Location', secondary: true, render: (v) => <span class="mono detail">{v.mountpoint}</span> },
+            {
+              key: 'usedBy',
+              label: 'Used by',
+              sortValue: (v) => v.usedBy.length,
+              render: (v) => (v.usedBy.length ? v.usedBy.join(', ') : <span class="muted">unused</span>),
+            },
+            {
+              key: 'mountpoint',
+              label: 'Location',
+              secondary: true,
+              render: (v) => <span class="mono detail">{v.mountpoint}</span>,
+            },
           ]}
         />
       )}
@@ -143,23 +237,49 @@ function ContainerVolumes({ volumes }: { volumes: ContainerVolume[] | null }) {
   )
 }
 
-const HEALTH = { passed: ['success', 'Passed'], failed: ['danger', 'Failing'], unknown: ['neutral', 'Unknown'] } as const
+const HEALTH = {
+  passed: ['success', 'Passed'],
+  failed: ['danger', 'Failing'],
+  unknown: ['neutral', 'Unknown'],
+} as const
 
 /** The SMART report of one disk (its own URL: ?smart=<disk>). "No SMART on this disk" is an answer, not a failure. */
-function SmartDialog({ ctx, disk, helper, onClose }: { ctx: PageContext; disk: Disk; helper: HelperState; onClose: () => void }) {
-  const report = useResource((signal) => ctx.api.get<Smart>(`/api/storage/smart/${encodeURIComponent(disk.name)}`, { signal }), [disk.name])
+function SmartDialog({
+  ctx,
+  disk,
+  helper,
+  onClose,
+}: {
+  ctx: PageContext
+  disk: Disk
+  helper: HelperState
+  onClose: () => void
+}) {
+  const report = useResource(
+    (signal) => ctx.api.get<Smart>(`/api/storage/smart/${encodeURIComponent(disk.name)}`, { signal }),
+    [disk.name],
+  )
   const error = report.error
   const noSmart = error instanceof ApiError && error.code === 'HOSTD_STORAGE_NO_SMART'
   useEffect(() => void (error !== undefined && helper.report(error)), [error])
   return (
-    <Dialog open title={`SMART report of ${disk.path}`} size="lg" onClose={onClose} actions={<Button onClick={onClose}>Close</Button>}>
+    <Dialog
+      open
+      title={`SMART report of ${disk.path}`}
+      size="lg"
+      onClose={onClose}
+      actions={<Button onClick={onClose}>Close</Button>}
+    >
       {report.data ? (
         <SmartReport smart={report.data} />
       ) : error === undefined ? (
         <Loading label={`Asking ${disk.name} for its SMART data…`} />
       ) : noSmart ? (
         <Empty icon="hard-drive" title="SMART cannot be read on this disk">
-          <p>{disk.model ?? disk.path} does not report SMART data (virtual disks, many USB adapters and memory cards do not).</p>
+          <p>
+            {disk.model ?? disk.path} does not report SMART data (virtual disks, many USB adapters and memory cards do
+            not).
+          </p>
           <p class="mono detail">{(error as ApiError).message}</p>
         </Empty>
       ) : error instanceof ApiError && error.status === 423 ? (
@@ -178,7 +298,11 @@ function SmartReport({ smart }: { smart: Smart }) {
     <div class="storage-stack">
       <div class="storage-smart-head">
         <Badge tone={tone}>Health: {word}</Badge>
-        {failing > 0 && <Badge tone="danger">{failing} failing attribute{failing === 1 ? '' : 's'}</Badge>}
+        {failing > 0 && (
+          <Badge tone="danger">
+            {failing} failing attribute{failing === 1 ? '' : 's'}
+          </Badge>
+        )}
       </div>
       <KeyValues
         items={[
@@ -200,7 +324,12 @@ function SmartReport({ smart }: { smart: Smart }) {
           { key: 'worst', label: 'Worst', secondary: true, align: 'end' },
           { key: 'threshold', label: 'Threshold', secondary: true, align: 'end' },
           { key: 'raw', label: 'Raw', render: (a) => <span class="mono">{a.raw}</span> },
-          { key: 'failing', label: 'State', sortable: true, render: (a) => (a.failing ? <Badge tone="danger">Failing</Badge> : <Badge tone="success">OK</Badge>) },
+          {
+            key: 'failing',
+            label: 'State',
+            sortable: true,
+            render: (a) => (a.failing ? <Badge tone="danger">Failing</Badge> : <Badge tone="success">OK</Badge>),
+          },
         ]}
       />
     </div>

@@ -1,6 +1,15 @@
 /** The storage API's shapes for the pages, derived from the plugin's own TypeBox schemas (type-only: nothing is bundled). */
 import type { Static } from '@hostd/sdk'
-import type { EntrySchema, ExportList, ExportSchema, ListSchema, OverviewSchema, PreviewSchema, SmartSchema, UploadAnswer } from '../../src/schemas.ts'
+import type {
+  EntrySchema,
+  ExportList,
+  ExportSchema,
+  ListSchema,
+  OverviewSchema,
+  PreviewSchema,
+  SmartSchema,
+  UploadAnswer,
+} from '../../src/schemas.ts'
 
 export type Overview = Static<typeof OverviewSchema>
 export type Disk = Overview['disks'][number]

@@ -10,8 +10,14 @@ function meminfoBytes(meminfo: string, key: string): number | null {
 /** Hardware and OS facts, read from /proc, /sys and /etc. */
 export async function readSystemInfo(): Promise<SystemInfo> {
   const [osRelease, hostname, cpuinfo, meminfo, uptime, vendor, product, machineId] = await Promise.all([
-    readText('/etc/os-release'), readText('/proc/sys/kernel/hostname'), readText('/proc/cpuinfo'), readText('/proc/meminfo'),
-    readText('/proc/uptime'), readText('/sys/class/dmi/id/sys_vendor'), readText('/sys/class/dmi/id/product_name'), readText('/etc/machine-id'),
+    readText('/etc/os-release'),
+    readText('/proc/sys/kernel/hostname'),
+    readText('/proc/cpuinfo'),
+    readText('/proc/meminfo'),
+    readText('/proc/uptime'),
+    readText('/sys/class/dmi/id/sys_vendor'),
+    readText('/sys/class/dmi/id/product_name'),
+    readText('/etc/machine-id'),
   ])
   const os = parseKeyValues(osRelease)
   const models = [...(cpuinfo ?? '').matchAll(/^model name\s*:\s*(.+)$/gm)].map((m) => m[1]!.trim())
@@ -19,11 +25,23 @@ export async function readSystemInfo(): Promise<SystemInfo> {
   const uptimeSeconds = Math.floor(Number((uptime ?? '0').split(' ')[0]))
   return {
     hostname: (hostname ?? '').trim(),
-    os: { name: os.NAME ?? 'Linux', prettyName: os.PRETTY_NAME ?? os.NAME ?? 'Linux', id: os.ID ?? 'linux', version: os.VERSION_ID ?? '' },
+    os: {
+      name: os.NAME ?? 'Linux',
+      prettyName: os.PRETTY_NAME ?? os.NAME ?? 'Linux',
+      id: os.ID ?? 'linux',
+      version: os.VERSION_ID ?? '',
+    },
     kernel: { release: release(), version: version() },
     arch: arch(),
-    cpu: { model: models[0] ?? cpus()[0]?.model ?? 'unknown', threads: cpus().length, cores: physical.size || cpus().length },
-    memory: { totalBytes: meminfoBytes(meminfo ?? '', 'MemTotal') ?? 0, availableBytes: meminfoBytes(meminfo ?? '', 'MemAvailable') ?? 0 },
+    cpu: {
+      model: models[0] ?? cpus()[0]?.model ?? 'unknown',
+      threads: cpus().length,
+      cores: physical.size || cpus().length,
+    },
+    memory: {
+      totalBytes: meminfoBytes(meminfo ?? '', 'MemTotal') ?? 0,
+      availableBytes: meminfoBytes(meminfo ?? '', 'MemAvailable') ?? 0,
+    },
     hardware: { vendor: vendor?.trim() || null, product: product?.trim() || null },
     machineId: machineId?.trim() || null,
     uptimeSeconds,

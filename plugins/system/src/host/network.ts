@@ -31,7 +31,10 @@ type Address = NetworkSummary['interfaces'][number]['addresses'][number]
 function netmask(family: 'ipv4' | 'ipv6', prefix: number): string {
   const part = (bits: number, i: number) => 2 ** bits - 2 ** (bits - Math.max(0, Math.min(bits, prefix - bits * i)))
   if (family === 'ipv4') return [0, 1, 2, 3].map((i) => part(8, i)).join('.')
-  return [0, 1, 2, 3, 4, 5, 6, 7].map((i) => part(16, i).toString(16)).join(':').replace(/(^|:)0(:0)+$/, '::')
+  return [0, 1, 2, 3, 4, 5, 6, 7]
+    .map((i) => part(16, i).toString(16))
+    .join(':')
+    .replace(/(^|:)0(:0)+$/, '::')
 }
 
 /**
@@ -41,8 +44,14 @@ function netmask(family: 'ipv4' | 'ipv6', prefix: number): string {
  */
 async function readAddresses(): Promise<Record<string, Address[]>> {
   try {
-    const { stdout } = await promisify(execFile)('ip', ['-j', 'address', 'show'], { timeout: 5000, maxBuffer: 4 * 1024 * 1024 })
-    const links = JSON.parse(stdout) as { ifname: string; addr_info?: { family: string; local: string; prefixlen: number }[] }[]
+    const { stdout } = await promisify(execFile)('ip', ['-j', 'address', 'show'], {
+      timeout: 5000,
+      maxBuffer: 4 * 1024 * 1024,
+    })
+    const links = JSON.parse(stdout) as {
+      ifname: string
+      addr_info?: { family: string; local: string; prefixlen: number }[]
+    }[]
     const out: Record<string, Address[]> = {}
     for (const link of links) {
       out[link.ifname] = (link.addr_info ?? [])
@@ -56,7 +65,12 @@ async function readAddresses(): Promise<Record<string, Address[]>> {
   } catch {
     const out: Record<string, Address[]> = {}
     for (const [name, list] of Object.entries(networkInterfaces())) {
-      out[name] = (list ?? []).map((a) => ({ family: a.family === 'IPv6' ? 'ipv6' as const : 'ipv4' as const, address: a.address, prefix: Number(a.cidr?.split('/')[1] ?? 0), netmask: a.netmask }))
+      out[name] = (list ?? []).map((a) => ({
+        family: a.family === 'IPv6' ? ('ipv6' as const) : ('ipv4' as const),
+        address: a.address,
+        prefix: Number(a.cidr?.split('/')[1] ?? 0),
+        netmask: a.netmask,
+      }))
     }
     return out
   }
@@ -66,19 +80,26 @@ async function readAddresses(): Promise<Record<string, Address[]>> {
 export async function readNetworkSummary(): Promise<NetworkSummary> {
   const names = (await readdir('/sys/class/net').catch(() => [] as string[])).sort()
   const addresses = await readAddresses()
-  const interfaces = await Promise.all(names.map(async (name) => {
-    const base = `/sys/class/net/${name}`
-    const [mac, operstate, mtu, speed] = await Promise.all([readText(`${base}/address`), readText(`${base}/operstate`), readText(`${base}/mtu`), readText(`${base}/speed`)])
-    const speedMbps = Number(speed?.trim())
-    return {
-      name,
-      mac: mac?.trim() ?? '',
-      state: operstate?.trim() ?? 'unknown',
-      mtu: Number(mtu?.trim() ?? 0),
-      speedMbps: Number.isFinite(speedMbps) && speedMbps > 0 ? speedMbps : null,
-      addresses: addresses[name] ?? [],
-    }
-  }))
+  const interfaces = await Promise.all(
+    names.map(async (name) => {
+      const base = `/sys/class/net/${name}`
+      const [mac, operstate, mtu, speed] = await Promise.all([
+        readText(`${base}/address`),
+        readText(`${base}/operstate`),
+        readText(`${base}/mtu`),
+        readText(`${base}/speed`),
+      ])
+      const speedMbps = Number(speed?.trim())
+      return {
+        name,
+        mac: mac?.trim() ?? '',
+        state: operstate?.trim() ?? 'unknown',
+        mtu: Number(mtu?.trim() ?? 0),
+        speedMbps: Number.isFinite(speedMbps) && speedMbps > 0 ? speedMbps : null,
+        addresses: addresses[name] ?? [],
+      }
+    }),
+  )
   const [route, resolv] = await Promise.all([readText('/proc/net/route'), readText('/etc/resolv.conf')])
   return { interfaces, defaultRoute: parseDefaultRoute(route), dnsServers: parseNameservers(resolv) }
 }

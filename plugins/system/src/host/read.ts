@@ -31,9 +31,11 @@ export function parseKeyValues(text: string | null): Record<string, string> {
 export async function processNames(): Promise<Set<string>> {
   const names = new Set<string>()
   const pids = (await readdir('/proc')).filter((name) => /^\d+$/.test(name))
-  await Promise.all(pids.map(async (pid) => {
-    const comm = await readText(`/proc/${pid}/comm`)
-    if (comm) names.add(comm.trim())
-  }))
+  await Promise.all(
+    pids.map(async (pid) => {
+      const comm = await readText(`/proc/${pid}/comm`)
+      if (comm) names.add(comm.trim())
+    }),
+  )
   return names
 }

@@ -2,7 +2,11 @@ import { access } from 'node:fs/promises'
 import { parseKeyValues, processNames, readLink, readText } from './read.ts'
 import type { SettingsSnapshot } from '../schemas.ts'
 
-const exists = (path: string) => access(path).then(() => true, () => false)
+const exists = (path: string) =>
+  access(path).then(
+    () => true,
+    () => false,
+  )
 
 export async function readHostname(): Promise<string> {
   return ((await readText('/proc/sys/kernel/hostname')) ?? '').trim()
@@ -60,7 +64,12 @@ export async function readAutoUpdate(): Promise<{ unattendedUpgrades: boolean }>
 export async function readSettings(hostdUpdates: SettingsSnapshot['hostdUpdates']): Promise<SettingsSnapshot> {
   const names = await processNames()
   const [hostname, timeZone, ntp, ssh, firewall, autoUpdate] = await Promise.all([
-    readHostname(), readTimeZone(), readNtp(names), readSsh(names), readFirewall(names), readAutoUpdate(),
+    readHostname(),
+    readTimeZone(),
+    readNtp(names),
+    readSsh(names),
+    readFirewall(names),
+    readAutoUpdate(),
   ])
   return { hostname, timeZone, ntp, ssh, firewall, autoUpdate, hostdUpdates }
 }

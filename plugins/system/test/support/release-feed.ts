@@ -20,7 +20,8 @@ export async function startReleaseFeed(): Promise<ReleaseFeed> {
   const state = { feed: {} as Record<string, unknown>, archive: Buffer.alloc(0), archiveDelayMs: 0 }
   const server: Server = createServer((req, res) => {
     if (req.url === '/feed.json') res.setHeader('content-type', 'application/json').end(JSON.stringify(state.feed))
-    else if (req.url?.endsWith('.tgz')) setTimeout(() => res.setHeader('content-type', 'application/gzip').end(state.archive), state.archiveDelayMs)
+    else if (req.url?.endsWith('.tgz'))
+      setTimeout(() => res.setHeader('content-type', 'application/gzip').end(state.archive), state.archiveDelayMs)
     else res.writeHead(404).end()
   })
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
@@ -45,5 +46,11 @@ export async function releaseArchive(dir: string, version: string): Promise<Buff
 /** The feed for `archive` as `version`, signed with `key` (Ed25519). */
 export function signedFeed(version: string, archive: Buffer, key: KeyObject, url = `/hostd-${version}.tgz`) {
   const sha256 = createHash('sha256').update(archive).digest('hex')
-  return { version, notes: `Release ${version}: faster and safer.`, url, sha256, signature: sign(null, signedMessage(version, sha256), key).toString('base64') }
+  return {
+    version,
+    notes: `Release ${version}: faster and safer.`,
+    url,
+    sha256,
+    signature: sign(null, signedMessage(version, sha256), key).toString('base64'),
+  }
 }

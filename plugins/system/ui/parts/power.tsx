@@ -12,13 +12,45 @@ interface PowerAction {
 }
 
 const ACTIONS: PowerAction[] = [
-  { path: 'display-sleep', label: 'Display sleep', icon: 'monitor', danger: false, does: 'Turns the screen off. Everything keeps running.' },
-  { path: 'sleep', label: 'Sleep', icon: 'clock', danger: false, does: 'Suspends the server: nothing runs and this page loses it until it wakes (power button, keyboard or Wake-on-LAN).' },
-  { path: 'restart', label: 'Restart', icon: 'rotate-ccw', danger: true, does: 'Stops everything and starts again. Containers set to start automatically come back with it.' },
-  { path: 'shutdown', label: 'Shut down', icon: 'power', danger: true, does: 'Turns the server off. Someone has to switch it on again by hand.' },
+  {
+    path: 'display-sleep',
+    label: 'Display sleep',
+    icon: 'monitor',
+    danger: false,
+    does: 'Turns the screen off. Everything keeps running.',
+  },
+  {
+    path: 'sleep',
+    label: 'Sleep',
+    icon: 'clock',
+    danger: false,
+    does: 'Suspends the server: nothing runs and this page loses it until it wakes (power button, keyboard or Wake-on-LAN).',
+  },
+  {
+    path: 'restart',
+    label: 'Restart',
+    icon: 'rotate-ccw',
+    danger: true,
+    does: 'Stops everything and starts again. Containers set to start automatically come back with it.',
+  },
+  {
+    path: 'shutdown',
+    label: 'Shut down',
+    icon: 'power',
+    danger: true,
+    does: 'Turns the server off. Someone has to switch it on again by hand.',
+  },
 ]
 
-export function PowerCard({ ctx, hostname, helperAvailable }: { ctx: PageContext; hostname: string | null; helperAvailable: boolean }) {
+export function PowerCard({
+  ctx,
+  hostname,
+  helperAvailable,
+}: {
+  ctx: PageContext
+  hostname: string | null
+  helperAvailable: boolean
+}) {
   const [busy, setBusy] = useState<string | null>(null)
   const [done, setDone] = useState<{ label: string; at: number } | null>(null)
   const admin = ctx.can('admin')
@@ -51,7 +83,8 @@ export function PowerCard({ ctx, hostname, helperAvailable }: { ctx: PageContext
         {!admin && <p class="muted">Only admins can put the server to sleep, restart it or shut it down.</p>}
         {done && (
           <p class="notice" role="status">
-            <Icon name="info" /> {done.label} requested at {formatDateTime(done.at)}. The server may stop answering now; reload this page once it is back.
+            <Icon name="info" /> {done.label} requested at {formatDateTime(done.at)}. The server may stop answering now;
+            reload this page once it is back.
           </p>
         )}
         <ul class="system-power">
@@ -62,7 +95,13 @@ export function PowerCard({ ctx, hostname, helperAvailable }: { ctx: PageContext
                 <p class="muted">{a.does}</p>
               </div>
               {admin && (
-                <Button variant={a.danger ? 'danger' : 'secondary'} icon={a.icon} busy={busy === a.path} disabled={!helperAvailable || (busy !== null && busy !== a.path)} onClick={() => void run(a)}>
+                <Button
+                  variant={a.danger ? 'danger' : 'secondary'}
+                  icon={a.icon}
+                  busy={busy === a.path}
+                  disabled={!helperAvailable || (busy !== null && busy !== a.path)}
+                  onClick={() => void run(a)}
+                >
                   {a.label}
                 </Button>
               )}

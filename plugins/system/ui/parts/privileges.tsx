@@ -1,6 +1,19 @@
 /** Admin Privileges: whether the root helper runs (and in dry run), and the allowlisted actions with their state. */
 import { useState } from 'preact/hooks'
-import { Async, Badge, Button, Card, DataTable, Dialog, Form, PrivilegesMissing, TextField, type FormValues, type PageContext, type Resource } from '@hostd/ui'
+import {
+  Async,
+  Badge,
+  Button,
+  Card,
+  DataTable,
+  Dialog,
+  Form,
+  PrivilegesMissing,
+  TextField,
+  type FormValues,
+  type PageContext,
+  type Resource,
+} from '@hostd/ui'
 import { dryRunText, type Privileged, type PrivilegedAction, type PrivilegedResult } from './shared.tsx'
 
 /** What a value should look like, for the set dialog's hint (the server checks, and says so at the field). */
@@ -9,14 +22,25 @@ const VALUE_HINTS: Record<string, string> = {
   timezone: 'A zone name such as Europe/Paris, America/New_York or UTC',
 }
 
-export function PrivilegesCard({ ctx, privileged, onChanged }: { ctx: PageContext; privileged: Resource<Privileged>; onChanged: () => void }) {
+export function PrivilegesCard({
+  ctx,
+  privileged,
+  onChanged,
+}: {
+  ctx: PageContext
+  privileged: Resource<Privileged>
+  onChanged: () => void
+}) {
   const [setting, setSetting] = useState<PrivilegedAction | null>(null)
   const data = privileged.data
   const available = data?.helper.available === true
   const admin = ctx.can('admin')
 
   const apply = async (action: PrivilegedAction, choice: 'on' | 'off' | 'set', value?: string) => {
-    const result = await ctx.api.post<PrivilegedResult>(`/api/system/privileged/${encodeURIComponent(action.key)}`, value === undefined ? { choice } : { choice, value })
+    const result = await ctx.api.post<PrivilegedResult>(
+      `/api/system/privileged/${encodeURIComponent(action.key)}`,
+      value === undefined ? { choice } : { choice, value },
+    )
     if (result.dryRun) ctx.toast.info(dryRunText(result.argv))
     else ctx.toast.success(`${action.title}: ${result.after ?? 'changed'}`)
     onChanged()
@@ -24,7 +48,10 @@ export function PrivilegesCard({ ctx, privileged, onChanged }: { ctx: PageContex
   const toggle = async (action: PrivilegedAction, choice: 'on' | 'off') => {
     const ok = await ctx.confirm({
       title: `Turn ${choice} ${action.title}?`,
-      message: choice === 'off' && action.key === 'ssh' ? 'Sessions open over SSH end, and nobody can sign in over SSH until it is turned on again.' : undefined,
+      message:
+        choice === 'off' && action.key === 'ssh'
+          ? 'Sessions open over SSH end, and nobody can sign in over SSH until it is turned on again.'
+          : undefined,
       confirmLabel: `Turn ${choice}`,
       danger: choice === 'off',
     })
@@ -41,18 +68,28 @@ export function PrivilegesCard({ ctx, privileged, onChanged }: { ctx: PageContex
     <Card
       title="Admin Privileges"
       class="system-privileges"
-      actions={data && (available ? (
-        <span class="system-badges">
-          <Badge tone="success">Root helper running</Badge>
-          {data.helper.dryRun && <Badge tone="warning">Dry run: nothing is changed</Badge>}
-        </span>
-      ) : <Badge tone="danger">Root helper not running</Badge>)}
+      actions={
+        data &&
+        (available ? (
+          <span class="system-badges">
+            <Badge tone="success">Root helper running</Badge>
+            {data.helper.dryRun && <Badge tone="warning">Dry run: nothing is changed</Badge>}
+          </span>
+        ) : (
+          <Badge tone="danger">Root helper not running</Badge>
+        ))
+      }
     >
       <Async resource={privileged} label="Asking the root helper…">
         {(data) => (
           <div class="system-stack">
-            <p class="muted">Changes to the host go through hostd's root helper, which runs only these allowlisted actions and logs each one.</p>
-            {!available && <PrivilegesMissing affected="these actions, power and updates" onRetry={privileged.reload} />}
+            <p class="muted">
+              Changes to the host go through hostd's root helper, which runs only these allowlisted actions and logs
+              each one.
+            </p>
+            {!available && (
+              <PrivilegesMissing affected="these actions, power and updates" onRetry={privileged.reload} />
+            )}
             <DataTable
               caption="Privileged actions"
               hideCaption
@@ -61,16 +98,50 @@ export function PrivilegesCard({ ctx, privileged, onChanged }: { ctx: PageContex
               columns={[
                 { key: 'title', label: 'Setting', render: (a) => <span class="cell-strong">{a.title}</span> },
                 { key: 'state', label: 'Now', render: (a) => stateOf(a) },
-                ...(admin ? [{
-                  key: 'change', label: 'Change', align: 'end' as const,
-                  render: (a: PrivilegedAction) => (
-                    <div class="row-actions">
-                      {a.choices.includes('on') && a.state !== 'on' && <Button size="sm" disabled={!available} aria-label={`Turn on ${a.title}`} onClick={() => void toggle(a, 'on')}>Turn on</Button>}
-                      {a.choices.includes('off') && a.state !== 'off' && <Button size="sm" disabled={!available} aria-label={`Turn off ${a.title}`} onClick={() => void toggle(a, 'off')}>Turn off</Button>}
-                      {a.choices.includes('set') && <Button size="sm" icon="pencil" disabled={!available} aria-label={`Change ${a.title}`} onClick={() => setSetting(a)}>Change</Button>}
-                    </div>
-                  ),
-                }] : []),
+                ...(admin
+                  ? [
+                      {
+                        key: 'change',
+                        label: 'Change',
+                        align: 'end' as const,
+                        render: (a: PrivilegedAction) => (
+                          <div class="row-actions">
+                            {a.choices.includes('on') && a.state !== 'on' && (
+                              <Button
+                                size="sm"
+                                disabled={!available}
+                                aria-label={`Turn on ${a.title}`}
+                                onClick={() => void toggle(a, 'on')}
+                              >
+                                Turn on
+                              </Button>
+                            )}
+                            {a.choices.includes('off') && a.state !== 'off' && (
+                              <Button
+                                size="sm"
+                                disabled={!available}
+                                aria-label={`Turn off ${a.title}`}
+                                onClick={() => void toggle(a, 'off')}
+                              >
+                                Turn off
+                              </Button>
+                            )}
+                            {a.choices.includes('set') && (
+                              <Button
+                                size="sm"
+                                icon="pencil"
+                                disabled={!available}
+                                aria-label={`Change ${a.title}`}
+                                onClick={() => setSetting(a)}
+                              >
+                                Change
+                              </Button>
+                            )}
+                          </div>
+                        ),
+                      },
+                    ]
+                  : []),
               ]}
             />
           </div>
@@ -87,7 +158,15 @@ export function PrivilegesCard({ ctx, privileged, onChanged }: { ctx: PageContex
               setSetting(null)
             }}
           >
-            <TextField name="value" label={setting.title} required maxLength={253} autoComplete="off" defaultValue={setting.state ?? ''} hint={VALUE_HINTS[setting.key]} />
+            <TextField
+              name="value"
+              label={setting.title}
+              required
+              maxLength={253}
+              autoComplete="off"
+              defaultValue={setting.state ?? ''}
+              hint={VALUE_HINTS[setting.key]}
+            />
           </Form>
         </Dialog>
       )}

@@ -2,7 +2,13 @@
 import { Badge } from '@hostd/ui'
 import type { Static } from '@hostd/sdk'
 import type {
-  PowerResultSchema, PrivilegedListSchema, PrivilegedResultSchema, SettingsSnapshotSchema, SystemInfoSchema, UpdateInstallResultSchema, UpdateStatusSchema,
+  PowerResultSchema,
+  PrivilegedListSchema,
+  PrivilegedResultSchema,
+  SettingsSnapshotSchema,
+  SystemInfoSchema,
+  UpdateInstallResultSchema,
+  UpdateStatusSchema,
 } from '../../src/schemas.ts'
 
 export type SystemInfo = Static<typeof SystemInfoSchema>

@@ -1,11 +1,38 @@
 /** hostd's own updates: the last check's result, and for admins the install with its progress and outcome. */
 import { useEffect, useState } from 'preact/hooks'
-import { Async, Button, Card, Icon, KeyValues, ProgressBar, errorMessage, formatDateTime, formatRelative, useResource, type PageContext } from '@hostd/ui'
+import {
+  Async,
+  Button,
+  Card,
+  Icon,
+  KeyValues,
+  ProgressBar,
+  errorMessage,
+  formatDateTime,
+  formatRelative,
+  useResource,
+  type PageContext,
+} from '@hostd/ui'
 import { updateBadge, type Settings, type UpdateInstall, type UpdateStatus, type Version } from './shared.tsx'
 
-type Phase = { kind: 'installing' } | { kind: 'installed'; result: UpdateInstall } | { kind: 'restarting'; version: string } | { kind: 'failed'; message: string } | null
+type Phase =
+  | { kind: 'installing' }
+  | { kind: 'installed'; result: UpdateInstall }
+  | { kind: 'restarting'; version: string }
+  | { kind: 'failed'; message: string }
+  | null
 
-export function UpdatesCard({ ctx, settings, helperAvailable, generation }: { ctx: PageContext; settings: Settings | undefined; helperAvailable: boolean; generation: number }) {
+export function UpdatesCard({
+  ctx,
+  settings,
+  helperAvailable,
+  generation,
+}: {
+  ctx: PageContext
+  settings: Settings | undefined
+  helperAvailable: boolean
+  generation: number
+}) {
   const status = useResource((signal) => ctx.api.get<UpdateStatus>('/api/updates', { signal }), [generation])
   const [phase, setPhase] = useState<Phase>(null)
   const state = status.data?.state
@@ -21,12 +48,15 @@ export function UpdatesCard({ ctx, settings, helperAvailable, generation }: { ct
   useEffect(() => {
     if (phase?.kind !== 'restarting') return
     const timer = setInterval(() => {
-      ctx.api.get<Version>('/api/version').then((v) => {
-        if (v.version !== phase.version) return
-        ctx.toast.success(`hostd ${v.version} is running`)
-        setPhase(null)
-        status.reload()
-      }, () => undefined) // down while it restarts
+      ctx.api.get<Version>('/api/version').then(
+        (v) => {
+          if (v.version !== phase.version) return
+          ctx.toast.success(`hostd ${v.version} is running`)
+          setPhase(null)
+          status.reload()
+        },
+        () => undefined,
+      ) // down while it restarts
     }, 2000)
     return () => clearInterval(timer)
   }, [phase])
@@ -34,7 +64,8 @@ export function UpdatesCard({ ctx, settings, helperAvailable, generation }: { ct
   const install = async (u: UpdateStatus) => {
     const ok = await ctx.confirm({
       title: `Install hostd ${u.latestVersion}?`,
-      message: 'hostd downloads the release, checks its signature and checksum, installs it and restarts itself. Pages reconnect when it is back; containers keep running.',
+      message:
+        'hostd downloads the release, checks its signature and checksum, installs it and restarts itself. Pages reconnect when it is back; containers keep running.',
       confirmLabel: 'Install and restart',
     })
     if (!ok) return
@@ -42,7 +73,9 @@ export function UpdatesCard({ ctx, settings, helperAvailable, generation }: { ct
     status.reload()
     try {
       const result = await ctx.api.post<UpdateInstall>('/api/updates/install')
-      setPhase(result.restart.dryRun ? { kind: 'installed', result } : { kind: 'restarting', version: result.installed })
+      setPhase(
+        result.restart.dryRun ? { kind: 'installed', result } : { kind: 'restarting', version: result.installed },
+      )
     } catch (err) {
       setPhase({ kind: 'failed', message: errorMessage(err) })
     }
@@ -57,16 +90,37 @@ export function UpdatesCard({ ctx, settings, helperAvailable, generation }: { ct
             <KeyValues
               items={[
                 ['Installed', <span class="mono">{u.currentVersion}</span>],
-                ['Latest release', u.latestVersion ? <span class="mono">{u.latestVersion}</span> : <span class="muted">unknown</span>],
+                [
+                  'Latest release',
+                  u.latestVersion ? <span class="mono">{u.latestVersion}</span> : <span class="muted">unknown</span>,
+                ],
                 ['Status', updateBadge(u)],
-                ['Last checked', u.checkedAt ? <time dateTime={u.checkedAt} title={formatDateTime(u.checkedAt)}>{formatRelative(u.checkedAt)}</time> : <span class="muted">not yet</span>],
+                [
+                  'Last checked',
+                  u.checkedAt ? (
+                    <time dateTime={u.checkedAt} title={formatDateTime(u.checkedAt)}>
+                      {formatRelative(u.checkedAt)}
+                    </time>
+                  ) : (
+                    <span class="muted">not yet</span>
+                  ),
+                ],
               ]}
             />
             {settings && !settings.hostdUpdates.feedConfigured && (
-              <p class="muted">Update checks are off: the server has no release feed (HOSTD_UPDATE_FEED_URL and HOSTD_UPDATE_PUBLIC_KEY).</p>
+              <p class="muted">
+                Update checks are off: the server has no release feed (HOSTD_UPDATE_FEED_URL and
+                HOSTD_UPDATE_PUBLIC_KEY).
+              </p>
             )}
-            {settings?.hostdUpdates.feedConfigured && <p class="muted">Checked every {settings.hostdUpdates.checkEveryHours} hours.</p>}
-            {u.error && <p class="form-error" role="alert"><Icon name="circle-alert" /> The last check failed: {u.error}</p>}
+            {settings?.hostdUpdates.feedConfigured && (
+              <p class="muted">Checked every {settings.hostdUpdates.checkEveryHours} hours.</p>
+            )}
+            {u.error && (
+              <p class="form-error" role="alert">
+                <Icon name="circle-alert" /> The last check failed: {u.error}
+              </p>
+            )}
             {u.updateAvailable && u.notes && (
               <div>
                 <p class="cell-strong">What is new in {u.latestVersion}</p>
@@ -76,13 +130,25 @@ export function UpdatesCard({ ctx, settings, helperAvailable, generation }: { ct
             {(phase?.kind === 'installing' || u.state === 'installing') && (
               <ProgressBar label={`Installing hostd ${u.latestVersion ?? ''}`} detail="Downloading and verifying…" />
             )}
-            {phase?.kind === 'restarting' && <ProgressBar label={`hostd ${phase.version} is installed and restarting`} detail="This page reconnects when it is back" />}
+            {phase?.kind === 'restarting' && (
+              <ProgressBar
+                label={`hostd ${phase.version} is installed and restarting`}
+                detail="This page reconnects when it is back"
+              />
+            )}
             {phase?.kind === 'installed' && (
               <p class="notice" role="status">
-                <Icon name="circle-check" /> hostd {phase.result.installed} is installed in <span class="mono">{phase.result.path}</span>. The root helper is in dry run, so hostd did not restart (it would have run "{(phase.result.restart.argv ?? []).join(' ')}"): restart hostd to run the new version.
+                <Icon name="circle-check" /> hostd {phase.result.installed} is installed in{' '}
+                <span class="mono">{phase.result.path}</span>. The root helper is in dry run, so hostd did not restart
+                (it would have run "{(phase.result.restart.argv ?? []).join(' ')}"): restart hostd to run the new
+                version.
               </p>
             )}
-            {phase?.kind === 'failed' && <p class="form-error" role="alert"><Icon name="circle-alert" /> Nothing was installed: {phase.message}</p>}
+            {phase?.kind === 'failed' && (
+              <p class="form-error" role="alert">
+                <Icon name="circle-alert" /> Nothing was installed: {phase.message}
+              </p>
+            )}
             {ctx.can('admin') && u.updateAvailable && u.state === 'idle' && phase?.kind !== 'installing' && (
               <div>
                 <Button variant="primary" icon="download" disabled={!helperAvailable} onClick={() => void install(u)}>

@@ -21,14 +21,17 @@ function statFields(text: string): string[] {
 export async function sessionProcesses(sid: number): Promise<SessionProcess[]> {
   const names = await readdir('/proc').catch(() => [] as string[])
   const found: SessionProcess[] = []
-  await Promise.all(names.map(async (name) => {
-    if (!/^\d+$/.test(name)) return
-    const text = await readFile(`/proc/${name}/stat`, 'latin1').catch(() => null)
-    if (!text) return
-    // state, ppid, pgrp, session
-    const [state, , pgrp, session] = statFields(text)
-    if (Number(session) === sid && state !== 'Z' && state !== 'X') found.push({ pid: Number(name), pgid: Number(pgrp) })
-  }))
+  await Promise.all(
+    names.map(async (name) => {
+      if (!/^\d+$/.test(name)) return
+      const text = await readFile(`/proc/${name}/stat`, 'latin1').catch(() => null)
+      if (!text) return
+      // state, ppid, pgrp, session
+      const [state, , pgrp, session] = statFields(text)
+      if (Number(session) === sid && state !== 'Z' && state !== 'X')
+        found.push({ pid: Number(name), pgid: Number(pgrp) })
+    }),
+  )
   return found
 }
 
@@ -53,13 +56,13 @@ export async function endSession(sid: number, graceMs = 2000, pollMs = 50): Prom
   let members = await sessionProcesses(sid)
   if (members.length === 0) return
   signalAll(members, 'SIGHUP')
-  for (const deadline = Date.now() + graceMs; Date.now() < deadline;) {
+  for (const deadline = Date.now() + graceMs; Date.now() < deadline; ) {
     await sleep(pollMs)
     members = await sessionProcesses(sid)
     if (members.length === 0) return
   }
   signalAll(members, 'SIGKILL')
-  for (const deadline = Date.now() + 1000; Date.now() < deadline;) {
+  for (const deadline = Date.now() + 1000; Date.now() < deadline; ) {
     await sleep(pollMs)
     members = await sessionProcesses(sid)
     if (members.length === 0) return

@@ -53,7 +53,13 @@ export class TerminalConnection {
     socket.addEventListener('close', (event) => {
       if (this.#ended) return
       this.#ended = true
-      events.onEnd({ code: event.code, reason: event.reason, opened: this.#opened, error: this.#error, exit: this.#exit })
+      events.onEnd({
+        code: event.code,
+        reason: event.reason,
+        opened: this.#opened,
+        error: this.#error,
+        exit: this.#exit,
+      })
     })
   }
 
@@ -65,7 +71,8 @@ export class TerminalConnection {
   input(data: string | Uint8Array): void {
     if (!this.open) return
     const bytes = typeof data === 'string' ? this.#encoder.encode(data) : data
-    for (let at = 0; at < bytes.length; at += MAX_INPUT_FRAME) this.#socket.send(bytes.subarray(at, at + MAX_INPUT_FRAME))
+    for (let at = 0; at < bytes.length; at += MAX_INPUT_FRAME)
+      this.#socket.send(bytes.subarray(at, at + MAX_INPUT_FRAME))
   }
 
   resize(cols: number, rows: number): void {

@@ -26,7 +26,15 @@ import { join } from 'node:path'
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures')
 const fixture = (name: string) => JSON.parse(readFileSync(join(FIXTURES, name), 'utf8'))
-const STATES = ['NoState', 'InUseOtherUser', 'NeedsLogin', 'NeedsMachineAuth', 'Stopped', 'Starting', 'Running'] as const
+const STATES = [
+  'NoState',
+  'InUseOtherUser',
+  'NeedsLogin',
+  'NeedsMachineAuth',
+  'Stopped',
+  'Starting',
+  'Running',
+] as const
 const RUNNING = 6
 const STOPPED = 4
 const NEEDS_LOGIN = 2
@@ -90,18 +98,51 @@ export async function startStandInLocalApi(options: StandInOptions = {}): Promis
     const st: Record<string, any> = { ...full, BackendState: STATES[state], HaveNodeKey: haveNodeKey, AuthURL: authURL }
     if (!haveNodeKey) {
       return {
-        ...st, TailscaleIPs: null, MagicDNSSuffix: '', CurrentTailnet: null, CertDomains: null, Peer: null, User: null,
-        Self: { ID: '', PublicKey: `nodekey:${'0'.repeat(64)}`, HostName: prefs.Hostname || 'homeserver', DNSName: '', OS: 'linux', UserID: 0, TailscaleIPs: null,
-          Addrs: [], CurAddr: '', Relay: '', RxBytes: 0, TxBytes: 0, Created: '0001-01-01T00:00:00Z', LastWrite: '0001-01-01T00:00:00Z',
-          LastSeen: '0001-01-01T00:00:00Z', LastHandshake: '0001-01-01T00:00:00Z', Online: false, ExitNode: false, ExitNodeOption: false,
-          Active: false, PeerAPIURL: null, InNetworkMap: false, InMagicSock: false, InEngine: false },
+        ...st,
+        TailscaleIPs: null,
+        MagicDNSSuffix: '',
+        CurrentTailnet: null,
+        CertDomains: null,
+        Peer: null,
+        User: null,
+        Self: {
+          ID: '',
+          PublicKey: `nodekey:${'0'.repeat(64)}`,
+          HostName: prefs.Hostname || 'homeserver',
+          DNSName: '',
+          OS: 'linux',
+          UserID: 0,
+          TailscaleIPs: null,
+          Addrs: [],
+          CurAddr: '',
+          Relay: '',
+          RxBytes: 0,
+          TxBytes: 0,
+          Created: '0001-01-01T00:00:00Z',
+          LastWrite: '0001-01-01T00:00:00Z',
+          LastSeen: '0001-01-01T00:00:00Z',
+          LastHandshake: '0001-01-01T00:00:00Z',
+          Online: false,
+          ExitNode: false,
+          ExitNodeOption: false,
+          Active: false,
+          PeerAPIURL: null,
+          InNetworkMap: false,
+          InMagicSock: false,
+          InEngine: false,
+        },
       }
     }
     st.Self = { ...full.Self, HostName: prefs.Hostname || full.Self.HostName, Online: state === RUNNING }
     const peers = Object.values(full.Peer) as Record<string, any>[]
     for (const peer of peers) peer.ExitNode = peer.ID === prefs.ExitNodeID
     const exit = peers.find((p) => p.ExitNode)
-    if (exit) st.ExitNodeStatus = { ID: exit.ID, Online: exit.Online, TailscaleIPs: exit.TailscaleIPs.map((ip: string) => `${ip}/${ip.includes(':') ? 128 : 32}`) }
+    if (exit)
+      st.ExitNodeStatus = {
+        ID: exit.ID,
+        Online: exit.Online,
+        TailscaleIPs: exit.TailscaleIPs.map((ip: string) => `${ip}/${ip.includes(':') ? 128 : 32}`),
+      }
     if (!withPeers) st.Peer = null
     return st
   }
@@ -115,7 +156,8 @@ export async function startStandInLocalApi(options: StandInOptions = {}): Promis
       if (field in prefs) next[field] = field in masked ? masked[field] : zeroOf(prefs[field])
     }
     if (next.Hostname === 'badhostname.tailscale.') return 'bad hostname [test]'
-    if (next.ShieldsUp && Object.values(serve.AllowFunnel ?? {}).some(Boolean)) return 'Cannot enable shields-up when Funnel is enabled.'
+    if (next.ShieldsUp && Object.values(serve.AllowFunnel ?? {}).some(Boolean))
+      return 'Cannot enable shields-up when Funnel is enabled.'
     const wasRunning = prefs.WantRunning
     prefs = next
     if (haveNodeKey && next.WantRunning !== wasRunning) {
@@ -127,15 +169,21 @@ export async function startStandInLocalApi(options: StandInOptions = {}): Promis
   }
 
   const text = (res: ServerResponse, code: number, body: string) => {
-    res.writeHead(code, { 'Content-Type': 'text/plain; charset=utf-8', 'X-Content-Type-Options': 'nosniff' }).end(`${body}\n`)
+    res
+      .writeHead(code, { 'Content-Type': 'text/plain; charset=utf-8', 'X-Content-Type-Options': 'nosniff' })
+      .end(`${body}\n`)
   }
   const json = (res: ServerResponse, code: number, body: unknown) => {
     res.writeHead(code, { 'Content-Type': 'application/json' }).end(`${JSON.stringify(body, null, '\t')}\n`)
   }
-  const readBody = (req: IncomingMessage) => new Promise<string>((resolve) => {
-    let body = ''
-    req.setEncoding('utf8').on('data', (c: string) => (body += c)).on('end', () => resolve(body))
-  })
+  const readBody = (req: IncomingMessage) =>
+    new Promise<string>((resolve) => {
+      let body = ''
+      req
+        .setEncoding('utf8')
+        .on('data', (c: string) => (body += c))
+        .on('end', () => resolve(body))
+    })
 
   const server = createServer(async (req, res) => {
     requests.push({ method: req.method!, url: req.url!, headers: req.headers })
@@ -204,7 +252,10 @@ export async function startStandInLocalApi(options: StandInOptions = {}): Promis
         if (!Number.isInteger(mask) || mask < 0) return text(res, 400, 'bad mask')
         res.writeHead(200, { 'Content-Type': 'application/json' })
         res.flushHeaders()
-        if (mask & NOTIFY_INITIAL_STATE) res.write(`${JSON.stringify({ Version: VERSION, SessionID: 'standin', State: state, ...(authURL ? { BrowseToURL: authURL } : {}) })}\n`)
+        if (mask & NOTIFY_INITIAL_STATE)
+          res.write(
+            `${JSON.stringify({ Version: VERSION, SessionID: 'standin', State: state, ...(authURL ? { BrowseToURL: authURL } : {}) })}\n`,
+          )
         const watcher = { res }
         watchers.add(watcher)
         req.on('close', () => watchers.delete(watcher))
