@@ -2,7 +2,13 @@
  * @hostd/sdk: everything a hostd plugin imports. A plugin imports nothing else of hostd.
  * The kernel API version below is what plugins name in their `kernel` range.
  */
-export const KERNEL_API_VERSION = '1.0.0'
+
+/**
+ * The plugin contract's version (semver): the minor moves with every addition to what this module exports, the
+ * major with every break. sdk/CHANGELOG.md says what each version added, changed and deprecated; sdk/contract.json
+ * records the exported types of this version, and a test fails when they change and this does not.
+ */
+export const KERNEL_API_VERSION = '1.1.0'
 
 export { Type } from '@sinclair/typebox'
 export type { Static, TSchema } from '@sinclair/typebox'
@@ -30,6 +36,7 @@ export type {
   OptionalServices,
 } from './tokens.ts'
 export { definePlugin, isHostdPlugin, bind, PLUGIN_BRAND } from './plugin.ts'
+export { Mutex } from './mutex.ts'
 export type {
   HostdPlugin,
   PluginDefinition,
@@ -53,6 +60,8 @@ export type {
   UiPage,
   UiCard,
   UiManifest,
+  UiEntry,
+  UiList,
   ServiceBinding,
 } from './plugin.ts'
 export * as conditions from './conditions.ts'

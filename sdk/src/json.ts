@@ -13,7 +13,10 @@ function closingQuote(text: string, open: number): number {
   return text.length
 }
 
-/** A key refused in a JSON body: given twice in one object, or one that reaches a prototype if the value is merged. */
+/**
+ * A key refused in a JSON body: given twice in one object, or one that reaches a prototype if the value is merged.
+ * @since 1.1.0
+ */
 export interface UnsafeKey {
   key: string
   problem: 'repeated' | 'prototype'
@@ -23,6 +26,7 @@ export interface UnsafeKey {
  * JSON.parse keeps the last of two equal keys silently; a body must not be read one way by us and another way by
  * whatever forwarded it. This scans the text once and names the first key repeated within one object. Call it only
  * on text JSON.parse accepted. Plugins use it for JSON they parse themselves (WebSocket messages).
+ * @since 1.1.0
  */
 export function findDuplicateKey(text: string): string | null {
   return scanKeys(text, false)?.key ?? null
@@ -32,6 +36,7 @@ export function findDuplicateKey(text: string): string | null {
  * The same scan, also refusing what Fastify's prototype-poisoning check refuses: a `__proto__` key, and a
  * `prototype` key in an object that is the value of a `constructor` key. The kernel applies it to every JSON body:
  * it replaces that check, which ran two regular expressions over the whole text (about 20 ms on a 21 MiB body).
+ * @since 1.1.0
  */
 export function findUnsafeKey(text: string): UnsafeKey | null {
   return scanKeys(text, true)

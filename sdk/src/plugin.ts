@@ -35,6 +35,7 @@ export type RouteRequest<S extends RouteSchema = RouteSchema> = Omit<
   /**
    * Set when the request signed in with an API token (a script) rather than a session (a person): its id and name.
    * The kernel's audit log records it on every entry written with this request as the actor.
+   * @since 1.1.0
    */
   apiToken: ApiTokenRef | null
   /**
@@ -42,6 +43,7 @@ export type RouteRequest<S extends RouteSchema = RouteSchema> = Omit<
    * in-flight requests, and when the request's session ends (sign-out, expiry, revocation, its user disabled or
    * removed, or demoted below the route's role; the reason is then a 401 or 403 HostdError): a long-lived response
    * (server-sent events, a long poll) ends on it. After a session's end the kernel cuts the response anyway.
+   * @since 1.1.0
    */
   lifetime: AbortSignal
 }
@@ -57,6 +59,7 @@ export interface RouteOptions<S extends RouteSchema> {
   /**
    * Only a signed-in session (a person) may use it, never an API token (403 `HOSTD_AUTH_SESSION_REQUIRED`): for what a
    * script must not do even with the role, e.g. changing credentials. The kernel's account routes set it.
+   * @since 1.1.0
    */
   sessionOnly?: boolean
   schema?: S
@@ -65,11 +68,15 @@ export interface RouteOptions<S extends RouteSchema> {
    * The handler reads the request body itself as a stream (`req.body` is the raw request stream, any content
    * type): for uploads that must not be buffered. `bodyLimit` and `schema.body` do not apply; the handler
    * enforces its own size limit.
+   * @since 1.1.0
    */
   rawBody?: boolean
   /** Largest accepted body in bytes (default 1 MiB). */
   bodyLimit?: number
-  /** The 413 message for a body over `bodyLimit` (default: one naming the limit in MiB). */
+  /**
+   * The 413 message for a body over `bodyLimit` (default: one naming the limit in MiB).
+   * @since 1.1.0
+   */
   bodyLimitMessage?: string
 }
 
@@ -102,7 +109,10 @@ export interface SocketContext<Q> {
   signal: AbortSignal
 }
 
-/** What a socket's `admit` check sees: the upgrade request, already signed in, authorized and validated. */
+/**
+ * What a socket's `admit` check sees: the upgrade request, already signed in, authorized and validated.
+ * @since 1.1.0
+ */
 export interface SocketAdmission<Q> {
   user: SessionUser
   query: Q
@@ -114,6 +124,7 @@ export interface SocketOptions<Q extends TSchema | undefined> {
   /**
    * Only a signed-in session may open it, never an API token (the upgrade answers 403 `HOSTD_AUTH_SESSION_REQUIRED`):
    * set it on interactive sockets (a shell, a remote desktop) that a leaked script token must not reach.
+   * @since 1.1.0
    */
   sessionOnly?: boolean
   query?: Q
@@ -121,12 +132,14 @@ export interface SocketOptions<Q extends TSchema | undefined> {
    * Subprotocols the socket speaks (`Sec-WebSocket-Protocol`): the first one the client offers that is listed here is
    * echoed, and none when the client offers none of them (the upgrade still succeeds). Without this option the first
    * one offered is echoed.
+   * @since 1.1.0
    */
   protocols?: readonly string[]
   /**
    * A last check before the upgrade completes, after sign-in, role, origin, plugin state and query: throw a
    * HostdError to refuse the upgrade with its status and JSON body (503 while the service behind the socket is down).
    * The handler later gets the same `request` object in its context.
+   * @since 1.1.0
    */
   admit?: (admission: SocketAdmission<Q extends TSchema ? Static<Q> : Record<string, string>>) => void | Promise<void>
 }
@@ -157,6 +170,7 @@ export interface Condition {
 /**
  * A page the plugin adds to the web UI: a nav entry, and the custom element the shell mounts for it.
  * The page owns its path and every path below it (`/containers/abc` goes to the `/containers` page).
+ * @since 1.1.0
  */
 export interface UiPage {
   /** Path in the dashboard, e.g. `/containers` (lowercase; not `/`, `/api`, `/ui`, `/plugins` or a shell page). */
@@ -173,7 +187,10 @@ export interface UiPage {
   element: string
 }
 
-/** A card the plugin adds to the overview page (a custom element inside a titled card frame). */
+/**
+ * A card the plugin adds to the overview page (a custom element inside a titled card frame).
+ * @since 1.1.0
+ */
 export interface UiCard {
   title: string
   module: string
@@ -185,7 +202,10 @@ export interface UiCard {
   order?: number
 }
 
-/** What a plugin adds to the web UI. */
+/**
+ * What a plugin adds to the web UI.
+ * @since 1.1.0 (1.0.0 took a list of entries: see {@link UiEntry})
+ */
 export interface UiManifest {
   pages?: UiPage[]
   cards?: UiCard[]
@@ -196,17 +216,43 @@ export interface UiManifest {
   isolate?: boolean
 }
 
+/**
+ * A nav entry of the 1.0.0 `ui` list. It names no module, so the shell has nothing to mount for it: an entry of
+ * this shape is left out of the UI, with a warning.
+ * @deprecated since 1.1.0: list {@link UiPage}s in `ui: { pages: [...] }`. Accepted until kernel API 2.0.0.
+ */
+export interface UiEntry {
+  id: string
+  title: string
+  path: string
+  icon?: string
+  role?: Exclude<RouteRole, 'public'>
+}
+
+/**
+ * The 1.0.0 shape of `ui`: a list. Its {@link UiPage}s are served as `{ pages }` (an entry's 1.0.0 `id` is ignored).
+ * @deprecated since 1.1.0: write `ui: { pages: [...] }`. Accepted, with a warning, until kernel API 2.0.0.
+ */
+export type UiList = ((UiPage & { id?: string }) | UiEntry)[]
+
 export interface ServiceBinding {
   token: ServiceToken<unknown>
   value: unknown
 }
 
-export interface PluginDefinition<D extends DepsMap = DepsMap> {
+/**
+ * What a plugin declares. `D` is its deps, `S` what its `setup` returns (`undefined` without one): both are inferred
+ * from the definition.
+ */
+export interface PluginDefinition<D extends DepsMap = DepsMap, S = undefined> {
   /** Lowercase id, unique among plugins: `containers`, `hello`. */
   id: string
   /** The plugin's own semver version. */
   version: string
-  /** The kernel API range the plugin was built for, e.g. `^1.0.0`. */
+  /**
+   * The kernel API range the plugin was built for, e.g. `^1.1.0`: the lowest version that has everything it uses
+   * (sdk/CHANGELOG.md says what came when). A kernel outside the range refuses to load it.
+   */
   kernel: string
   description?: string
   /** Other plugins this one needs, by id, with a semver range each. */
@@ -215,36 +261,90 @@ export interface PluginDefinition<D extends DepsMap = DepsMap> {
   deps?: D
   conditions?: Condition[]
   /** MikroORM entities (defineEntity); their tables are created when the plugin activates. */
-  entities?: EntitySchema<any, any>[]
+  entities?: EntitySchema[]
   /** Pages and overview cards it adds to the web UI (listed by `GET /api/extensions` while active). */
-  ui?: UiManifest
-  /** Services this plugin offers to plugins that depend on it. */
-  provides?: (deps: ResolvedDeps<D>) => ServiceBinding[] | Promise<ServiceBinding[]>
-  routes?: (r: RouteRegistrar, deps: ResolvedDeps<D>) => void
-  sockets?: (s: SocketRegistrar, deps: ResolvedDeps<D>) => void
-  /** Runs after routes are registered; throwing marks the plugin failed. */
-  start?: (deps: ResolvedDeps<D>) => void | Promise<void>
-  /** Runs on unload, disable or upgrade: close timers, watchers, child processes. */
-  stop?: () => void | Promise<void>
+  ui?: UiManifest | UiList
+  /**
+   * Builds what the other hooks share (services, stores, per-load maps), once per load: after `deps` are resolved,
+   * before `provides`, `routes`, `sockets` and `start`. Its result (awaited when a promise) is the last argument of
+   * every hook below, `stop` included; a new load (an upgrade, disable then enable) runs it again. Throwing fails the
+   * load. Start no timers or processes here: `stop` runs only once `start` has been called, so `start` does that.
+   * @since 1.1.0
+   */
+  setup?: (deps: ResolvedDeps<D>) => S | Promise<S>
+  /** Services this plugin offers to plugins that depend on it. `state` since 1.1.0. */
+  provides?: (deps: ResolvedDeps<D>, state: S) => ServiceBinding[] | Promise<ServiceBinding[]>
+  /** `state` since 1.1.0. */
+  routes?: (r: RouteRegistrar, deps: ResolvedDeps<D>, state: S) => void
+  /** `state` since 1.1.0. */
+  sockets?: (s: SocketRegistrar, deps: ResolvedDeps<D>, state: S) => void
+  /** Runs after routes are registered; throwing marks the plugin failed. `state` since 1.1.0. */
+  start?: (deps: ResolvedDeps<D>, state: S) => void | Promise<void>
+  /**
+   * Runs on unload, disable or upgrade, once `start` has been called (even if it threw): close timers, watchers,
+   * child processes. `deps` and `state` since 1.1.0.
+   */
+  stop?: (deps: ResolvedDeps<D>, state: S) => void | Promise<void>
 }
 
-// `any` by default: a list of plugins mixes plugins with different deps.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type HostdPlugin<D extends DepsMap = any> = PluginDefinition<D> & { readonly [PLUGIN_BRAND]: true }
+/**
+ * A definition checked by definePlugin: `ui` is always the object shape, and `warnings` says what of an older contract
+ * shape it accepted (each a sentence saying what to change; the kernel logs them at load and lists them in
+ * `GET /api/extensions`).
+ */
+export type HostdPlugin<
+  // A list of plugins mixes plugins with different deps and states, and their hooks take those as parameters, so no
+  // narrower default than `any` accepts them all.
+  // biome-ignore lint/suspicious/noExplicitAny: see above, the default must accept every plugin's deps
+  D extends DepsMap = any,
+  // biome-ignore lint/suspicious/noExplicitAny: as for D, the default must accept every plugin's setup result
+  S = any,
+> = Omit<PluginDefinition<D, S>, 'ui'> & {
+  readonly ui?: UiManifest
+  /** @since 1.1.0 */
+  readonly warnings: readonly string[]
+  readonly [PLUGIN_BRAND]: true
+}
 
 const ID = /^[a-z][a-z0-9-]{0,39}$/
 const SEMVER = /^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$/
 
-/** Define a plugin. Shape errors throw here, so a broken plugin fails its own load. */
-export function definePlugin<D extends DepsMap = {}>(definition: PluginDefinition<D>): HostdPlugin<D> {
+/**
+ * Define a plugin. Shape errors throw here, so a broken plugin fails its own load. A shape of an older contract that
+ * is still accepted (the 1.0.0 `ui` list) is turned into the current one, with a warning.
+ */
+export function definePlugin<D extends DepsMap = Record<never, never>, S = undefined>(
+  definition: PluginDefinition<D, S>,
+): HostdPlugin<D, S> {
   if (!ID.test(definition.id ?? '')) throw new TypeError(`plugin id "${definition.id}" must match ${ID}`)
   if (!SEMVER.test(definition.version ?? ''))
     throw new TypeError(`plugin ${definition.id}: version "${definition.version}" is not semver`)
   if (typeof definition.kernel !== 'string' || definition.kernel.trim() === '') {
     throw new TypeError(`plugin ${definition.id}: "kernel" must name the kernel API range it needs, e.g. "^1.0.0"`)
   }
-  if (definition.ui !== undefined) checkUi(definition.id, definition.ui)
-  return Object.freeze({ ...definition, [PLUGIN_BRAND]: true as const })
+  const warnings: string[] = []
+  const ui = definition.ui === undefined ? undefined : currentUi(definition.ui, warnings)
+  if (ui !== undefined) checkUi(definition.id, ui)
+  return Object.freeze({ ...definition, ui, warnings: Object.freeze(warnings), [PLUGIN_BRAND]: true as const })
+}
+
+/** A list entry that names what to mount (checked as a page); a 1.0.0 nav entry names neither. */
+const isPage = (entry: UiList[number]): entry is UiPage & { id?: string } => 'module' in entry || 'element' in entry
+
+/** The 1.0.0 list as `{ pages }`: its pages kept, its nav-only entries (no module to mount) left out, each warned of. */
+function currentUi(ui: UiManifest | UiList, warnings: string[]): UiManifest {
+  if (!Array.isArray(ui)) return ui
+  warnings.push('ui is a list (the 1.0.0 shape): write ui: { pages: [...] }; kernel API 2.0.0 will refuse the list')
+  const pages: UiPage[] = []
+  for (const entry of ui) {
+    if (isPage(entry)) {
+      const { id: _legacyId, ...page } = entry
+      pages.push(page)
+    } else {
+      warnings.push(`ui entry ${entry.path} is not shown: it names no module and element for the shell to mount`)
+    }
+  }
+  return { pages }
 }
 
 const UI_MODULE = /^ui\/(?:[A-Za-z0-9_-][A-Za-z0-9._-]*\/)*[A-Za-z0-9_-][A-Za-z0-9._-]*\.(?:js|mjs|ts|tsx)$/
@@ -261,6 +361,7 @@ export const RESERVED_UI_PATHS = [
   '/account',
   '/users',
   '/audit',
+  '/gallery',
 ]
 const UI_ROLES = ['viewer', 'operator', 'admin']
 
@@ -268,8 +369,7 @@ function checkUi(id: string, ui: UiManifest): void {
   const fail = (what: string) => {
     throw new TypeError(`plugin ${id}: ui ${what}`)
   }
-  if (Array.isArray(ui) || typeof ui !== 'object' || ui === null)
-    fail('must be an object { pages, cards, isolate } (a list of entries was the old shape)')
+  if (typeof ui !== 'object' || ui === null) fail('must be an object { pages, cards, isolate }')
   const entry = (kind: string, e: UiPage | UiCard) => {
     if (typeof e?.title !== 'string' || e.title.trim() === '') fail(`${kind} needs a title`)
     if (!UI_MODULE.test(e.module ?? '') || e.module.includes('..'))

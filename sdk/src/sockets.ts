@@ -8,7 +8,10 @@ import type { WebSocket } from 'ws'
 import { HostdError, type HostdErrorFactory } from './errors.ts'
 import { findDuplicateKey } from './json.ts'
 
-/** Sends `message` as JSON if the socket is still open (a closed one just misses it). */
+/**
+ * Sends `message` as JSON if the socket is still open (a closed one just misses it).
+ * @since 1.1.0
+ */
 export function sendJson(socket: WebSocket, message: unknown): void {
   if (socket.readyState === socket.OPEN) socket.send(JSON.stringify(message))
 }
@@ -16,6 +19,7 @@ export function sendJson(socket: WebSocket, message: unknown): void {
 /**
  * Ends the socket on a failure: `{ type: "result", ok: false, error, message, ...extra }`, then close code 4000 +
  * the error's HTTP status (4400, 4403, 4409, 4423, 4503, ...), or 4500 with `internalCode` for anything else.
+ * @since 1.1.0
  */
 export function closeWithError(
   socket: WebSocket,
@@ -37,6 +41,7 @@ export function closeWithError(
 /**
  * The client's first message, read strictly: within `timeoutMs`, valid JSON, no duplicate keys, matching `schema`.
  * Anything else rejects with `invalid(reason)` (the plugin's own 400 error).
+ * @since 1.1.0
  */
 export function receiveFirstMessage<S extends TSchema>(
   socket: WebSocket,

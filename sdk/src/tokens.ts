@@ -49,11 +49,15 @@ export interface AuditEntry extends Required<Omit<AuditEvent, 'detail'>> {
  * Who did something, for the audit log: an Actor, or a request itself (a route's `req`, a socket's `ctx.request`):
  * its user, client address and the API token it signed in with are used. Services that audit take this, so a
  * route hands them its request as it is.
+ * @since 1.1.0
  */
 export type AuditActor = Actor | { user?: SessionUser | null; ip?: string; apiToken?: ApiTokenRef | null }
 
 export interface AuditService {
-  /** Write one entry. `actor` may be a request: its user, client address and API token (as `detail.apiToken`) are used. */
+  /**
+   * Write one entry. `actor` may be a request: its user, client address and API token (as `detail.apiToken`) are used.
+   * `AuditActor` since 1.1.0 (1.0.0: an Actor, or `{ user, ip }`).
+   */
   record(event: AuditEvent, actor?: AuditActor): Promise<void>
 }
 
@@ -63,7 +67,10 @@ export interface SessionUser {
   role: Role
 }
 
-/** The API token a request signed in with. */
+/**
+ * The API token a request signed in with.
+ * @since 1.1.0
+ */
 export interface ApiTokenRef {
   id: string
   name: string
@@ -86,10 +93,11 @@ export interface Settings {
 export interface HelperClient {
   /** True when the helper answers on HOSTD_HELPER_SOCKET right now. */
   available(): Promise<boolean>
-  /** Run one allowlisted action; throws HOSTD_HELPER_UNAVAILABLE (423) without a helper. */
+  /** Run one allowlisted action; throws HOSTD_HELPER_UNAVAILABLE (423) without a helper. `options` since 1.1.0. */
   call<T = unknown>(action: string, args?: Record<string, unknown>, options?: HelperCallOptions): Promise<T>
 }
 
+/** @since 1.1.0 */
 export interface HelperCallOptions {
   /** A streamed action's events (one per line of its output), in order, before the call resolves. */
   onEvent?: (event: unknown) => void
@@ -101,13 +109,17 @@ export interface KernelInfo {
   version: string
   apiVersion: string
   dataDir: string
-  /** The daemon's DOCKER_HOST (unix://, tcp://...), or null: then the usual engine sockets are probed. */
+  /**
+   * The daemon's DOCKER_HOST (unix://, tcp://...), or null: then the usual engine sockets are probed.
+   * @since 1.1.0
+   */
   dockerHost: string | null
 }
 
 /**
  * Services a plugin can use when some other plugin provides them and do without otherwise (an optional
  * dependency). Looked up on every call, so a provider loaded, upgraded or unloaded later is seen at once.
+ * @since 1.1.0
  */
 export interface OptionalServices {
   /** The current provider's value, or undefined when no active plugin provides it. */
@@ -121,6 +133,7 @@ export const tokens = {
   settings: createServiceToken<Settings>('hostd.settings'),
   helper: createServiceToken<HelperClient>('hostd.helper'),
   kernel: createServiceToken<KernelInfo>('hostd.kernel'),
+  /** @since 1.1.0 */
   optional: createServiceToken<OptionalServices>('hostd.optional'),
 } as const
 

@@ -3,6 +3,7 @@ import { readFile, readdir, stat } from 'node:fs/promises'
 import { join, relative, sep } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { createHash } from 'node:crypto'
+import { isHostdPlugin, type HostdPlugin } from '@hostd/sdk'
 
 /**
  * True when the kernel runs from its build (kernel/dist, what `npm start` and the spawned daemons of the tests run),
@@ -101,6 +102,19 @@ export async function importPlugin(dir: string, entry: string): Promise<unknown>
   loadRoots.set(tag, pathToFileURL(dir + sep).href)
   const mod = (await import(`${pathToFileURL(entry).href}?hostd-load=${tag}`)) as { default?: unknown }
   return mod.default
+}
+
+/** A folder's plugin definition, or why it has none (a sentence, the plugin's error). */
+export async function loadDefinition(dir: string, builtin: boolean): Promise<HostdPlugin | string> {
+  try {
+    const pkg = await readPluginPackage(dir, builtin)
+    const exported = await importPlugin(dir, pkg.entry)
+    if (!isHostdPlugin(exported))
+      throw new Error('its entry does not export default definePlugin({...}) from @hostd/sdk')
+    return exported
+  } catch (err) {
+    return `could not load: ${(err as Error).message}`
+  }
 }
 
 /** A plugin folder as the watcher and the registry compare it. */

@@ -1,100 +1,44 @@
-import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify'
+import type { onRequestHookHandler } from 'fastify'
 import type { IncomingMessage, ServerResponse } from 'node:http'
-
-type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void
-import { basename } from 'node:path'
 import { readdir } from 'node:fs/promises'
 import type { DependencyContainer } from 'tsyringe'
-// Only the two functions used: the whole package is about 45 modules (10-15 ms of a start).
-import satisfies from 'semver/functions/satisfies.js'
-import validRange from 'semver/ranges/valid.js'
-import type { WebSocket } from 'ws'
 import type { Logger } from 'pino'
 import {
-  KERNEL_API_VERSION,
-  ROLES,
-  isHostdPlugin,
+  Mutex,
   tokens,
-  type DepsMap,
-  type ResolvedDeps,
   type HostdPlugin,
   type Settings,
   type RouteDefinition,
-  type SocketDefinition,
   type Role,
+  type ServiceBinding,
 } from '@hostd/sdk'
-import { collectRoutes, collectSockets } from '../http/registrar.ts'
-import {
-  createInstance,
-  mountRoute,
-  checkRouteDefinition,
-  needsRecentSignIn,
-  type InstanceDeps,
-} from '../http/instance.ts'
+import type { InstanceDeps } from '../http/instance.ts'
 import { KernelErrors } from '../http/errors.ts'
-import { Mutex } from '../auth/mutex.ts'
 import type { KernelDatabase } from '../db/database.ts'
 import { scopedSettings } from '../db/settings.ts'
 import type { KernelAudit } from '../audit/service.ts'
-import { fingerprint, importPlugin, readPluginPackage } from './loader.ts'
-import { RoutingTable, type TableRoute } from './routing-table.ts'
 import type { DocumentedRoute } from '../system/openapi.ts'
-import { uiInfo, uiProblem, type UiInfo } from '../ui/manifest.ts'
+import { uiProblem } from '../ui/manifest.ts'
+import { fingerprint, loadDefinition } from './loader.ts'
+import { checkConditions, conditionsStale } from './conditions.ts'
+import { ProvidedServices, kernelApiProblem, missingDependency, resolveDeps } from './dependencies.ts'
+import {
+  awaitDependency,
+  extensionInfo,
+  newRecord,
+  recordKey,
+  type ExtensionInfo,
+  type PluginRecord,
+  type PluginRuntime,
+  type Serving,
+  type SocketTarget,
+} from './records.ts'
+import { mountRoutes, prepareRuntime, stopRuntime } from './runtime.ts'
+import { buildTables, documentedRoutes, uiPathConflict, type Tables } from './tables.ts'
 
-export type PluginState = 'active' | 'disabled' | 'unavailable' | 'failed'
+export type { ExtensionInfo, PluginRecord, PluginState, SocketTarget } from './records.ts'
 
-/** One loaded version of a plugin, and what it runs while active. */
-interface PluginRuntime {
-  app: FastifyInstance
-  routes: RouteDefinition[]
-  sockets: SocketDefinition[]
-  openSockets: Set<WebSocket>
-  inflight: number
-  provided: string[]
-  /** Set once `start` has been called (even if it threw): only then does `stop` run. */
-  started: boolean
-  /** Aborted when this version stops: sockets and plugin work listen to it. */
-  lifetime: AbortController
-}
-
-export interface PluginRecord {
-  /** The definition's id, or the folder name when the definition could not be read. */
-  id: string
-  /** Folder the plugin was loaded from; null for a definition handed over in-process (tests). */
-  dir: string | null
-  builtin: boolean
-  fingerprint: string
-  definition: HostdPlugin | null
-  state: PluginState
-  /** Why unavailable, or the error that failed it. */
-  reason: string | null
-  /** 'dependency' when unavailable because another plugin is not active: settled again on every change. */
-  waitingOn: 'dependency' | 'condition' | null
-  conditionsCheckedAt: number
-  runtime: PluginRuntime | null
-}
-
-export interface ExtensionInfo {
-  id: string
-  version: string | null
-  description: string | null
-  state: PluginState
-  reason?: string
-  error?: string
-  builtin: boolean
-  /** What it adds to the web UI while active, filtered by the caller's role; null when nothing. */
-  ui: UiInfo | null
-}
-
-interface Serving {
-  record: PluginRecord
-  runtime: PluginRuntime
-}
-
-export interface SocketTarget {
-  record: PluginRecord
-  def: SocketDefinition
-}
+type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void
 
 export interface RegistryDeps {
   log: Logger
@@ -104,24 +48,24 @@ export interface RegistryDeps {
   audit: KernelAudit
   /** The kernel's own routes: plugins may not take them over. */
   kernelRoutes: RouteDefinition[]
+  /** Services by token id that win over the kernel's and every provider's (the test harness's `services`). */
+  overrides?: ReadonlyMap<string, unknown>
 }
-
-const CONDITION_RECHECK_MS = 2000
-const DRAIN_TIMEOUT_MS = 10_000
 
 /**
  * Loads, activates, upgrades and unloads plugins while the daemon runs. Each active plugin has its own
  * Fastify instance; `dispatch` picks the instance from one routing table that is rebuilt and swapped on
- * every change. All changes run one at a time.
+ * every change. All changes run one at a time. Beside it: records.ts (what is known of a plugin),
+ * dependencies.ts (kernel API range, other plugins, services), runtime.ts (one load: setup, routes, stop),
+ * conditions.ts, tables.ts (who serves which path).
  */
 export class PluginRegistry {
   readonly #deps: RegistryDeps
   readonly #records = new Map<string, PluginRecord>()
   readonly #mutex = new Mutex()
   readonly #disabled = new Set<string>()
-  readonly #serviceOwners = new Map<string, PluginRecord>()
-  #http: RoutingTable<PluginRecord | null>
-  #sockets: RoutingTable<SocketTarget>
+  readonly #services: ProvidedServices
+  #tables: Tables
   #conditionTimer: NodeJS.Timeout | null = null
 
   readonly #settings: Settings
@@ -129,8 +73,8 @@ export class PluginRegistry {
   constructor(deps: RegistryDeps) {
     this.#deps = deps
     this.#settings = scopedSettings(deps.db, 'kernel.plugins')
-    this.#http = this.#buildHttpTable([])
-    this.#sockets = new RoutingTable([], () => '')
+    this.#services = new ProvidedServices(deps.container)
+    this.#tables = buildTables(deps.kernelRoutes, [])
   }
 
   async init(): Promise<void> {
@@ -151,7 +95,7 @@ export class PluginRegistry {
   /** Hands over a definition in-process (the test harness, embedded use). */
   add(definition: HostdPlugin): Promise<PluginRecord> {
     return this.#mutex.run(async () => {
-      const record = this.#newRecord(`inline:${definition.id}`, null, true, '', definition)
+      const record = newRecord(`inline:${definition.id}`, null, true, '', definition)
       await this.#install(record)
       return record
     })
@@ -174,22 +118,12 @@ export class PluginRegistry {
         return null
       }
       if (current && current.fingerprint === print) return current
-      let definition: HostdPlugin | null = null
-      let failure: string | null = null
-      try {
-        const pkg = await readPluginPackage(dir, builtin)
-        const exported = await importPlugin(dir, pkg.entry)
-        if (!isHostdPlugin(exported))
-          throw new Error('its entry does not export default definePlugin({...}) from @hostd/sdk')
-        definition = exported
-      } catch (err) {
-        failure = `could not load: ${(err as Error).message}`
-      }
-      const record = this.#newRecord(dir, dir, builtin, print, definition)
-      if (failure) {
+      const loaded = await loadDefinition(dir, builtin)
+      const record = newRecord(dir, dir, builtin, print, typeof loaded === 'string' ? null : loaded)
+      if (typeof loaded === 'string') {
         if (current) await this.#unload(current, 'replaced by a version that fails to load')
         this.#records.set(dir, record)
-        this.#fail(record, failure)
+        this.#fail(record, loaded)
         return record
       }
       await this.#install(record, current)
@@ -227,58 +161,45 @@ export class PluginRegistry {
     return undefined
   }
 
+  /**
+   * What `plugin`'s `setup` returned for its running load in this registry, or undefined (not running, or another
+   * definition has its id). Tests look inside a plugin's services through it.
+   */
+  stateOf(plugin: HostdPlugin): unknown {
+    const record = this.find(plugin.id)
+    return record?.definition === plugin ? record.runtime?.state : undefined
+  }
+
   /** Every plugin; `ui` holds the pages and cards `role` may see (all of them without a role). */
   async list(role: Role = 'admin'): Promise<ExtensionInfo[]> {
     await this.#recheckConditions(true)
-    return [...this.#records.values()]
-      .sort((a, b) => a.id.localeCompare(b.id))
-      .map((r) => ({
-        id: r.id,
-        version: r.definition?.version ?? null,
-        description: r.definition?.description ?? null,
-        state: r.state,
-        ...(r.state === 'unavailable' && r.reason ? { reason: r.reason } : {}),
-        ...(r.state === 'failed' && r.reason ? { error: r.reason } : {}),
-        builtin: r.builtin,
-        ui: uiInfo(r, r.state, role),
-      }))
+    return [...this.#records.values()].sort((a, b) => a.id.localeCompare(b.id)).map((r) => extensionInfo(r, role))
   }
 
   /** Every route the daemon serves, with its role and owner: the route-table test walks this. */
   routeTable(): DocumentedRoute[] {
-    const entry = (r: RouteDefinition, owner: string) => {
-      const recentSignIn = needsRecentSignIn(r, owner)
-      return {
-        method: r.method,
-        path: r.path,
-        role: r.options.role,
-        owner,
-        sessionOnly: r.options.sessionOnly === true || recentSignIn,
-        recentSignIn,
-        schema: r.options.schema,
-      }
-    }
-    const kernel = this.#deps.kernelRoutes.map((r) => entry(r, 'kernel'))
-    const plugins = [...this.#records.values()].flatMap((rec) =>
-      (rec.runtime?.routes ?? []).map((r) => entry(r, rec.id)),
-    )
-    return [...kernel, ...plugins]
+    return documentedRoutes(this.#deps.kernelRoutes, this.#records.values())
   }
 
   /** Hands a request to the instance that serves it: a plugin's, the kernel's (`kernel`), or `unrouted` (404, upgrades). */
   dispatch(req: IncomingMessage, res: ServerResponse, kernel: RequestHandler, unrouted: RequestHandler): void {
-    const record = this.#http.find(req.method ?? 'GET', req.url ?? '/')
-    if (record === undefined) return unrouted(req, res)
-    if (record === null) return kernel(req, res)
-    const runtime = record.runtime
-    if (!runtime) return unrouted(req, res)
+    const record = this.#tables.http.find(req.method ?? 'GET', req.url ?? '/')
+    if (record === null) {
+      kernel(req, res)
+      return
+    }
+    const runtime = record?.runtime
+    if (!runtime) {
+      unrouted(req, res) // no route, or its plugin is not running
+      return
+    }
     runtime.inflight++
     res.once('close', () => runtime.inflight--)
     runtime.app.routing(req, res)
   }
 
   findSocket(url: string): SocketTarget | undefined {
-    return this.#sockets.find('GET', url)
+    return this.#tables.sockets.find('GET', url)
   }
 
   async close(): Promise<void> {
@@ -290,39 +211,14 @@ export class PluginRegistry {
 
   /** Runs a condition-gated plugin's gate: 503 with the reason while it is not available. */
   async gate(record: PluginRecord): Promise<Error | null> {
-    if (
-      record.state === 'unavailable' &&
-      record.waitingOn === 'condition' &&
-      Date.now() - record.conditionsCheckedAt > CONDITION_RECHECK_MS
-    ) {
-      await this.#checkConditions(record)
+    if (record.state === 'unavailable' && record.waitingOn === 'condition' && conditionsStale(record)) {
+      await checkConditions(record)
     }
     if (record.state === 'active') return null
     return KernelErrors.pluginUnavailable(`${record.id} is ${record.state}${record.reason ? `: ${record.reason}` : ''}`)
   }
 
   // ---- internals: every method below runs inside the mutex ----
-
-  #newRecord(
-    key: string,
-    dir: string | null,
-    builtin: boolean,
-    print: string,
-    definition: HostdPlugin | null,
-  ): PluginRecord {
-    return {
-      id: definition?.id ?? basename(key),
-      dir,
-      builtin,
-      fingerprint: print,
-      definition,
-      state: 'failed',
-      reason: null,
-      waitingOn: null,
-      conditionsCheckedAt: 0,
-      runtime: null,
-    }
-  }
 
   #byId(id: string): PluginRecord {
     const record = this.find(id)
@@ -332,7 +228,7 @@ export class PluginRegistry {
 
   /** Puts a freshly read record in place of `previous` (an upgrade) or beside the others. */
   async #install(record: PluginRecord, previous?: PluginRecord): Promise<void> {
-    const key = record.dir ?? `inline:${record.id}`
+    const key = recordKey(record)
     const def = record.definition!
     const clash = this.find(def.id)
     if (clash && clash !== previous) {
@@ -340,13 +236,17 @@ export class PluginRegistry {
       this.#fail(record, `plugin id "${def.id}" is already provided by ${clash.dir ?? 'a built-in definition'}`)
       return
     }
-    if (!validRange(def.kernel) || !satisfies(KERNEL_API_VERSION, def.kernel)) {
+    const unsupported = kernelApiProblem(def.kernel)
+    if (unsupported) {
       if (previous) await this.#unload(previous, 'replaced')
       this.#records.set(key, record)
-      this.#fail(record, `needs kernel API ${def.kernel}, but this kernel provides ${KERNEL_API_VERSION}`)
+      this.#fail(record, unsupported)
       return
     }
     this.#records.set(key, record)
+    // Once per load: what the definition uses of an older contract shape (also listed by GET /api/extensions). A
+    // definition made by a copy of an sdk older than 1.1.0 bundled into the plugin has no list.
+    for (const warning of def.warnings ?? []) this.#deps.log.warn({ plugin: def.id, dir: record.dir }, warning)
     if (this.#disabled.has(def.id)) {
       if (previous) await this.#retire(previous)
       record.state = 'disabled'
@@ -360,129 +260,92 @@ export class PluginRegistry {
 
   async #unload(record: PluginRecord, why: string): Promise<void> {
     await this.#retire(record)
-    this.#records.delete(record.dir ?? `inline:${record.id}`)
+    this.#records.delete(recordKey(record))
     await this.#audit('plugin.unload', record, { why })
     await this.#settle()
   }
 
   /**
-   * Starts a plugin on its own Fastify instance. The routing table is swapped only when everything has
+   * Starts a plugin on its own Fastify instance. The routing tables are swapped only when everything has
    * succeeded; until then the previous version (if any) keeps serving.
    */
   async #activate(record: PluginRecord, previous?: PluginRecord): Promise<void> {
     const def = record.definition!
-    const missing = this.#missingDependency(def)
+    const missing = missingDependency(def, (id) => this.find(id))
     if (missing) {
       if (previous) await this.#retire(previous)
-      record.state = 'unavailable'
-      record.reason = missing
-      record.waitingOn = 'dependency'
+      awaitDependency(record, missing)
       return
     }
-    const log = this.#deps.log.child({ plugin: def.id })
-    const scope = this.#deps.container.createChildContainer()
-    scope.register(tokens.logger.id, { useValue: log })
-    scope.register(tokens.settings.id, { useValue: scopedSettings(this.#deps.db, `plugin.${def.id}`) })
     let runtime: PluginRuntime | null = null
     try {
-      const deps: ResolvedDeps<DepsMap> = {}
-      for (const [name, token] of Object.entries((def.deps ?? {}) as DepsMap)) {
-        if (!scope.isRegistered(token.id, true))
-          throw new Error(`needs service "${token.id}", which neither the kernel nor an active plugin provides`)
-        deps[name] = scope.resolve(token.id)
-      }
-      const uiError = uiProblem(record) ?? this.#uiPathConflict(record, previous)
+      const deps = resolveDeps(this.#scope(def), def)
+      const uiError = uiProblem(record) ?? uiPathConflict(record, this.#serving(previous, record))
       if (uiError) throw new Error(uiError)
-      const routes = def.routes ? collectRoutes((r) => def.routes!(r, deps)) : []
-      routes.forEach(checkRouteDefinition)
-      const sockets = def.sockets ? collectSockets((s) => def.sockets!(s, deps)) : []
-      for (const socket of sockets) {
-        if (!(ROLES as readonly string[]).includes(socket.options?.role))
-          throw new Error(`socket ${socket.path} declares no valid role: refused`)
-      }
-      const app = createInstance(this.#deps.instance, undefined, { liveRequests: true })
-      const lifetime = new AbortController()
-      app.decorateRequest('lifetime', {
-        getter(this: FastifyRequest) {
-          return this.liveRequest?.lifetime(lifetime.signal) ?? lifetime.signal
-        },
-      })
-      runtime = { app, routes, sockets, openSockets: new Set(), inflight: 0, provided: [], started: false, lifetime }
+      runtime = await prepareRuntime(def, deps, this.#deps.instance)
       // Build the next tables first: a route conflict fails this plugin before anything of it runs.
-      const next = [...this.#serving(previous, record), { record, runtime }]
-      const nextHttp = this.#buildHttpTable(next)
-      const nextSockets = this.#buildSocketTable(next)
+      const next = buildTables(this.#deps.kernelRoutes, [...this.#serving(previous, record), { record, runtime }])
       if (def.entities?.length) await this.#deps.db.addEntities(def.entities)
-      const gate: onRequestHookHandler = (_req, _reply, done) => {
-        if (record.state === 'active') return done()
-        void this.gate(record).then((err) => done(err ?? undefined))
-      }
-      for (const route of routes) mountRoute(app, this.#deps.instance, route, def.id, [gate])
-      await app.ready()
-      const provided = def.provides ? await def.provides(deps) : []
+      await mountRoutes(runtime, this.#deps.instance, def.id, this.#gateHook(record))
+      const provided = await runtime.hooks.provides()
       runtime.started = true
-      await def.start?.(deps)
+      await runtime.hooks.start()
       record.runtime = runtime
-      await this.#checkConditions(record)
-      if (previous) this.#detach(previous)
-      for (const binding of provided) {
-        this.#deps.container.register(binding.token.id, { useValue: binding.value })
-        this.#serviceOwners.set(binding.token.id, record)
-        runtime.provided.push(binding.token.id)
-      }
-      this.#http = nextHttp
-      this.#sockets = nextSockets
-      if (previous?.runtime) {
-        const old = previous.runtime
-        previous.runtime = null
-        await this.#stopRuntime(previous, old)
-      }
-      log.info({ version: def.version, state: record.state, routes: routes.length }, 'plugin activated')
+      await checkConditions(record)
+      await this.#takeOver(record, runtime, provided, next, previous)
     } catch (err) {
       record.runtime = null
-      if (runtime) await this.#stopRuntime(record, runtime)
+      if (runtime) await stopRuntime(runtime, this.#pluginLog(record))
       if (previous) await this.#retire(previous)
       this.#fail(record, (err as Error).message)
     }
+  }
+
+  /** The services a plugin's deps resolve from: the kernel's and active plugins', with its own logger and settings. */
+  #scope(def: HostdPlugin): DependencyContainer {
+    const scope = this.#deps.container.createChildContainer()
+    scope.register(tokens.logger.id, { useValue: this.#deps.log.child({ plugin: def.id }) })
+    scope.register(tokens.settings.id, { useValue: scopedSettings(this.#deps.db, `plugin.${def.id}`) })
+    for (const [id, value] of this.#deps.overrides ?? []) scope.register(id, { useValue: value })
+    return scope
+  }
+
+  /** Lets a condition-gated plugin's requests through only while it is active (503 with the reason otherwise). */
+  #gateHook(record: PluginRecord): onRequestHookHandler {
+    return (_req, _reply, done) => {
+      if (record.state === 'active') return done()
+      void this.gate(record).then((err) => done(err ?? undefined))
+    }
+  }
+
+  /** A started load goes live: its services registered, the tables swapped, the version it replaces stopped. */
+  async #takeOver(
+    record: PluginRecord,
+    runtime: PluginRuntime,
+    provided: ServiceBinding[],
+    next: Tables,
+    previous?: PluginRecord,
+  ): Promise<void> {
+    if (previous) this.#services.withdraw(previous)
+    this.#services.publish(record, runtime, provided)
+    this.#tables = next
+    if (previous?.runtime) {
+      const old = previous.runtime
+      previous.runtime = null
+      await stopRuntime(old, this.#pluginLog(previous))
+    }
+    const { version } = record.definition!
+    this.#pluginLog(record).info({ version, state: record.state, routes: runtime.routes.length }, 'plugin activated')
   }
 
   /** Stops serving a plugin: out of the tables first, then in-flight requests finish, then it stops. */
   async #retire(record: PluginRecord): Promise<void> {
     const runtime = record.runtime
     if (!runtime) return
-    this.#detach(record)
+    this.#services.withdraw(record)
     record.runtime = null
-    const serving = this.#serving()
-    this.#http = this.#buildHttpTable(serving)
-    this.#sockets = this.#buildSocketTable(serving)
-    await this.#stopRuntime(record, runtime)
-  }
-
-  /** Withdraws the services a plugin provided (unless a newer version took them over). */
-  #detach(record: PluginRecord): void {
-    for (const id of record.runtime?.provided ?? []) {
-      if (this.#serviceOwners.get(id) !== record) continue
-      this.#serviceOwners.delete(id)
-      this.#deps.container.register(id, {
-        useFactory: () => {
-          throw new Error(`service "${id}" is gone: plugin ${record.id} was unloaded`)
-        },
-      })
-    }
-  }
-
-  async #stopRuntime(record: PluginRecord, runtime: PluginRuntime): Promise<void> {
-    // Long-lived responses and sockets hear the end first; ordinary requests then get up to 10 s to finish.
-    runtime.lifetime.abort()
-    const deadline = Date.now() + DRAIN_TIMEOUT_MS
-    while (runtime.inflight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10))
-    for (const socket of runtime.openSockets) socket.close(1012, 'plugin reloaded or unloaded')
-    try {
-      if (runtime.started) await record.definition?.stop?.()
-    } catch (err) {
-      this.#deps.log.warn({ err, plugin: record.id }, 'plugin stop failed')
-    }
-    await runtime.app.close().catch(() => undefined)
+    this.#tables = buildTables(this.#deps.kernelRoutes, this.#serving())
+    await stopRuntime(runtime, this.#pluginLog(record))
   }
 
   #fail(record: PluginRecord, reason: string): void {
@@ -493,27 +356,16 @@ export class PluginRegistry {
     void this.#audit('plugin.load', record, { error: reason }, 'failure')
   }
 
-  #missingDependency(def: HostdPlugin): string | null {
-    for (const [id, range] of Object.entries(def.dependsOn ?? {})) {
-      const dep = this.find(id)
-      if (!dep || !dep.definition) return `needs plugin ${id} ${range}, which is not installed`
-      if (dep.state !== 'active') return `needs plugin ${id} ${range}, which is ${dep.state}`
-      if (!satisfies(dep.definition.version, range))
-        return `needs plugin ${id} ${range}, but ${dep.definition.version} is installed`
-    }
-    return null
-  }
-
   /** After any change: start plugins whose dependencies are now active, stop those whose went away. */
   async #settle(): Promise<void> {
     for (let pass = 0; pass < 10; pass++) {
       let changed = false
       for (const record of this.#records.values()) {
         if (!record.definition) continue
-        const missing = this.#missingDependency(record.definition)
+        const missing = missingDependency(record.definition, (id) => this.find(id))
         if (record.runtime && missing) {
           await this.#retire(record)
-          Object.assign(record, { state: 'unavailable', reason: missing, waitingOn: 'dependency' })
+          awaitDependency(record, missing)
           changed = true
         } else if (!record.runtime && record.waitingOn === 'dependency' && !missing) {
           await this.#activate(record)
@@ -524,41 +376,12 @@ export class PluginRegistry {
     }
   }
 
-  async #checkConditions(record: PluginRecord): Promise<void> {
-    record.conditionsCheckedAt = Date.now()
-    if (!record.runtime) return
-    let reason: string | null = null
-    for (const condition of record.definition?.conditions ?? []) {
-      try {
-        const result = await condition.check()
-        if (result !== true) reason = typeof result === 'string' ? result : `${condition.name} is not met`
-      } catch (err) {
-        reason = `${condition.name}: ${(err as Error).message}`
-      }
-      if (reason) break
-    }
-    record.state = reason ? 'unavailable' : 'active'
-    record.reason = reason
-    record.waitingOn = reason ? 'condition' : null
-  }
-
   async #recheckConditions(onlyStale = false): Promise<void> {
     for (const record of this.#records.values()) {
       if (!record.runtime || !record.definition?.conditions?.length) continue
-      if (onlyStale && Date.now() - record.conditionsCheckedAt < CONDITION_RECHECK_MS) continue
-      await this.#checkConditions(record)
+      if (onlyStale && !conditionsStale(record)) continue
+      await checkConditions(record)
     }
-  }
-
-  /** A UI page path another active plugin already has (pages, like routes, have one owner). */
-  #uiPathConflict(record: PluginRecord, previous?: PluginRecord): string | null {
-    for (const page of record.definition?.ui?.pages ?? []) {
-      for (const { record: other } of this.#serving(previous, record)) {
-        if (other.definition?.ui?.pages?.some((p) => p.path === page.path))
-          return `UI page ${page.path} is served by plugin ${other.id} already`
-      }
-    }
-    return null
   }
 
   /** The plugins serving now, leaving out the given records. */
@@ -568,24 +391,8 @@ export class PluginRegistry {
       .map((record) => ({ record, runtime: record.runtime! }))
   }
 
-  #buildHttpTable(serving: Serving[]): RoutingTable<PluginRecord | null> {
-    const routes: TableRoute<PluginRecord | null>[] = []
-    const add = (defs: RouteDefinition[], target: PluginRecord | null) => {
-      for (const r of defs) {
-        routes.push({ method: r.method, path: r.path, target })
-        if (r.method === 'GET') routes.push({ method: 'HEAD', path: r.path, target })
-      }
-    }
-    add(this.#deps.kernelRoutes, null)
-    for (const { record, runtime } of serving) add(runtime.routes, record)
-    return new RoutingTable(routes, (t) => (t ? `plugin ${t.id}` : 'the kernel'))
-  }
-
-  #buildSocketTable(serving: Serving[]): RoutingTable<SocketTarget> {
-    const routes: TableRoute<SocketTarget>[] = []
-    for (const { record, runtime } of serving)
-      for (const def of runtime.sockets) routes.push({ method: 'GET', path: def.path, target: { record, def } })
-    return new RoutingTable(routes, (t) => `plugin ${t.record.id}`)
+  #pluginLog(record: PluginRecord): Logger {
+    return this.#deps.log.child({ plugin: record.id })
   }
 
   async #audit(

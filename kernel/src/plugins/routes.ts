@@ -40,6 +40,9 @@ export const ExtensionSchema = Type.Object({
   ]),
   reason: Type.Optional(Type.String()),
   error: Type.Optional(Type.String()),
+  warnings: Type.Optional(
+    Type.Array(Type.String(), { description: 'What the plugin uses of an older contract shape, and what to change' }),
+  ),
   builtin: Type.Boolean(),
   ui: Type.Union([UiInfoSchema, Type.Null()]),
 })

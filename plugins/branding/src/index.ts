@@ -10,10 +10,11 @@ import { BrandingStore } from './service.ts'
 export default definePlugin({
   id: 'branding',
   version: '1.0.0',
-  kernel: '^1.0.0',
+  kernel: '^1.1.0',
   description: 'Sign-in page branding: server name, headline, description and background image.',
   deps: { settings: tokens.settings, audit: tokens.audit, kernel: tokens.kernel },
-  routes: (r, { settings, audit, kernel }) => brandingRoutes(r, new BrandingStore(settings, kernel.dataDir), audit),
+  setup: ({ settings, kernel }) => new BrandingStore(settings, kernel.dataDir),
+  routes: (r, { audit }, store) => brandingRoutes(r, store, audit),
   ui: {
     pages: [
       {

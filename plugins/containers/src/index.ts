@@ -3,26 +3,18 @@
  * Engine API (dockerode), with live install/update/logs sockets. See README.md.
  */
 import { bind, definePlugin, tokens } from '@hostd/sdk'
-import { containersService } from './service-token.ts'
+import { containersService, containerVolumesService } from './tokens.ts'
 import { checkedBySchema } from './errors.ts'
 import { RunSpecSchema, type RunSpec } from './runspec.ts'
-import { containerVolumesService, listVolumes } from './volumes.ts'
-import { Runtime, type PluginDeps } from './runtime.ts'
+import { listVolumes } from './adapters/volumes.ts'
+import { Runtime } from './service.ts'
 import { containerRoutes } from './routes.ts'
 import { containerSockets } from './sockets.ts'
-
-// One runtime per load (the deps object is per load), shared by routes, sockets and start.
-const runtimes = new WeakMap<object, Runtime>()
-function runtime(deps: PluginDeps): Runtime {
-  let rt = runtimes.get(deps)
-  if (!rt) runtimes.set(deps, (rt = new Runtime(deps)))
-  return rt
-}
 
 export default definePlugin({
   id: 'containers',
   version: '1.0.0',
-  kernel: '^1.0.0',
+  kernel: '^1.1.0',
   description: 'Containers, images, networks, registry search and container icons (Docker Engine API).',
   ui: {
     pages: [
@@ -47,29 +39,31 @@ export default definePlugin({
     ],
   },
   deps: { audit: tokens.audit, log: tokens.logger, settings: tokens.settings, kernel: tokens.kernel },
+  setup: (deps) => new Runtime(deps),
   // The catalog (and any plugin that depends on this one) creates containers through the same validated path.
-  provides: (deps) => [
+  provides: (_deps, runtime) => [
     bind(containersService, {
       // A calling plugin's spec has passed no route schema: checked here, as the REST route checks its body.
       run: async (spec, role, actor, hooks, options) =>
-        runtime(deps).runSpec(checkedBySchema<RunSpec>(RunSpecSchema, spec), role, actor, hooks, options),
-      engineStatus: () => runtime(deps).engine.status(),
-      listLabelled: (key) => runtime(deps).containers.listLabelled(key),
-      remove: (idOrName, actor, options) => runtime(deps).removeWithVolumes(idOrName, actor, options?.volumes ?? false),
+        runtime.runSpec(checkedBySchema<RunSpec>(RunSpecSchema, spec), role, actor, hooks, options),
+      engineStatus: () => runtime.engine.status(),
+      listLabelled: (key) => runtime.containers.listLabelled(key),
+      remove: (idOrName, actor, options) => runtime.removeWithVolumes(idOrName, actor, options?.volumes ?? false),
     }),
-    bind(containerVolumesService, { listVolumes: () => listVolumes(runtime(deps).engine) }),
+    bind(containerVolumesService, { listVolumes: () => listVolumes(runtime.engine) }),
   ],
-  routes: (r, deps) => containerRoutes(r, runtime(deps)),
-  sockets: (s, deps) => containerSockets(s, runtime(deps)),
-  start: async (deps) => {
-    const rt = runtime(deps)
+  routes: (r, _deps, runtime) => containerRoutes(r, runtime),
+  sockets: (s, _deps, runtime) => containerSockets(s, runtime),
+  start: async (_deps, runtime) => {
     // Auto-start marked containers; a missing engine is logged, never fatal to the plugin.
-    const { started, failed } = await rt.startMarked()
-    if (started.length || failed.length) rt.log.info({ started, failed }, 'auto-start')
+    const { started, failed } = await runtime.startMarked()
+    if (started.length || failed.length) runtime.log.info({ started, failed }, 'auto-start')
   },
 })
 
-export { normalizeSpec, RunSpecSchema, shellSplit } from './runspec.ts'
+export { RunSpecSchema } from './runspec.ts'
+export { normalizeSpec } from './runspec/normalize.ts'
+export { shellSplit } from './runspec/shell-words.ts'
 export { authorizeSpec, requiredRole } from './policy.ts'
-export { containersService } from './service-token.ts'
-export type { ContainersService, LabelledContainer, RemovedContainer, RunOptions } from './service-token.ts'
+export { containersService } from './tokens.ts'
+export type { ContainersService, LabelledContainer, RemovedContainer, RunOptions } from './api.ts'

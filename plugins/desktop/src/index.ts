@@ -19,45 +19,59 @@ const UNCLAIMED_MS = 10_000
 
 type UpgradeRequest = SocketAdmission<unknown>['request']
 
+/** What one load of the plugin shares. */
+interface DesktopLoad {
+  config: DesktopConfig
+  /** The VNC connection each admitted upgrade opened, until its handler takes it. */
+  connections: WeakMap<UpgradeRequest, Socket>
+  /** Probes the target; concurrent status requests share one probe. */
+  probe(): Promise<ProbeResult>
+}
+
+/** Reads the settings (a bad one throws, failing the load with its message). */
+function newLoad(overrides: Partial<DesktopConfig>): DesktopLoad {
+  const config = { ...configFromEnv(), ...overrides }
+  let probing: Promise<ProbeResult> | null = null
+  return {
+    config,
+    connections: new WeakMap(),
+    probe: () => (probing ??= probeVnc(config.target).finally(() => (probing = null))),
+  }
+}
+
+/** `GET /api/system/desktop`: whether the target answers as a VNC server, and how to connect. */
+async function status(req: RouteRequest, { config, probe }: DesktopLoad): Promise<DesktopStatus> {
+  const { target } = config
+  const found = await probe()
+  const ws = req.protocol === 'https' ? 'wss' : 'ws'
+  let reason = found.reason
+  if (!found.available)
+    reason =
+      `${reason}. Turn on screen sharing (x11vnc on the X display, or the desktop's own VNC server; ` +
+      "see the desktop plugin's README) or point HOSTD_DESKTOP_VNC at it."
+  else if (!reason && !found.display)
+    reason = 'The VNC server asks for credentials: the display size is known once a viewer signs in.'
+  return {
+    available: found.available,
+    target: formatTarget(target),
+    protocolVersion: found.protocolVersion,
+    authTypes: found.authTypes,
+    authRequired: found.available && !found.authTypes.includes(1),
+    display: found.display,
+    name: found.name,
+    websocketPath: DESKTOP_SOCKET_PATH,
+    connectUrl: `${ws}://${req.host}${DESKTOP_SOCKET_PATH}`,
+    nativeUrl: isLoopback(target.host) ? null : `vnc://${formatTarget(target)}`,
+    reason,
+  }
+}
+
 /** `overrides` replace settings read from the environment (tests). */
 export function desktopPlugin(overrides: Partial<DesktopConfig> = {}) {
-  let config: DesktopConfig | null = null
-  const current = (): DesktopConfig => (config ??= { ...configFromEnv(), ...overrides })
-  /** The VNC connection each admitted upgrade opened, until its handler takes it. */
-  const connections = new WeakMap<UpgradeRequest, Socket>()
-  /** Concurrent status requests share one probe. */
-  let probing: Promise<ProbeResult> | null = null
-
-  const probe = () => (probing ??= probeVnc(current().target).finally(() => (probing = null)))
-
-  async function status(req: RouteRequest): Promise<DesktopStatus> {
-    const { target } = current()
-    const found = await probe()
-    const ws = req.protocol === 'https' ? 'wss' : 'ws'
-    let reason = found.reason
-    if (!found.available)
-      reason = `${reason}. Turn on screen sharing (x11vnc on the X display, or the desktop's own VNC server; see the desktop plugin's README) or point HOSTD_DESKTOP_VNC at it.`
-    else if (!reason && !found.display)
-      reason = 'The VNC server asks for credentials: the display size is known once a viewer signs in.'
-    return {
-      available: found.available,
-      target: formatTarget(target),
-      protocolVersion: found.protocolVersion,
-      authTypes: found.authTypes,
-      authRequired: found.available && !found.authTypes.includes(1),
-      display: found.display,
-      name: found.name,
-      websocketPath: DESKTOP_SOCKET_PATH,
-      connectUrl: `${ws}://${req.host}${DESKTOP_SOCKET_PATH}`,
-      nativeUrl: isLoopback(target.host) ? null : `vnc://${formatTarget(target)}`,
-      reason,
-    }
-  }
-
   return definePlugin({
     id: 'desktop',
     version: '1.0.0',
-    kernel: '^1.0.0',
+    kernel: '^1.1.0',
     description:
       "Remote desktop: the host's VNC screen sharing status, and an admin WebSocket bridge to its one configured VNC server.",
     ui: {
@@ -73,12 +87,13 @@ export function desktopPlugin(overrides: Partial<DesktopConfig> = {}) {
       ],
     },
     deps: { audit: tokens.audit, log: tokens.logger },
-    routes: (r) => {
+    setup: () => newLoad(overrides),
+    routes: (r, _deps, load) => {
       r.get('/api/system/desktop', { role: 'admin', schema: { response: { 200: DesktopStatusSchema } } }, (req) =>
-        status(req),
+        status(req, load),
       )
     },
-    sockets: (s, { audit, log }) => {
+    sockets: (s, { audit, log }, { config, connections }) => {
       const record = (event: Parameters<AuditService['record']>[0], actor: Parameters<AuditService['record']>[1]) =>
         audit.record(event, actor).catch((err: unknown) => log.error({ err }, 'desktop audit write failed'))
       s.ws(
@@ -90,10 +105,10 @@ export function desktopPlugin(overrides: Partial<DesktopConfig> = {}) {
           protocols: ['binary'],
           // Connect before the upgrade completes, so a host without screen sharing answers 503 with the reason.
           admit: async ({ user, request }) => {
-            const target = formatTarget(current().target)
+            const target = formatTarget(config.target)
             let tcp: Socket
             try {
-              tcp = await connectVnc(current().target, CONNECT_TIMEOUT_MS)
+              tcp = await connectVnc(config.target, CONNECT_TIMEOUT_MS)
             } catch (err) {
               const reason = err instanceof VncUnreachable ? err.message : String(err)
               await record(
@@ -120,7 +135,7 @@ export function desktopPlugin(overrides: Partial<DesktopConfig> = {}) {
           const tcp = connections.get(ctx.request)
           connections.delete(ctx.request)
           if (!tcp) return socket.close(1011, 'internal error: no VNC connection')
-          const target = formatTarget(current().target)
+          const target = formatTarget(config.target)
           const actor = { user: ctx.user, ip: ctx.request.ip }
           const opened = record(
             { action: 'desktop.connect', target, detail: { target, protocol: socket.protocol || null } },
@@ -129,7 +144,7 @@ export function desktopPlugin(overrides: Partial<DesktopConfig> = {}) {
           bridge({
             socket,
             tcp,
-            idleMs: current().idleSeconds * 1000,
+            idleMs: config.idleSeconds * 1000,
             signal: ctx.signal,
             onEnd: (end) =>
               void opened.then(() =>
@@ -138,9 +153,6 @@ export function desktopPlugin(overrides: Partial<DesktopConfig> = {}) {
           })
         },
       )
-    },
-    start: () => {
-      current() // a bad setting fails the load with its message
     },
   })
 }

@@ -3,27 +3,23 @@ import { metricsRoutes } from './routes.ts'
 import { MetricsService, type MetricsServiceOptions } from './service.ts'
 import { HistoryStore } from './store.ts'
 
-/**
- * Host metrics: GET /api/metrics, the two-second SSE stream, history, Prometheus text, and process activity.
- * A factory so each kernel that loads it (tests run several in one process) gets its own service.
- */
-const services = new WeakMap<HostdPlugin, () => MetricsService | null>()
-
-/** The service behind a plugin made by createMetricsPlugin (tests look at the sampler's state through it). */
-export function serviceOf(plugin: HostdPlugin): MetricsService | null {
-  return services.get(plugin)?.() ?? null
+/** Where a plugin's running load is found: a kernel's plugin registry (`t.kernel.registry` in a test). */
+interface PluginStates {
+  stateOf(plugin: HostdPlugin): unknown
 }
 
-export function createMetricsPlugin(options: MetricsServiceOptions = {}): HostdPlugin {
-  let service: MetricsService | null = null
-  const current = () => {
-    if (!service) throw new Error('metrics plugin used before its routes were registered')
-    return service
-  }
-  const plugin = definePlugin({
+/** The service of `plugin`'s running load in `registry`, or null (tests look at the sampler's state through it). */
+export function serviceOf(registry: PluginStates, plugin: HostdPlugin): MetricsService | null {
+  const state = registry.stateOf(plugin)
+  return state instanceof MetricsService ? state : null
+}
+
+/** Host metrics: GET /api/metrics, the two-second SSE stream, history, Prometheus text, and process activity. */
+export function createMetricsPlugin(options: MetricsServiceOptions = {}) {
+  return definePlugin({
     id: 'metrics',
     version: '1.0.0',
-    kernel: '^1.0.0',
+    kernel: '^1.1.0',
     description:
       'Host metrics, a two-second event stream with history, Prometheus text, and process activity sampling.',
     ui: {
@@ -40,15 +36,12 @@ export function createMetricsPlugin(options: MetricsServiceOptions = {}): HostdP
       cards: [{ title: 'Activity', module: 'ui/cards.tsx', element: 'metrics-live', size: 'large', order: 10 }],
     },
     deps: { log: tokens.logger, database: tokens.database, helper: tokens.helper },
-    routes: (r, { log, database, helper }) => {
-      service = new MetricsService({ log, helper, store: new HistoryStore(database) }, options)
-      metricsRoutes(r, current)
-    },
-    start: () => current().start(),
-    stop: () => current().stop(),
+    setup: ({ log, database, helper }) =>
+      new MetricsService({ log, helper, store: new HistoryStore(database) }, options),
+    routes: (r, _deps, service) => metricsRoutes(r, () => service),
+    start: (_deps, service) => service.start(),
+    stop: (_deps, service) => service.stop(),
   })
-  services.set(plugin, () => service)
-  return plugin
 }
 
 export default createMetricsPlugin()

@@ -18,11 +18,10 @@ export function networkOptionsFromEnv(env: Record<string, string | undefined> = 
 
 /** The network plugin with explicit options (tests use a short confirm window). */
 export function createNetworkPlugin(options: Partial<NetworkOptions> = {}) {
-  let network: NetworkConfiguration | null = null
   return definePlugin({
     id: 'network',
     version: '1.0.0',
-    kernel: '^1.0.0',
+    kernel: '^1.1.0',
     description:
       'Network configuration: NetworkManager connections (DNS, IPv4, enabled) through the root helper, with confirm-or-revert.',
     ui: {
@@ -38,15 +37,13 @@ export function createNetworkPlugin(options: Partial<NetworkOptions> = {}) {
       ],
     },
     deps: { helper: tokens.helper, audit: tokens.audit, log: tokens.logger },
-    routes: (r, { helper, audit, log }) => {
-      const service = new NetworkConfiguration(new NetworkManagerAdapter(helper), audit, log, {
+    setup: ({ helper, audit, log }) =>
+      new NetworkConfiguration(new NetworkManagerAdapter(helper), audit, log, {
         ...networkOptionsFromEnv(),
         ...options,
-      })
-      network = service
-      networkRoutes(r, () => service)
-    },
-    stop: () => network?.stop(),
+      }),
+    routes: (r, _deps, network) => networkRoutes(r, () => network),
+    stop: (_deps, network) => network.stop(),
   })
 }
 

@@ -20,24 +20,22 @@ export function packagesOptionsFromEnv(env: Record<string, string | undefined> =
   }
 }
 
+/** One load's services: the package list and actions, over the apt catalog it reads (stopped with the load). */
+function packagesLoad(options: PackagesOptions, deps: { helper: HelperClient; audit: AuditService; log: Logger }) {
+  const { admindir, aptConfig } = options
+  // The daemon's reads run with a fixed environment: the host's locale or APT_CONFIG cannot change what they parse.
+  const env = { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LC_ALL: 'C', ...(aptConfig ? { APT_CONFIG: aptConfig } : {}) }
+  const dpkg = new DpkgDatabase(admindir, env)
+  const catalog = new AptCatalog(env, dpkg, deps.log)
+  return { catalog, packages: new Packages(dpkg, catalog, deps.helper, deps.audit, deps.log) }
+}
+
 /** The packages plugin; `options` override the environment (tests point it at an isolated apt and dpkg root). */
 export function createPackagesPlugin(options: Partial<PackagesOptions> = {}) {
-  let packages: Packages | null = null
-  let catalog: AptCatalog | null = null
-  const service = (deps: { helper: HelperClient; audit: AuditService; log: Logger }) => {
-    if (packages) return packages
-    const { admindir, aptConfig } = { ...packagesOptionsFromEnv(), ...options }
-    // The daemon's reads run with a fixed environment: the host's locale or APT_CONFIG cannot change what they parse.
-    const env = { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LC_ALL: 'C', ...(aptConfig ? { APT_CONFIG: aptConfig } : {}) }
-    const dpkg = new DpkgDatabase(admindir, env)
-    catalog = new AptCatalog(env, dpkg, deps.log)
-    packages = new Packages(dpkg, catalog, deps.helper, deps.audit, deps.log)
-    return packages
-  }
   return definePlugin({
     id: 'packages',
     version: '1.0.0',
-    kernel: '^1.0.0',
+    kernel: '^1.1.0',
     description:
       "The host's Debian packages: installed list with upgrades, search, and live install, upgrade and removal through the root helper.",
     ui: {
@@ -56,9 +54,10 @@ export function createPackagesPlugin(options: Partial<PackagesOptions> = {}) {
     conditions: [
       conditions.pathExists('/usr/bin/dpkg-query', 'dpkg is not installed: this host has no Debian package manager'),
     ],
-    routes: (r, deps) => packageRoutes(r, service(deps)),
-    sockets: (s, deps) => packageSockets(s, service(deps)),
-    stop: () => catalog?.stop(),
+    setup: (deps) => packagesLoad({ ...packagesOptionsFromEnv(), ...options }, deps),
+    routes: (r, _deps, { packages }) => packageRoutes(r, packages),
+    sockets: (s, _deps, { packages }) => packageSockets(s, packages),
+    stop: (_deps, { catalog }) => catalog.stop(),
   })
 }
 

@@ -22,15 +22,10 @@ const SWEEP_MS = 10 * 60_000
  * metadata and revisions in the daemon's SQLite database.
  */
 export function createSkillsPlugin(options: SkillsPluginOptions = {}) {
-  let skills: SkillService | null = null
-  let drafts: DraftService | null = null
-  let sync: SkillSync | null = null
-  let sweeper: NodeJS.Timeout | null = null
-
   return definePlugin({
     id: 'skills',
     version: '1.0.0',
-    kernel: '^1.0.0',
+    kernel: '^1.1.0',
     description: 'Local workflow library (skills): bundles with revisions and drafts, a synced folder, zip export.',
     ui: {
       pages: [
@@ -46,30 +41,33 @@ export function createSkillsPlugin(options: SkillsPluginOptions = {}) {
     },
     deps: { db: tokens.database, audit: tokens.audit, log: tokens.logger, kernel: tokens.kernel },
     entities: skillEntities,
-    routes: (r, { db, audit, log, kernel }) => {
+    setup: ({ db, audit, log, kernel }) => {
       const root = join(kernel.dataDir, 'skills')
-      skills = new SkillService({ db, audit, log, blobs: new BlobStore(root), hooks: options.hooks })
-      drafts = new DraftService(skills)
-      sync = new SkillSync(
+      const skills = new SkillService({ db, audit, log, blobs: new BlobStore(root), hooks: options.hooks })
+      const syncDir = resolve(options.syncDir ?? (process.env.HOSTD_SKILLS_SYNC_DIR || join(root, 'sync')))
+      // `sweeps` ends the draft sweeps that `start` schedules.
+      return {
         skills,
-        resolve(options.syncDir ?? (process.env.HOSTD_SKILLS_SYNC_DIR || join(root, 'sync'))),
-        log,
-      )
-      skillRoutes(r, skills, drafts, sync)
+        drafts: new DraftService(skills),
+        sync: new SkillSync(skills, syncDir, log),
+        sweeps: new AbortController(),
+      }
     },
-    start: async ({ log }) => {
-      await skills!.start()
-      await drafts!.sweep()
-      await sync!.start()
-      sweeper = setInterval(
-        () => void drafts!.sweep().catch((err: unknown) => log.error({ err }, 'skills: draft sweep failed')),
+    routes: (r, _deps, { skills, drafts, sync }) => skillRoutes(r, skills, drafts, sync),
+    start: async ({ log }, { skills, drafts, sync, sweeps }) => {
+      await skills.start()
+      await drafts.sweep()
+      await sync.start()
+      const sweeper = setInterval(
+        () => void drafts.sweep().catch((err: unknown) => log.error({ err }, 'skills: draft sweep failed')),
         SWEEP_MS,
       )
       sweeper.unref()
+      sweeps.signal.addEventListener('abort', () => clearInterval(sweeper))
     },
-    stop: async () => {
-      if (sweeper) clearInterval(sweeper)
-      await sync?.stop()
+    stop: async (_deps, { sync, sweeps }) => {
+      sweeps.abort()
+      await sync.stop()
     },
   })
 }

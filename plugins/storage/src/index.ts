@@ -15,7 +15,7 @@ export function storagePlugin(config?: Partial<StorageConfig>) {
   return definePlugin({
     id: 'storage',
     version: '1.0.0',
-    kernel: '^1.0.0',
+    kernel: '^1.1.0',
     description: 'Disks, SMART, eject, SMB shares mounted and exported, and the file browser.',
     ui: {
       pages: [
@@ -37,24 +37,16 @@ export function storagePlugin(config?: Partial<StorageConfig>) {
       kernel: tokens.kernel,
       optional: tokens.optional,
     },
-    routes: (r, deps) => {
-      const resolved: StorageConfig = { ...configFromEnv(process.env, deps.kernel.dataDir), ...config }
+    setup: ({ settings, helper, audit, kernel }) => {
+      const resolved: StorageConfig = { ...configFromEnv(process.env, kernel.dataDir), ...config }
       const current = () => resolved
-      const shared = { settings: deps.settings, helper: deps.helper, audit: deps.audit, config: current }
-      storageRoutes(r, {
-        config: current,
-        helper: deps.helper,
-        audit: deps.audit,
-        optional: deps.optional,
-        log: deps.log,
-        exports: new Exports(shared),
-        mounts: new NetworkMounts(shared),
-      })
+      const shared = { settings, helper, audit, config: current }
+      return { config: current, exports: new Exports(shared), mounts: new NetworkMounts(shared) }
     },
-    start: async ({ kernel }) => {
+    routes: (r, { helper, audit, optional, log }, load) => storageRoutes(r, { ...load, helper, audit, optional, log }),
+    start: async ({ kernel }, { config }) => {
       // The default root lives in the data dir; create it so a fresh install can browse and upload at once.
-      const roots = config?.roots ?? configFromEnv(process.env, kernel.dataDir).roots
-      for (const root of roots)
+      for (const root of config().roots)
         if (root.path.startsWith(kernel.dataDir)) await mkdir(root.path, { recursive: true, mode: 0o750 })
     },
   })

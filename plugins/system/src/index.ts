@@ -2,7 +2,7 @@ import { join } from 'node:path'
 import { definePlugin, tokens } from '@hostd/sdk'
 import { Power, type PowerOptions } from './power.ts'
 import { PrivilegedActions } from './privileged.ts'
-import { systemRoutes, type SystemServices } from './routes.ts'
+import { systemRoutes } from './routes.ts'
 import { Updates, type UpdateOptions } from './updates.ts'
 import { readFileSync } from 'node:fs'
 
@@ -34,11 +34,10 @@ export function systemOptionsFromEnv(env: Record<string, string | undefined> = p
 
 /** The system plugin with explicit options (tests: stand-in feed, stand-in sleep states). */
 export function createSystemPlugin(overrides: Partial<SystemOptions> = {}) {
-  let services: SystemServices | null = null
   return definePlugin({
     id: 'system',
     version: '1.0.0',
-    kernel: '^1.0.0',
+    kernel: '^1.1.0',
     description: 'Host facts, settings snapshot, power actions, hostd updates, and the Admin Privileges actions.',
     ui: {
       pages: [
@@ -57,23 +56,18 @@ export function createSystemPlugin(overrides: Partial<SystemOptions> = {}) {
       ],
     },
     deps: { helper: tokens.helper, audit: tokens.audit, log: tokens.logger, kernel: tokens.kernel },
-    routes: (r, { helper, audit, log, kernel }) => {
+    setup: ({ helper, audit, log, kernel }) => {
       const options = { ...systemOptionsFromEnv(), ...overrides }
-      services = {
+      const installDir = options.installDir ?? join(kernel.dataDir, 'app')
+      return {
         power: new Power(helper, audit, options),
         privileged: new PrivilegedActions(helper, audit),
-        updates: new Updates(
-          { ...options, installDir: options.installDir ?? join(kernel.dataDir, 'app') },
-          kernel.version,
-          helper,
-          audit,
-          log,
-        ),
+        updates: new Updates({ ...options, installDir }, kernel.version, helper, audit, log),
       }
-      systemRoutes(r, services)
     },
-    start: () => services?.updates.start(),
-    stop: () => services?.updates.stop(),
+    routes: (r, _deps, services) => systemRoutes(r, services),
+    start: (_deps, { updates }) => updates.start(),
+    stop: (_deps, { updates }) => updates.stop(),
   })
 }
 

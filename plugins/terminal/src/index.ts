@@ -11,20 +11,25 @@ import { refuse, TerminalSession } from './session.ts'
 
 const DEFAULT_SIZE = { cols: 80, rows: 24 }
 
+/** What one load of the plugin keeps: its terminals, counted per user, and those still ending. */
+interface TerminalLoad {
+  /** Open terminals per hostd user id. */
+  openPerUser: Map<string, number>
+  /** Sessions whose processes are still being ended; `stop` waits for them. */
+  ending: Set<Promise<void>>
+}
+
 /** `overrides` replace settings read from the environment (tests). */
 export function terminalPlugin(overrides: Partial<TerminalConfig> = {}) {
+  // Read once, when first needed (a bad setting then fails the load): the condition needs it too, outside a load.
   let config: TerminalConfig | null = null
   const current = (): TerminalConfig => (config ??= { ...configFromEnv(), ...overrides })
-  /** Open terminals per hostd user id. */
-  const openPerUser = new Map<string, number>()
-  /** Sessions whose processes are still being ended; `stop` waits for them. */
-  const ending = new Set<Promise<void>>()
 
   async function open(
     socket: WebSocket,
     ctx: SocketContext<Static<typeof TerminalQuery>>,
-    audit: AuditService,
-    log: Logger,
+    { audit, log }: { audit: AuditService; log: Logger },
+    { openPerUser, ending }: TerminalLoad,
   ): Promise<void> {
     const { maxSessions, idleSeconds } = current()
     const actor = { user: ctx.user, ip: ctx.request.ip }
@@ -103,7 +108,7 @@ export function terminalPlugin(overrides: Partial<TerminalConfig> = {}) {
   return definePlugin({
     id: 'terminal',
     version: '1.0.0',
-    kernel: '^1.0.0',
+    kernel: '^1.1.0',
     description: 'An interactive shell on the host over an admin WebSocket, as a configured unix account.',
     ui: {
       pages: [
@@ -129,15 +134,16 @@ export function terminalPlugin(overrides: Partial<TerminalConfig> = {}) {
         },
       },
     ],
-    sockets: (s, { audit, log }) => {
+    setup: (): TerminalLoad => {
+      current() // a bad setting fails the load with its message
+      return { openPerUser: new Map(), ending: new Set() }
+    },
+    sockets: (s, deps, load) => {
       s.ws('/api/terminal', { role: 'admin', sessionOnly: true, query: TerminalQuery }, (socket, ctx) =>
-        open(socket, ctx, audit, log),
+        open(socket, ctx, deps, load),
       )
     },
-    start: () => {
-      current() // a bad setting fails the load with its message
-    },
-    stop: async () => {
+    stop: async (_deps, { ending }) => {
       await Promise.all(ending)
     },
   })

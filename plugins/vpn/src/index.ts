@@ -18,11 +18,10 @@ export function vpnOptionsFromEnv(env: Record<string, string | undefined> = proc
 
 /** The VPN plugin; `options` override the environment (tests point it at a stand-in LocalAPI). */
 export function createVpnPlugin(options: Partial<VpnOptions> = {}) {
-  let vpn: Vpn | null = null
   return definePlugin({
     id: 'vpn',
     version: '1.0.0',
-    kernel: '^1.0.0',
+    kernel: '^1.1.0',
     description:
       "The VPN client: Tailscale's state, peers and settings, login, logout and connect, through tailscaled's LocalAPI.",
     ui: {
@@ -31,12 +30,12 @@ export function createVpnPlugin(options: Partial<VpnOptions> = {}) {
       ],
     },
     deps: { audit: tokens.audit, log: tokens.logger },
-    routes: (r, { audit, log }) => {
+    setup: ({ audit, log }) => {
       const { socketPath, loginTimeoutMs } = { ...vpnOptionsFromEnv(), ...options }
-      vpn = new Vpn(new LocalApi(socketPath), audit, log, loginTimeoutMs)
-      vpnRoutes(r, vpn)
+      return new Vpn(new LocalApi(socketPath), audit, log, loginTimeoutMs)
     },
-    stop: () => vpn?.stop(),
+    routes: (r, _deps, vpn) => vpnRoutes(r, vpn),
+    stop: (_deps, vpn) => vpn.stop(),
   })
 }
 

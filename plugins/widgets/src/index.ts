@@ -16,26 +16,24 @@ export interface WidgetsPluginOptions {
 }
 
 export function createWidgetsPlugin(options: WidgetsPluginOptions = {}) {
-  let service: WidgetService | null = null
   return definePlugin({
     id: 'widgets',
     version: '1.0.0',
-    kernel: '^1.0.0',
+    kernel: '^1.1.0',
     description: 'Dashboard widgets: admin scripts run as an unprivileged account, their output cached for everyone.',
     deps: { settings: tokens.settings, audit: tokens.audit, log: tokens.logger, kernel: tokens.kernel },
-    routes: (r, { settings, audit, log, kernel }) => {
-      service = new WidgetService(
+    setup: ({ settings, audit, log, kernel }) =>
+      new WidgetService(
         { settings, audit, log },
         {
           user: options.user ?? (process.env.HOSTD_WIDGETS_USER || undefined),
           workDir: options.workDir ?? (process.env.HOSTD_WIDGETS_WORK_DIR || join('/var/lib', 'hostd-widgets')),
           dataDir: kernel.dataDir,
         },
-      )
-      widgetRoutes(r, service)
-    },
-    start: () => service!.start(),
-    stop: () => service?.stop(),
+      ),
+    routes: (r, _deps, widgets) => widgetRoutes(r, widgets),
+    start: (_deps, widgets) => widgets.start(),
+    stop: (_deps, widgets) => widgets.stop(),
     ui: {
       cards: [
         {

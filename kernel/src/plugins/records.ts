@@ -1,0 +1,121 @@
+import { basename } from 'node:path'
+import type { FastifyInstance } from 'fastify'
+import type { WebSocket } from 'ws'
+import type { HostdPlugin, Role, RouteDefinition, ServiceBinding, SocketDefinition } from '@hostd/sdk'
+import { uiInfo, type UiInfo } from '../ui/manifest.ts'
+
+export type PluginState = 'active' | 'disabled' | 'unavailable' | 'failed'
+
+/** A definition's `provides`, `start` and `stop` with one load's deps and setup result bound. */
+export interface LoadHooks {
+  provides(): Promise<ServiceBinding[]>
+  start(): Promise<void>
+  stop(): Promise<void>
+}
+
+/** One loaded version of a plugin, and what it runs while active. */
+export interface PluginRuntime {
+  app: FastifyInstance
+  routes: RouteDefinition[]
+  sockets: SocketDefinition[]
+  openSockets: Set<WebSocket>
+  inflight: number
+  provided: string[]
+  /** Set once `start` has been called (even if it threw): only then does `stop` run. */
+  started: boolean
+  /** Aborted when this version stops: sockets and plugin work listen to it. */
+  lifetime: AbortController
+  /** What the definition's `setup` returned for this load (undefined without one). */
+  state: unknown
+  hooks: LoadHooks
+}
+
+export interface PluginRecord {
+  /** The definition's id, or the folder name when the definition could not be read. */
+  id: string
+  /** Folder the plugin was loaded from; null for a definition handed over in-process (tests). */
+  dir: string | null
+  builtin: boolean
+  fingerprint: string
+  definition: HostdPlugin | null
+  state: PluginState
+  /** Why unavailable, or the error that failed it. */
+  reason: string | null
+  /** 'dependency' when unavailable because another plugin is not active: settled again on every change. */
+  waitingOn: 'dependency' | 'condition' | null
+  conditionsCheckedAt: number
+  runtime: PluginRuntime | null
+}
+
+/** A plugin as `GET /api/extensions` lists it. */
+export interface ExtensionInfo {
+  id: string
+  version: string | null
+  description: string | null
+  state: PluginState
+  reason?: string
+  error?: string
+  /** What the definition uses of an older contract shape, and what to change (absent when nothing). */
+  warnings?: string[]
+  builtin: boolean
+  /** What it adds to the web UI while active, filtered by the caller's role; null when nothing. */
+  ui: UiInfo | null
+}
+
+/** An active plugin and its runtime, as the routing tables see it. */
+export interface Serving {
+  record: PluginRecord
+  runtime: PluginRuntime
+}
+
+export interface SocketTarget {
+  record: PluginRecord
+  def: SocketDefinition
+}
+
+export function newRecord(
+  key: string,
+  dir: string | null,
+  builtin: boolean,
+  print: string,
+  definition: HostdPlugin | null,
+): PluginRecord {
+  return {
+    id: definition?.id ?? basename(key),
+    dir,
+    builtin,
+    fingerprint: print,
+    definition,
+    state: 'failed',
+    reason: null,
+    waitingOn: null,
+    conditionsCheckedAt: 0,
+    runtime: null,
+  }
+}
+
+/** Marks a plugin unavailable until another plugin it needs is active (settled again on every change). */
+export function awaitDependency(record: PluginRecord, reason: string): void {
+  record.state = 'unavailable'
+  record.reason = reason
+  record.waitingOn = 'dependency'
+}
+
+/** Where the registry keeps a record: its folder, or `inline:<id>` for a definition handed over in-process. */
+export const recordKey = (record: PluginRecord): string => record.dir ?? `inline:${record.id}`
+
+/** A record as `GET /api/extensions` lists it, its UI filtered for `role`. */
+export function extensionInfo(record: PluginRecord, role: Role): ExtensionInfo {
+  const warnings = record.definition?.warnings ?? []
+  return {
+    id: record.id,
+    version: record.definition?.version ?? null,
+    description: record.definition?.description ?? null,
+    state: record.state,
+    ...(record.state === 'unavailable' && record.reason ? { reason: record.reason } : {}),
+    ...(record.state === 'failed' && record.reason ? { error: record.reason } : {}),
+    ...(warnings.length > 0 ? { warnings: [...warnings] } : {}),
+    builtin: record.builtin,
+    ui: uiInfo(record, record.state, role),
+  }
+}
