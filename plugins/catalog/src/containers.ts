@@ -1,68 +1,23 @@
 /**
- * The containers plugin's service, as this plugin uses it. A plugin never imports another plugin's files, so the
- * part of the interface used here is declared again, and the token is made with the same id.
+ * The containers plugin's service, as this plugin uses it. Its types come from that plugin's contract (its
+ * `src/api.ts`, types only), so the compiler checks both sides agree; no code of it is loaded: the token is made
+ * here, with an id the contract names.
  */
-import { createServiceToken, type AuditActor, type Role } from '@hostd/sdk'
+import { createServiceToken, type Static } from '@hostd/sdk'
+import type { ProvidedServices, RunSpec as ContainersRunSpec } from '../../containers/src/api.ts'
+import type { CatalogRunSpecSchema } from './schemas.ts'
 
-/** The RunSpec fields a catalog entry may carry (a subset of the containers plugin's RunSpec, same names and types). */
-export interface RunSpec {
-  image: string
-  name?: string
-  command?: string | string[]
-  entrypoint?: string | string[]
-  ports?: string[]
-  env?: Record<string, string>
-  volumes?: string[]
-  restartPolicy?: string
-  cpus?: number
-  memory?: string
-  workdir?: string
-  user?: string
-  capAdd?: string[]
-}
+export type { ContainersService, CreateHooks, LabelledContainer } from '../../containers/src/api.ts'
 
-export interface PullProgress {
-  status: string
-  id?: string
-  progress?: string
-  current?: number
-  total?: number
-}
+const CONTAINERS = 'hostd.containers' satisfies keyof ProvidedServices
+export const containersService = createServiceToken<ProvidedServices[typeof CONTAINERS]>(CONTAINERS)
 
-export interface CreateHooks {
-  onPull?: (p: PullProgress) => void
-  onPullStart?: (ref: string) => void
-  onCreated?: (id: string) => void
-}
+/** The RunSpec fields a catalog entry may carry: a subset of the containers plugin's RunSpec. */
+export type RunSpec = Static<typeof CatalogRunSpecSchema>
 
-export interface LabelledContainer {
-  id: string
-  name: string
-  image: string
-  state: string
-  createdAt: string
-  labels: Record<string, string>
-  updateAvailable: boolean
-}
-
-export interface ContainersService {
-  run(
-    spec: RunSpec,
-    role: Role,
-    actor: AuditActor,
-    hooks?: CreateHooks,
-    options?: { labels?: Record<string, string> },
-  ): Promise<{ id: string; name: string }>
-  engineStatus(): Promise<{ available: boolean; message: string }>
-  listLabelled(key: string): Promise<LabelledContainer[]>
-  remove(
-    idOrName: string,
-    actor: AuditActor,
-    options?: { volumes?: boolean },
-  ): Promise<{ id: string; name: string; removedVolumes: string[]; keptVolumes: { name: string; reason: string }[] }>
-}
-
-export const containersService = createServiceToken<ContainersService>('hostd.containers')
+/** Compiles only while each of those fields is a field of the containers plugin's RunSpec, of a type it takes. */
+export type RunSpecFitsContainers = IsTrue<RunSpec extends Pick<ContainersRunSpec, keyof RunSpec> ? true : false>
+type IsTrue<T extends true> = T
 
 /** The provenance labels the catalog sets on the containers it installs (through the service's RunOptions). */
 export const LABELS = {

@@ -15,7 +15,8 @@ export const FieldTypeSchema = Type.Union(
   ['text', 'number', 'password', 'select', 'port', 'path', 'boolean'].map((t) => Type.Literal(t)),
   {
     description:
-      'text and password: a string (pattern applies); number; select: one of options; port: 1..65535; path: an absolute host path (becomes a host bind, so the install needs admin); boolean',
+      'text and password: a string (pattern applies); number; select: one of options; port: 1..65535; ' +
+      'path: an absolute host path (becomes a host bind, so the install needs admin); boolean',
   },
 )
 

@@ -1,7 +1,6 @@
-/** The REST routes: roles and schemas from the interface document, logic in the services. */
+/** The REST routes: roles and schemas from the interface document, logic in the service (service.ts). */
 import { errors, Type, type RouteRegistrar } from '@hostd/sdk'
 import { Value } from '@sinclair/typebox/value'
-import type { Runtime } from './runtime.ts'
 import {
   AutostartBody,
   ContainerListSchema,
@@ -28,10 +27,8 @@ import {
   StopQuery,
 } from './schemas.ts'
 import { RunSpecSchema } from './runspec.ts'
-import { listImages, pull, removeImage } from './images.ts'
-import { createNetwork, listNetworks, removeNetwork } from './networks.ts'
-import { searchRegistry } from './registry-search.ts'
 import { ContainerErrors } from './errors.ts'
+import type { Runtime } from './service.ts'
 
 const tags = ['containers']
 
@@ -155,9 +152,7 @@ export function containerRoutes(r: RouteRegistrar, rt: Runtime): void {
     },
   )
 
-  r.get('/api/images', { role: 'viewer', schema: { tags, response: { 200: ImageListSchema } } }, () =>
-    listImages(rt.engine),
-  )
+  r.get('/api/images', { role: 'viewer', schema: { tags, response: { 200: ImageListSchema } } }, () => rt.listImages())
 
   r.post(
     '/api/images/pull',
@@ -167,7 +162,7 @@ export function containerRoutes(r: RouteRegistrar, rt: Runtime): void {
         'image.pull',
         req.body.reference,
         req,
-        () => pull(rt.engine, req.body.reference),
+        () => rt.pullImage(req.body.reference),
         (o) => ({ id: o.id, digest: o.digest }),
       )
       await rt.containers.imagesChanged()
@@ -184,7 +179,7 @@ export function containerRoutes(r: RouteRegistrar, rt: Runtime): void {
         'image.remove',
         req.body.reference,
         req,
-        () => removeImage(rt.engine, req.body.reference, force),
+        () => rt.removeImage(req.body.reference, force),
         (o) => ({ force, deleted: o.deleted.length, untagged: o.untagged }),
       )
       await rt.containers.imagesChanged()
@@ -193,7 +188,7 @@ export function containerRoutes(r: RouteRegistrar, rt: Runtime): void {
   )
 
   r.get('/api/networks', { role: 'viewer', schema: { tags, response: { 200: NetworkListSchema } } }, () =>
-    listNetworks(rt.engine),
+    rt.listNetworks(),
   )
 
   r.post(
@@ -204,7 +199,7 @@ export function containerRoutes(r: RouteRegistrar, rt: Runtime): void {
         'network.create',
         req.body.name,
         req,
-        () => createNetwork(rt.engine, req.body),
+        () => rt.createNetwork(req.body),
         (o) => ({ id: o.id, driver: req.body.driver ?? 'bridge', subnet: req.body.subnet ?? null }),
       )
       return reply.code(201).send(out)
@@ -216,7 +211,7 @@ export function containerRoutes(r: RouteRegistrar, rt: Runtime): void {
       'network.remove',
       req.params.name,
       req,
-      () => removeNetwork(rt.engine, req.params.name),
+      () => rt.removeNetwork(req.params.name),
       (o) => ({ id: o.id }),
     )
   })
@@ -224,7 +219,7 @@ export function containerRoutes(r: RouteRegistrar, rt: Runtime): void {
   r.get(
     '/api/registry/search',
     { role: 'viewer', schema: { tags: ['registry'], querystring: SearchQuery, response: { 200: SearchResultSchema } } },
-    (req) => searchRegistry(req.query.q, req.query.limit ?? 25),
+    (req) => rt.searchRegistry(req.query.q, req.query.limit ?? 25),
   )
 
   r.get(

@@ -6,11 +6,11 @@
 import type { SocketRegistrar, TSchema } from '@hostd/sdk'
 import { closeWithError as closeSocketWithError, receiveFirstMessage, sendJson, Type } from '@hostd/sdk'
 import type { WebSocket } from 'ws'
-import type { Runtime } from './runtime.ts'
-import { RunSpecSchema } from './runspec.ts'
 import { ContainerErrors, engineError } from './errors.ts'
-import { HIGH_WATER, LogPump, openLogStream } from './logs.ts'
-import { updateContainer, type UpdateOutcome } from './update.ts'
+import { RunSpecSchema } from './runspec.ts'
+import type { Runtime } from './service.ts'
+import { HIGH_WATER, LogPump } from './adapters/logs.ts'
+import type { UpdateOutcome } from './adapters/update.ts'
 
 const FIRST_MESSAGE_TIMEOUT_MS = 30_000
 
@@ -62,36 +62,16 @@ export function containerSockets(s: SocketRegistrar, rt: Runtime): void {
     const actor = { user: ctx.user, ip: ctx.request.ip }
     try {
       const request = await firstMessage(socket, UpdateRequestSchema, ctx.signal)
-      const docker = await rt.engine.require()
       const results: UpdateOutcome[] = []
       for (const target of request.containers) {
         if (ctx.signal.aborted) break
-        let outcome: UpdateOutcome
-        try {
-          outcome = await updateContainer(docker, target, {
-            stopTimeout: request.stopTimeout,
-            onStep: (step) => send(socket, { type: 'step', container: target, step }),
-            onPull: (p) => {
-              if (socket.bufferedAmount < HIGH_WATER) send(socket, { type: 'pull', container: target, ...p })
-            },
-          })
-        } catch (err) {
-          const e = engineError(err)
-          outcome = { status: 'failed', name: target, id: '', image: '', message: e.message }
-        }
-        if (outcome.status === 'updated') {
-          rt.containers.forget(outcome.previousId)
-          await rt.containers.inspect(outcome.id).catch(() => undefined)
-        }
-        await rt.audit.record(
-          {
-            action: 'container.update',
-            target: outcome.name,
-            result: outcome.status === 'updated' || outcome.status === 'up-to-date' ? 'success' : 'failure',
-            detail: { ...outcome },
+        const outcome = await rt.updateContainer(target, actor, {
+          stopTimeout: request.stopTimeout,
+          onStep: (step) => send(socket, { type: 'step', container: target, step }),
+          onPull: (p) => {
+            if (socket.bufferedAmount < HIGH_WATER) send(socket, { type: 'pull', container: target, ...p })
           },
-          actor,
-        )
+        })
         results.push(outcome)
         send(socket, { type: 'container', container: target, ...outcome })
       }
@@ -105,13 +85,7 @@ export function containerSockets(s: SocketRegistrar, rt: Runtime): void {
 
   s.ws('/api/containers/logs', { role: 'viewer', query: LogsSocketQuery }, async (socket, ctx) => {
     try {
-      const docker = await rt.engine.require()
-      const info = await rt.containers.inspect(ctx.query.id)
-      const stream = await openLogStream(docker, info.Id, {
-        tail: ctx.query.tail ?? 100,
-        tty: Boolean(info.Config?.Tty),
-        follow: true,
-      })
+      const { stream, tty } = await rt.followLogs(ctx.query.id, ctx.query.tail ?? 100)
       new LogPump(
         stream,
         {
@@ -121,7 +95,7 @@ export function containerSockets(s: SocketRegistrar, rt: Runtime): void {
           send: (data, cb) => socket.send(data, cb),
           isOpen: () => socket.readyState === socket.OPEN,
         },
-        Boolean(info.Config?.Tty),
+        tty,
       )
       const stop = () => stream.destroy()
       ctx.signal.addEventListener('abort', stop, { once: true })

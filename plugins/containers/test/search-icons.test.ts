@@ -9,7 +9,7 @@ import { join } from 'node:path'
 import { tmpdir } from 'node:os'
 import type { TestKernel } from '@hostd/sdk/testing'
 import { kernelFor, auditActions } from './support/kernel.ts'
-import { MAX_ICON_BYTES } from '../src/icons.ts'
+import { MAX_ICON_BYTES } from '../src/adapters/icons.ts'
 
 /** The stand-in for Docker Hub's search index. */
 function startStandInIndex(): Promise<{ server: Server; url: string; queries: URLSearchParams[] }> {

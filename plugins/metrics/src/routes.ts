@@ -8,7 +8,8 @@ import {
   PrometheusSchema,
   StreamQuerySchema,
 } from './schemas.ts'
-import { MetricsErrors, type MetricsService } from './service.ts'
+import { MetricsErrors } from './errors.ts'
+import type { MetricsService } from './service.ts'
 
 export const PROMETHEUS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8'
 

@@ -1,23 +1,16 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { defineError, errors, HostdError, type HelperClient, type Logger } from '@hostd/sdk'
+import { HostdError, type HelperClient, type Logger } from '@hostd/sdk'
 import { HostReader, type HostReading } from './adapters/host-reader.ts'
 import { ProcessTable, type ProcessSweep } from './adapters/process-table.ts'
 import { parseNethogs, type NetTraffic } from './adapters/process-parse.ts'
 import { processSample } from './activity.ts'
+import { MetricsErrors } from './errors.ts'
 import { COARSE_STEP_S, FINE_STEP_S, History, toStored } from './history.ts'
 import { prometheusText } from './prometheus.ts'
 import type { HistoryRange, HistoryResponse, MetricsSnapshot, ProcessSample } from './schemas.ts'
 import { buildSnapshot, historyPoint } from './snapshot.ts'
 import type { HistoryStore } from './store.ts'
 import { DEFAULT_STREAM_OPTIONS, StreamHub, type StreamOptions } from './stream.ts'
-
-export const MetricsErrors = {
-  streamClosed: defineError('HOSTD_METRICS_STOPPING', 503, 'The metrics plugin is stopping; reconnect in a moment'),
-  networkFailed: defineError('HOSTD_ACTIVITY_NETWORK_FAILED', 503, 'The per-process network measurement failed'),
-  networkNeedsHelper: (
-    message = 'network=1 needs Admin Privileges: the root helper runs the nethogs trace. Leave the option out for the other figures.',
-  ) => errors.privilegesMissing(message),
-}
 
 /** The root helper's action that runs `nethogs -a -t -d 1 -c <seconds>` and answers `{ stdout }`. */
 export const NET_TRAFFIC_ACTION = 'net.processTraffic'

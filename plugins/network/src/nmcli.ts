@@ -1,4 +1,5 @@
-import { defineError, HostdError, type HelperClient } from '@hostd/sdk'
+import { HostdError, type HelperClient } from '@hostd/sdk'
+import { NetworkErrors } from './errors.ts'
 import type { NetworkService } from './schemas.ts'
 
 /** Splits one `nmcli --terse --escape yes` line on unescaped colons and unescapes `\:` and `\\`. */
@@ -96,12 +97,6 @@ interface Stdout {
   stdout: string
 }
 
-export const BackendDown = defineError(
-  'HOSTD_NETWORK_BACKEND_UNAVAILABLE',
-  503,
-  'NetworkManager is not running on this host',
-)
-
 /** The helper with nmcli's "not running" failure turned into a clear 503. */
 function calling(helper: HelperClient): HelperClient {
   return {
@@ -111,7 +106,7 @@ function calling(helper: HelperClient): HelperClient {
         return await helper.call<T>(action, args)
       } catch (err) {
         if (err instanceof HostdError && /NetworkManager is not running|Could not create NMClient/i.test(err.message))
-          throw BackendDown()
+          throw NetworkErrors.backendUnavailable()
         throw err
       }
     },

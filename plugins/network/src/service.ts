@@ -1,23 +1,7 @@
-import { defineError, errors, type AuditService, type Logger } from '@hostd/sdk'
+import { errors, type AuditService, type Logger } from '@hostd/sdk'
+import { NetworkErrors } from './errors.ts'
 import { maskToPrefix, type NetworkManagerAdapter } from './nmcli.ts'
 import type { Ipv4Body, NetworkService, PendingConfirm } from './schemas.ts'
-
-export const ServiceNotFound = defineError('HOSTD_NETWORK_SERVICE_NOT_FOUND', 404, 'No such network service')
-export const NothingToConfirm = defineError(
-  'HOSTD_NETWORK_NOTHING_TO_CONFIRM',
-  404,
-  'No change of this service is waiting for confirmation',
-)
-export const ConfirmPending = defineError(
-  'HOSTD_NETWORK_CONFIRM_PENDING',
-  409,
-  'Another network change is waiting for confirmation; confirm it or let it revert first',
-)
-export const AlreadyReverted = defineError(
-  'HOSTD_NETWORK_REVERTED',
-  409,
-  'Too late: the change was not confirmed in time and has been reverted',
-)
 
 export interface NetworkOptions {
   /** How long an admin has to confirm a change that could cut them off (the interface document's 60 s). */
@@ -60,7 +44,8 @@ export class NetworkConfiguration {
   }
 
   async find(name: string): Promise<NetworkService> {
-    if (!(await this.#nm.names()).includes(name)) throw ServiceNotFound(`No network service named "${name}"`)
+    if (!(await this.#nm.names()).includes(name))
+      throw NetworkErrors.serviceNotFound(`No network service named "${name}"`)
     return this.#nm.show(name)
   }
 
@@ -155,13 +140,13 @@ export class NetworkConfiguration {
   /** Ends `name`'s pending change through NetworkManager's checkpoint (confirm or roll back): 404 when there is none, 409 when too late. */
   async #settle(name: string, doing: string, end: (checkpoint: string) => Promise<unknown>): Promise<Pending> {
     const pending = this.#pending
-    if (!pending || pending.service !== name) throw NothingToConfirm()
-    if (Date.now() >= pending.expiresAt.getTime()) throw AlreadyReverted()
+    if (!pending || pending.service !== name) throw NetworkErrors.nothingToConfirm()
+    if (Date.now() >= pending.expiresAt.getTime()) throw NetworkErrors.reverted()
     try {
       await end(pending.checkpoint)
     } catch (err) {
       this.#log.warn({ err }, `${doing} a network change failed`)
-      throw AlreadyReverted()
+      throw NetworkErrors.reverted()
     }
     clearTimeout(pending.timer)
     this.#pending = null
@@ -191,7 +176,7 @@ export class NetworkConfiguration {
     return this.#serial(async (): Promise<{ service: NetworkService; confirm: PendingConfirm }> => {
       const before = await this.find(name)
       const guarded = risky(before)
-      if (guarded && this.#pending) throw ConfirmPending()
+      if (guarded && this.#pending) throw NetworkErrors.confirmPending()
       const checkpoint = guarded ? await this.#nm.checkpoint(this.#options.confirmSeconds) : null
       const expiresAt = new Date(Date.now() + this.#options.confirmSeconds * 1000)
       try {

@@ -115,14 +115,15 @@ export interface MountEntry {
 
 /** /proc/self/mountinfo: fields 5 (mount point) and, after " - ", fstype and source; octal escapes decoded. */
 export function parseMountinfo(text: string): MountEntry[] {
-  const unescape = (s: string) => s.replace(/\\([0-7]{3})/g, (_m, o: string) => String.fromCharCode(parseInt(o, 8)))
+  const decodeOctal = (s: string) => s.replace(/\\([0-7]{3})/g, (_m, o: string) => String.fromCharCode(parseInt(o, 8)))
   const out: MountEntry[] = []
   for (const line of text.split('\n')) {
     const [left, right] = line.split(' - ')
     if (!left || !right) continue
     const mountpoint = left.split(' ')[4]
     const [fstype, source] = right.split(' ')
-    if (mountpoint && fstype) out.push({ device: unescape(source ?? ''), mountpoint: unescape(mountpoint), fstype })
+    if (mountpoint && fstype)
+      out.push({ device: decodeOctal(source ?? ''), mountpoint: decodeOctal(mountpoint), fstype })
   }
   return out
 }

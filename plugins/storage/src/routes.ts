@@ -9,6 +9,7 @@ import {
   type RouteNeed,
   type RouteRegistrar,
 } from '@hostd/sdk'
+import type { ContainerVolumesService, ProvidedServices } from '../../containers/src/api.ts'
 import type { StorageConfig } from './config.ts'
 import { StorageErrors } from './errors.ts'
 import {
@@ -44,11 +45,13 @@ import {
 import type { Exports, NetworkMounts } from './shares.ts'
 import { parseSmart } from './smart.ts'
 
-/** What the containers plugin offers (optional): Docker volumes and the containers using them. */
-export interface ContainerVolumesService {
-  listVolumes(): Promise<Array<{ name: string; driver: string; mountpoint: string; usedBy: string[] }>>
-}
-export const containerVolumesToken = createServiceToken<ContainerVolumesService>('containers.volumes')
+/**
+ * What the containers plugin offers (optional): Docker volumes and the containers using them. The type is that
+ * plugin's contract (types only); the token is made here, with an id the contract names.
+ */
+export type { ContainerVolumesService }
+const CONTAINER_VOLUMES = 'containers.volumes' satisfies keyof ProvidedServices
+export const containerVolumesToken = createServiceToken<ProvidedServices[typeof CONTAINER_VOLUMES]>(CONTAINER_VOLUMES)
 
 export interface StorageRouteDeps {
   config: () => StorageConfig

@@ -25,17 +25,41 @@ export interface SmartReport {
 // bit 2 = device open failed or device did not return IDENTIFY, bit 3 = a SMART command failed.
 const NO_DEVICE_BITS = 0b11
 
+/** The parts of `smartctl -j -a` output read here (smartctl's JSON schema); each may be absent, by device type. */
+interface SmartctlOutput {
+  smartctl?: { messages?: { string?: string }[] }
+  smart_support?: { available?: boolean }
+  smart_status?: { passed?: boolean }
+  nvme_smart_health_information_log?: Record<string, unknown>
+  ata_smart_attributes?: { table?: SmartctlAtaAttribute[] }
+  model_name?: string
+  model_family?: string
+  serial_number?: string
+  temperature?: { current?: number }
+  power_on_time?: { hours?: number }
+}
+
+interface SmartctlAtaAttribute {
+  id?: number
+  name?: string
+  value?: number
+  worst?: number
+  thresh?: number
+  raw?: { string?: string; value?: number }
+  when_failed?: string
+}
+
 const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null)
 
 /** Turns `smartctl -j -a` output into a report; a device without SMART data is a 409 with smartctl's own reason. */
 export function parseSmart(device: string, stdout: string, exitCode: number): SmartReport {
-  let json: any
+  let json: SmartctlOutput | null
   try {
     json = JSON.parse(stdout)
   } catch {
     throw StorageErrors.noSmart(`${device}: smartctl gave no readable report (exit ${exitCode})`)
   }
-  const messages: string[] = (json?.smartctl?.messages ?? []).map((m: { string?: string }) => m?.string).filter(Boolean)
+  const messages = (json?.smartctl?.messages ?? []).flatMap((m) => (m?.string ? [m.string] : []))
   const reason = messages.join('; ')
   if (exitCode & NO_DEVICE_BITS)
     throw StorageErrors.noSmart(`${device} has no SMART data: ${reason || `smartctl exit ${exitCode}`}`)
@@ -48,7 +72,7 @@ export function parseSmart(device: string, stdout: string, exitCode: number): Sm
 
   let attributes: SmartAttribute[] = []
   if (Array.isArray(ata)) {
-    attributes = ata.map((a: any) => ({
+    attributes = ata.map((a: SmartctlAtaAttribute) => ({
       id: num(a.id),
       name: String(a.name ?? ''),
       value: num(a.value),

@@ -1,13 +1,7 @@
 import { readdir } from 'node:fs/promises'
-import { defineError, type AuditService, type HelperClient } from '@hostd/sdk'
+import type { AuditService, HelperClient } from '@hostd/sdk'
+import { SystemErrors } from './errors.ts'
 import { readText } from './host/read.ts'
-
-export const NoDisplay = defineError('HOSTD_POWER_NO_DISPLAY', 409, 'This host has no display to put to sleep')
-export const SleepUnsupported = defineError(
-  'HOSTD_POWER_SLEEP_UNSUPPORTED',
-  409,
-  'This host cannot sleep (its kernel offers no suspend state)',
-)
 
 export interface PowerOptions {
   /** Where the kernel lists its sleep states (stand-in file in tests). */
@@ -34,14 +28,14 @@ export class Power {
     switch (action) {
       case 'sleep': {
         const states = ((await readText(this.#options.powerStatePath)) ?? '').split(/\s+/)
-        if (!states.includes('mem') && !states.includes('freeze')) throw SleepUnsupported()
+        if (!states.includes('mem') && !states.includes('freeze')) throw SystemErrors.sleepUnsupported()
         return ['power.sleep', {}]
       }
       case 'display-sleep': {
         const sockets = (await readdir(this.#options.x11SocketDir).catch(() => [] as string[]))
           .filter((n) => /^X\d{1,3}$/.test(n))
           .sort()
-        if (!sockets[0]) throw NoDisplay()
+        if (!sockets[0]) throw SystemErrors.noDisplay()
         return ['power.displaySleep', { display: `:${sockets[0].slice(1)}` }]
       }
       case 'restart':

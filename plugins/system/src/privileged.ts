@@ -1,7 +1,6 @@
-import { defineError, errors, type AuditService, type HelperClient } from '@hostd/sdk'
+import { errors, type AuditService, type HelperClient } from '@hostd/sdk'
+import { SystemErrors } from './errors.ts'
 import { readHostname, readNtp, readSsh, readTimeZone } from './host/settings.ts'
-
-export const UnknownPrivilegedAction = defineError('HOSTD_PRIVILEGED_UNKNOWN_ACTION', 404, 'No such privileged action')
 
 type Choice = 'on' | 'off' | 'set'
 interface PrivilegedAction {
@@ -84,7 +83,8 @@ export class PrivilegedActions {
 
   async apply(key: string, choice: Choice, value: string | undefined, actor: Parameters<AuditService['record']>[1]) {
     const action = Object.hasOwn(PRIVILEGED_ACTIONS, key) ? PRIVILEGED_ACTIONS[key]! : null
-    if (!action) throw UnknownPrivilegedAction(`No privileged action "${key}"; see GET /api/system/privileged`)
+    if (!action)
+      throw SystemErrors.unknownPrivilegedAction(`No privileged action "${key}"; see GET /api/system/privileged`)
     if (!action.choices.includes(choice))
       throw errors.badRequest(`${key} takes ${action.choices.join(' or ')}, not ${choice}`)
     if (choice === 'set') {

@@ -4,33 +4,11 @@ import { mkdir, mkdtemp, rename, rm, symlink } from 'node:fs/promises'
 import { join } from 'node:path'
 import { Readable, Transform } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
-import { defineError, type AuditService, type HelperClient, type Logger } from '@hostd/sdk'
+import type { AuditService, HelperClient, Logger } from '@hostd/sdk'
 import gt from 'semver/functions/gt.js'
 import valid from 'semver/functions/valid.js'
+import { SystemErrors } from './errors.ts'
 import type { UpdateStatus } from './schemas.ts'
-
-export const UpdateInProgress = defineError(
-  'HOSTD_UPDATE_IN_PROGRESS',
-  503,
-  'An update is still finishing; try again once the daemon has restarted',
-)
-export const UpdatesNotConfigured = defineError(
-  'HOSTD_UPDATE_NOT_CONFIGURED',
-  409,
-  'No release feed or no release signing key is configured',
-)
-export const NoUpdate = defineError('HOSTD_UPDATE_NONE', 409, 'Already up to date')
-export const FeedUnreadable = defineError('HOSTD_UPDATE_FEED_UNREADABLE', 502, 'The release feed could not be read')
-export const BadSignature = defineError(
-  'HOSTD_UPDATE_BAD_SIGNATURE',
-  502,
-  'The release signature does not verify; nothing was installed',
-)
-export const BadHash = defineError(
-  'HOSTD_UPDATE_BAD_HASH',
-  502,
-  'The downloaded release does not match its SHA-256; nothing was installed',
-)
 
 export interface UpdateOptions {
   /** The release feed (JSON); null: updates are off. */
@@ -134,7 +112,7 @@ export class Updates {
 
   async #readFeed(): Promise<Release> {
     const feedUrl = this.#options.feedUrl
-    if (!feedUrl) throw UpdatesNotConfigured()
+    if (!feedUrl) throw SystemErrors.updatesNotConfigured()
     let body: unknown
     try {
       const res = await fetch(feedUrl, { signal: AbortSignal.timeout(15_000), redirect: 'error' })
@@ -143,7 +121,7 @@ export class Updates {
       if (text.length > FEED_LIMIT) throw new Error('feed too large')
       body = JSON.parse(text)
     } catch (err) {
-      throw FeedUnreadable(`The release feed could not be read: ${(err as Error).message}`)
+      throw SystemErrors.feedUnreadable(`The release feed could not be read: ${(err as Error).message}`)
     }
     const r = body as Partial<Record<keyof Release, unknown>>
     const str = (v: unknown) => typeof v === 'string'
@@ -155,11 +133,13 @@ export class Updates {
       !/^[0-9a-f]{64}$/.test(String(r.sha256)) ||
       !str(r.signature)
     ) {
-      throw FeedUnreadable('The release feed is not of the expected shape (version, url, sha256, signature, notes)')
+      throw SystemErrors.feedUnreadable(
+        'The release feed is not of the expected shape (version, url, sha256, signature, notes)',
+      )
     }
     const url = new URL(r.url as string, feedUrl)
     if (url.protocol !== 'https:' && url.protocol !== 'http:')
-      throw FeedUnreadable('The release URL must be http or https')
+      throw SystemErrors.feedUnreadable('The release URL must be http or https')
     return {
       version: r.version as string,
       notes: str(r.notes) ? (r.notes as string) : '',
@@ -171,8 +151,8 @@ export class Updates {
 
   /** Download, verify (signature, then SHA-256 of the bytes), unpack, switch `current`, restart through the helper. */
   async install(actor: Parameters<AuditService['record']>[1]) {
-    if (this.#status.state !== 'idle') throw UpdateInProgress()
-    if (!this.#options.feedUrl || !this.#key) throw UpdatesNotConfigured()
+    if (this.#status.state !== 'idle') throw SystemErrors.updateInProgress()
+    if (!this.#options.feedUrl || !this.#key) throw SystemErrors.updatesNotConfigured()
     this.#status.state = 'installing'
     const from = this.#currentVersion
     let release: Release | null = null
@@ -180,7 +160,7 @@ export class Updates {
     const work = await mkdtemp(join(this.#options.installDir, '.staging-'))
     try {
       release = await this.check()
-      if (!gt(release.version, from)) throw NoUpdate(`Already up to date: ${from} is the latest release`)
+      if (!gt(release.version, from)) throw SystemErrors.noUpdate(`Already up to date: ${from} is the latest release`)
       if (
         !verify(
           null,
@@ -189,10 +169,10 @@ export class Updates {
           Buffer.from(release.signature, 'base64'),
         )
       )
-        throw BadSignature()
+        throw SystemErrors.badSignature()
       const archive = join(work, 'release.tgz')
       const digest = await this.#download(release.url, archive)
-      if (digest !== release.sha256) throw BadHash()
+      if (digest !== release.sha256) throw SystemErrors.badHash()
       const tree = join(work, 'tree')
       await mkdir(tree)
       // tar is loaded on first use (docs/ARCHITECTURE.md, "Runtime": libraries a start does not need).
@@ -262,17 +242,18 @@ export class Updates {
   async #download(url: string, file: string): Promise<string> {
     const res = await fetch(url, { signal: AbortSignal.timeout(10 * 60_000), redirect: 'follow' }).catch(
       (err: Error) => {
-        throw FeedUnreadable(`The release could not be downloaded: ${err.message}`)
+        throw SystemErrors.feedUnreadable(`The release could not be downloaded: ${err.message}`)
       },
     )
-    if (!res.ok || !res.body) throw FeedUnreadable(`The release could not be downloaded: HTTP ${res.status}`)
+    if (!res.ok || !res.body)
+      throw SystemErrors.feedUnreadable(`The release could not be downloaded: HTTP ${res.status}`)
     const hash = createHash('sha256')
     let bytes = 0
     const max = this.#options.maxArchiveBytes
     const meter = new Transform({
       transform(chunk: Buffer, _enc, done) {
         bytes += chunk.length
-        if (bytes > max) return done(FeedUnreadable(`The release is larger than ${max} bytes`))
+        if (bytes > max) return done(SystemErrors.feedUnreadable(`The release is larger than ${max} bytes`))
         hash.update(chunk)
         done(null, chunk)
       },

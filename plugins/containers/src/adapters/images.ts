@@ -4,9 +4,10 @@
  * image in use would go, or when an image in use is deleted by id (unless forced).
  */
 import type { Engine } from './engine.ts'
-import { ContainerErrors, engineError, engineMessage } from './errors.ts'
-import { pullImage, type PullProgress } from './create.ts'
-import { canonicalReference, parseImageReference, repositoryOf } from './image-reference.ts'
+import { ContainerErrors, engineError, engineMessage } from '../errors.ts'
+import type { PullProgress } from '../api.ts'
+import { pullImage } from './create.ts'
+import { canonicalReference, parseImageReference, repositoryOf } from '../image-reference.ts'
 
 export async function listImages(engine: Engine) {
   const status = await engine.status()

@@ -5,7 +5,7 @@
  * the list only reads the cache, so it never waits for a registry.
  */
 import type { Engine } from './engine.ts'
-import { fullName, repositoryOf } from './image-reference.ts'
+import { fullName, repositoryOf } from '../image-reference.ts'
 
 const CONCURRENCY = 2
 

@@ -3,14 +3,14 @@
  * one-shot stats, bounded logs and the lifecycle actions.
  */
 import type Docker from 'dockerode'
-import type { ContainerInfo } from 'dockerode'
-import type { Container, StatsEntry } from './schemas.ts'
-import { ContainerErrors, engineError } from './errors.ts'
+import type { ContainerInfo, ContainerInspectInfo } from 'dockerode'
+import type { Container, StatsEntry } from '../schemas.ts'
+import { ContainerErrors, engineError } from '../errors.ts'
 import type { Engine } from './engine.ts'
-import type { AutoStart } from './autostart.ts'
+import type { AutoStart } from '../autostart.ts'
 import type { UpdateChecker } from './update-check.ts'
 import { readBoundedLogs } from './logs.ts'
-import type { LabelledContainer } from './service-token.ts'
+import type { LabelledContainer } from '../api.ts'
 
 interface Details {
   at: number
@@ -250,14 +250,14 @@ export class ContainerService {
     if (found) await this.#refreshImageFacts(found.docker, true)
   }
 
-  async inspect(id: string): Promise<any> {
+  async inspect(id: string): Promise<ContainerInspectInfo> {
     const info = await this.call((d) => d.getContainer(id).inspect())
     this.remember(info)
     return info
   }
 
   async stats(id: string): Promise<StatsEntry> {
-    const s: any = await this.call((d) => d.getContainer(id).stats({ stream: false, 'one-shot': true }))
+    const s: EngineStats = await this.call((d) => d.getContainer(id).stats({ stream: false, 'one-shot': true }))
     const io: { op: string; value: number }[] = s.blkio_stats?.io_service_bytes_recursive ?? []
     const sumIo = (op: string) => io.filter((e) => e.op.toLowerCase() === op).reduce((a, e) => a + (e.value ?? 0), 0)
     const nets = Object.values<{ rx_bytes?: number; tx_bytes?: number }>(s.networks ?? {})
@@ -342,4 +342,14 @@ export class ContainerService {
     }
     return { id: before.Id, name, before: before.State?.Status ?? '', state, converged }
   }
+}
+
+/** The parts of an engine's stats answer read here, all optional: engines and cgroup versions each leave some out. */
+interface EngineStats {
+  id?: string
+  cpu_stats?: { cpu_usage?: { total_usage?: number } }
+  memory_stats?: { usage?: number; limit?: number; stats?: { inactive_file?: number; total_inactive_file?: number } }
+  blkio_stats?: { io_service_bytes_recursive?: { op: string; value: number }[] | null }
+  networks?: Record<string, { rx_bytes?: number; tx_bytes?: number }>
+  pids_stats?: { current?: number }
 }

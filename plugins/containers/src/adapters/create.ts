@@ -4,21 +4,14 @@
  */
 import type Docker from 'dockerode'
 import type { ContainerCreateOptions } from 'dockerode'
-import { ContainerErrors, engineError, engineMessage } from './errors.ts'
-import type { NormalizedSpec } from './runspec.ts'
-import { capabilityName } from './policy.ts'
-
-export interface PullProgress {
-  status: string
-  id?: string
-  progress?: string
-  current?: number
-  total?: number
-}
+import type { CreateHooks, PullProgress } from '../api.ts'
+import { ContainerErrors, engineError, engineMessage } from '../errors.ts'
+import { capabilityName } from '../policy.ts'
+import type { NormalizedSpec } from '../runspec.ts'
 
 /** Docker's create options for the spec. */
 export function createOptions(spec: NormalizedSpec): ContainerCreateOptions {
-  const exposed: Record<string, {}> = {}
+  const exposed: Record<string, Record<string, never>> = {} // Docker's ExposedPorts: each port maps to an empty object
   const bindings: Record<string, { HostIp: string; HostPort: string }[]> = {}
   for (const p of spec.ports) {
     const key = `${p.containerPort}/${p.proto}`
@@ -142,12 +135,6 @@ export async function imageExists(docker: Docker, ref: string): Promise<boolean>
     if ((err as { statusCode?: number }).statusCode === 404) return false
     throw engineError(err)
   }
-}
-
-export interface CreateHooks {
-  onPull?: (p: PullProgress) => void
-  onPullStart?: (ref: string) => void
-  onCreated?: (id: string) => void
 }
 
 /**

@@ -5,7 +5,7 @@
  * HOSTD_REGISTRY_SEARCH_TIMEOUT_MS (default 5000). The engine's own /images/search is not used: it cannot
  * reach a v2-only registry and would tie search to the engine being up.
  */
-import { ContainerErrors } from './errors.ts'
+import { ContainerErrors } from '../errors.ts'
 
 export const DEFAULT_INDEX = 'https://index.docker.io'
 const MAX_ANSWER_BYTES = 2 * 1024 * 1024
@@ -14,11 +14,22 @@ export function indexUrl(): string {
   return (process.env.HOSTD_REGISTRY_INDEX_URL || DEFAULT_INDEX).replace(/\/+$/, '')
 }
 
+/** One result of an index's /v1/search, as Docker Hub or an older registry (repo_name...) names its fields. */
+interface IndexResult {
+  name?: string
+  repo_name?: string
+  description?: string
+  short_description?: string
+  star_count?: number
+  is_official?: boolean
+  is_automated?: boolean
+}
+
 export async function searchRegistry(q: string, limit: number) {
   const base = indexUrl()
   const timeout = Number(process.env.HOSTD_REGISTRY_SEARCH_TIMEOUT_MS) || 5000
   const url = `${base}/v1/search?${new URLSearchParams({ q, n: String(limit) })}`
-  let body: any
+  let body: { results?: unknown } | null
   try {
     const res = await fetch(url, {
       signal: AbortSignal.timeout(timeout),
@@ -36,7 +47,7 @@ export async function searchRegistry(q: string, limit: number) {
         : ((err as { cause?: Error }).cause?.message ?? (err as Error).message)
     throw ContainerErrors.searchUnavailable(`The registry search index ${base} cannot be reached: ${why}`)
   }
-  const results: any[] = Array.isArray(body?.results) ? body.results : []
+  const results: IndexResult[] = Array.isArray(body?.results) ? body.results : []
   return {
     query: q,
     results: results.slice(0, limit).map((r) => ({

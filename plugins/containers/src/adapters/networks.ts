@@ -1,6 +1,6 @@
 /** Container networks: list, create (name, driver, subnet), delete (409 while containers use it). */
 import type { Engine } from './engine.ts'
-import { ContainerErrors, engineError, engineMessage } from './errors.ts'
+import { ContainerErrors, engineError, engineMessage } from '../errors.ts'
 
 /** The engine's own networks, which it will not delete. */
 const PREDEFINED = new Set(['bridge', 'host', 'none'])

@@ -1,19 +1,31 @@
 /**
- * What one load of the plugin holds: the engine finder, caches, auto-start, icons; shared by routes, sockets
- * and start. Also the one function every creating path calls (`runSpec`).
+ * The service the routes, sockets and other plugins call: what one load of the plugin holds (the engine finder,
+ * caches, auto-start, icons) and the feature's operations over the adapters, among them the one creating path
+ * every caller goes through (`runSpec`).
  */
+import type { Readable } from 'node:stream'
 import type { AuditActor, AuditService, KernelInfo, Logger, Role, Settings } from '@hostd/sdk'
-import { Engine } from './engine.ts'
+import type { CreateHooks, RemovedContainer, RunOptions } from './api.ts'
 import { AutoStart } from './autostart.ts'
-import { UpdateChecker } from './update-check.ts'
-import { ContainerService } from './containers.ts'
-import { IconStore } from './icons.ts'
-import { normalizeSpec, type RunSpec } from './runspec.ts'
+import { ContainerErrors, engineError } from './errors.ts'
 import { authorizeSpec } from './policy.ts'
-import { engineTraits } from './policy-facts.ts'
-import { createAndStart, type CreateHooks } from './create.ts'
-import { ContainerErrors } from './errors.ts'
-import { RESERVED_LABEL_PREFIX, type RemovedContainer, type RunOptions } from './service-token.ts'
+import type { RunSpec } from './runspec.ts'
+import { normalizeSpec } from './runspec/normalize.ts'
+import { ContainerService } from './adapters/containers.ts'
+import { createAndStart } from './adapters/create.ts'
+import { Engine } from './adapters/engine.ts'
+import { IconStore } from './adapters/icons.ts'
+import { listImages, pull, removeImage } from './adapters/images.ts'
+import { openLogStream } from './adapters/logs.ts'
+import { createNetwork, listNetworks, removeNetwork } from './adapters/networks.ts'
+import { engineTraits } from './adapters/policy-facts.ts'
+import { searchRegistry } from './adapters/registry-search.ts'
+import { UpdateChecker } from './adapters/update-check.ts'
+import { updateContainer, type UpdateHooks, type UpdateOutcome } from './adapters/update.ts'
+import { listVolumes } from './adapters/volumes.ts'
+
+/** Labels under this prefix are hostd's own provenance marks: only a plugin sets them, through `RunOptions`. */
+const RESERVED_LABEL_PREFIX = 'dev.hostd.'
 
 export interface PluginDeps {
   audit: AuditService
@@ -127,9 +139,7 @@ export class Runtime {
   /** Forced removal, then (when asked) the named volumes the container mounted; audited as container.remove. */
   async removeWithVolumes(idOrName: string, actor: AuditActor, volumes: boolean): Promise<RemovedContainer> {
     const info = await this.containers.inspect(idOrName)
-    const named: string[] = (info.Mounts ?? [])
-      .filter((m: { Type?: string; Name?: string }) => m.Type === 'volume' && m.Name)
-      .map((m: { Name: string }) => m.Name)
+    const named = (info.Mounts ?? []).flatMap((m) => (m.Type === 'volume' && m.Name ? [m.Name] : []))
     const out = await this.audited(
       'container.remove',
       String(info.Name).replace(/^\//, ''),
@@ -163,6 +173,75 @@ export class Runtime {
       }),
     )
     return { id: out.id, name: out.name, removedVolumes: out.removedVolumes, keptVolumes: out.keptVolumes }
+  }
+
+  /**
+   * Updates one container: pulls its image reference, recreates it when the image changed, rolls back when the new
+   * one fails to start. Audited as container.update whatever the outcome; an engine error is a `failed` outcome.
+   */
+  async updateContainer(target: string, actor: AuditActor, hooks: UpdateHooks): Promise<UpdateOutcome> {
+    const docker = await this.engine.require()
+    let outcome: UpdateOutcome
+    try {
+      outcome = await updateContainer(docker, target, hooks)
+    } catch (err) {
+      outcome = { status: 'failed', name: target, id: '', image: '', message: engineError(err).message }
+    }
+    if (outcome.status === 'updated') {
+      this.containers.forget(outcome.previousId)
+      await this.containers.inspect(outcome.id).catch(() => undefined)
+    }
+    await this.audit.record(
+      {
+        action: 'container.update',
+        target: outcome.name,
+        result: outcome.status === 'updated' || outcome.status === 'up-to-date' ? 'success' : 'failure',
+        detail: { ...outcome },
+      },
+      actor,
+    )
+    return outcome
+  }
+
+  /** The container's log stream from its last `tail` lines on, followed live; `tty` when it is not multiplexed. */
+  async followLogs(idOrName: string, tail: number): Promise<{ stream: Readable; tty: boolean }> {
+    const docker = await this.engine.require()
+    const info = await this.containers.inspect(idOrName)
+    const tty = Boolean(info.Config?.Tty)
+    return { stream: await openLogStream(docker, info.Id, { tail, tty, follow: true }), tty }
+  }
+
+  listImages() {
+    return listImages(this.engine)
+  }
+
+  pullImage(reference: string) {
+    return pull(this.engine, reference)
+  }
+
+  removeImage(reference: string, force: boolean) {
+    return removeImage(this.engine, reference, force)
+  }
+
+  listNetworks() {
+    return listNetworks(this.engine)
+  }
+
+  createNetwork(network: { name: string; driver?: string; subnet?: string }) {
+    return createNetwork(this.engine, network)
+  }
+
+  removeNetwork(name: string) {
+    return removeNetwork(this.engine, name)
+  }
+
+  listVolumes() {
+    return listVolumes(this.engine)
+  }
+
+  /** Docker Hub's search (not the engine's): it answers whether or not an engine runs. */
+  searchRegistry(query: string, limit: number) {
+    return searchRegistry(query, limit)
   }
 
   /** Starts every container marked for auto-start that is not running. */

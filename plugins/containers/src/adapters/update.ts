@@ -5,8 +5,9 @@
  * fails to start, it is removed and the old one gets its name back and is started again: a rollback.
  */
 import type Docker from 'dockerode'
-import { engineError, engineMessage } from './errors.ts'
-import { pullImage, type PullProgress } from './create.ts'
+import { engineError, engineMessage } from '../errors.ts'
+import type { PullProgress } from '../api.ts'
+import { pullImage } from './create.ts'
 
 export type UpdateOutcome =
   | { status: 'up-to-date'; name: string; id: string; image: string }

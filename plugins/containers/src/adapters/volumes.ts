@@ -1,24 +1,6 @@
-/**
- * The `containers.volumes` service other plugins read (the storage overview lists container volumes through it).
- * A plugin cannot import this file; it makes its own token with the same id.
- */
-import { createServiceToken } from '@hostd/sdk'
+/** The engine's named volumes with the containers that mount them (the `containers.volumes` service). */
+import type { ContainerVolume } from '../api.ts'
 import type { Engine } from './engine.ts'
-
-export interface ContainerVolume {
-  name: string
-  driver: string
-  mountpoint: string
-  /** Names of the containers (running or not) that mount it. */
-  usedBy: string[]
-}
-
-export interface ContainerVolumesService {
-  /** The engine's named volumes; empty when no engine answers (nothing to list is not an error). */
-  listVolumes(): Promise<ContainerVolume[]>
-}
-
-export const containerVolumesService = createServiceToken<ContainerVolumesService>('containers.volumes')
 
 export async function listVolumes(engine: Engine): Promise<ContainerVolume[]> {
   const found = await engine.find()

@@ -4,9 +4,9 @@
  * created container before it starts (then the engine has resolved its references and holds them).
  */
 import type Docker from 'dockerode'
-import { engineError } from './errors.ts'
-import { namedVolumeSources, type EngineTraits, type EngineVolume } from './policy.ts'
-import type { NormalizedSpec } from './runspec.ts'
+import { engineError } from '../errors.ts'
+import { namedVolumeSources, type EngineTraits, type EngineVolume } from '../policy.ts'
+import type { NormalizedSpec } from '../runspec.ts'
 
 /** How many `container:` hops are followed; a longer chain is judged as reaching the host. */
 const MAX_PEER_HOPS = 4

@@ -6,7 +6,7 @@
  */
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { ContainerErrors } from './errors.ts'
+import { ContainerErrors } from '../errors.ts'
 
 export const MAX_ICON_BYTES = 256 * 1024
 const TYPES = { png: 'image/png', jpg: 'image/jpeg', svg: 'image/svg+xml' } as const

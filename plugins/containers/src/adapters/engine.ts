@@ -6,7 +6,8 @@
  */
 import { access, constants } from 'node:fs/promises'
 import type Docker from 'dockerode'
-import { ContainerErrors } from './errors.ts'
+import type { EngineStatus } from '../api.ts'
+import { ContainerErrors } from '../errors.ts'
 
 // Not `import`: node:http's ES module facade loads Node's bundled undici (docs/ARCHITECTURE.md, "Runtime").
 const { request: httpRequest } = process.getBuiltinModule('node:http')
@@ -16,14 +17,6 @@ export const SUPPORTED_API_VERSION = '1.45'
 const ABSENT_CACHE_MS = 2_000
 const PRESENT_CACHE_MS = 30_000
 const PROBE_TIMEOUT_MS = 2_000
-
-export interface EngineStatus {
-  available: boolean
-  installed: boolean
-  version: string
-  latestVersion: string
-  message: string
-}
 
 export interface EngineEndpoint {
   socketPath?: string
@@ -73,7 +66,8 @@ export function defaultSockets(env: NodeJS.ProcessEnv = process.env, uid = proce
   return [...new Set(out)]
 }
 
-function getJson(endpoint: EngineEndpoint, path: string): Promise<any> {
+/** The engine's JSON answer to a GET; `T` names the fields the caller reads, each optional as engines differ. */
+function getJson<T>(endpoint: EngineEndpoint, path: string): Promise<T> {
   return new Promise((resolve, reject) => {
     const req = httpRequest(
       {
@@ -196,7 +190,7 @@ export class Engine {
         continue
       }
       try {
-        const version = await getJson(endpoint, '/version')
+        const version = await getJson<EngineVersion>(endpoint, '/version')
         const apiVersion = lowerVersion(String(version.ApiVersion ?? '1.24'), SUPPORTED_API_VERSION)
         // dockerode (and its ssh and tar libraries: about 0.3 s of CPU to load) only once an engine answers.
         const { default: Dockerode } = await import('dockerode')
@@ -206,9 +200,9 @@ export class Engine {
             : { host: endpoint.host, port: endpoint.port, protocol: 'http' as const }),
           version: `v${apiVersion}`,
         })
-        const components: { Name?: string }[] = version.Components ?? []
+        const components = version.Components ?? []
         const podman = components.some((c) => /podman/i.test(c.Name ?? ''))
-        const info = await getJson(endpoint, `/v${apiVersion}/info`).catch(() => ({}))
+        const info = await getJson<EngineInfo>(endpoint, `/v${apiVersion}/info`).catch((): EngineInfo => ({}))
         found = {
           docker,
           endpoint,
@@ -232,6 +226,16 @@ export class Engine {
     }
     return found
   }
+}
+
+/** The fields of GET /version and GET /info read here. */
+interface EngineVersion {
+  Version?: string
+  ApiVersion?: string
+  Components?: { Name?: string }[]
+}
+interface EngineInfo {
+  OperatingSystem?: string
 }
 
 function parseDockerHostSafe(value: string): EngineEndpoint | null {

@@ -1,0 +1,10 @@
+import { defineError, errors } from '@hostd/sdk'
+
+/** Every error code this plugin answers with (listed in the README), and the sdk's 423 with this plugin's message. */
+export const MetricsErrors = {
+  streamClosed: defineError('HOSTD_METRICS_STOPPING', 503, 'The metrics plugin is stopping; reconnect in a moment'),
+  networkFailed: defineError('HOSTD_ACTIVITY_NETWORK_FAILED', 503, 'The per-process network measurement failed'),
+  networkNeedsHelper: (
+    message = 'network=1 needs Admin Privileges: the root helper runs the nethogs trace. Leave the option out for the other figures.',
+  ) => errors.privilegesMissing(message),
+} as const
