@@ -130,7 +130,13 @@ const COMMON = {
  * on the managed host), the entry is imported again, up to three times (a failed fetch is fetched anew), and then
  * the page says what happened instead of staying blank.
  */
-const BOOT_RETRY = `addEventListener('error',function(e){var s=e.target,n=0;if(!(s instanceof HTMLScriptElement)||s.type!=='module')return;(function retry(){setTimeout(function(){import(s.src).catch(function(){if(++n<3)retry();else document.body.innerHTML='<p style="font:16px system-ui;padding:2rem">hostd could not load this page: the connection was interrupted. <a href="">Reload</a></p>'})},300*(n+1))})()},true)`
+const BOOT_RETRY =
+  "addEventListener('error',function(e){var s=e.target,n=0;" +
+  "if(!(s instanceof HTMLScriptElement)||s.type!=='module')return;" +
+  '(function retry(){setTimeout(function(){import(s.src).catch(function(){if(++n<3)retry();' +
+  'else document.body.innerHTML=\'<p style="font:16px system-ui;padding:2rem">' +
+  'hostd could not load this page: the connection was interrupted. <a href="">Reload</a></p>\'' +
+  '})},300*(n+1))})()},true)'
 
 function documentHtml({ title, css, importMap, entry, preload, body }) {
   return `<!doctype html>

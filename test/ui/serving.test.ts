@@ -27,7 +27,9 @@ describe('serving the web UI', () => {
     )
     await writeFile(
       join(ts, 'index.js'),
-      "import { definePlugin } from '@hostd/sdk'\nexport default definePlugin({ id: 'tsui', version: '1.0.0', kernel: '^1.0.0', ui: { pages: [{ path: '/tsui', title: 'T', module: 'ui/page.tsx', element: 'ts-page' }] } })\n",
+      "import { definePlugin } from '@hostd/sdk'\n" +
+        "export default definePlugin({ id: 'tsui', version: '1.0.0', kernel: '^1.0.0', " +
+        "ui: { pages: [{ path: '/tsui', title: 'T', module: 'ui/page.tsx', element: 'ts-page' }] } })\n",
     )
     await writeFile(join(ts, 'ui', 'page.tsx'), 'export {}\n')
     index = await (await d.fetch('/')).text()

@@ -1,8 +1,7 @@
 /** The containers plugin's overview card: how many containers run, stopped or otherwise, and updates waiting. */
-import { Async, Badge, Icon, defineElement, useResource, type PageContext } from '@hostd/ui'
-import { linkStylesheet, usePolling } from './views/common.tsx'
-import type { ContainerList } from './views/model.ts'
-import './views/containers.css'
+import { Async, Badge, Icon, adoptStyles, defineElement, useResource, type PageContext } from '@hostd/ui'
+import css from './containers.css' with { type: 'text' }
+import type { ContainerList } from './parts/model.ts'
 
 const GROUPS = [
   { label: 'Running', tone: 'success', match: (s: string) => s === 'running' },
@@ -11,8 +10,9 @@ const GROUPS = [
 ] as const
 
 function Summary({ ctx }: { ctx: PageContext }) {
-  const list = useResource((signal) => ctx.api.get<ContainerList>('/api/containers', { signal }), [])
-  usePolling(list.reload, 15_000)
+  const list = useResource((signal) => ctx.api.get<ContainerList>('/api/containers', { signal }), [], {
+    every: 15_000,
+  })
   return (
     <Async resource={list} label="Counting containers…">
       {(data) => {
@@ -54,6 +54,6 @@ function Summary({ ctx }: { ctx: PageContext }) {
   )
 }
 
-void linkStylesheet(new URL('./cards.css', import.meta.url).href).then(() =>
-  defineElement('containers-summary', ({ ctx }) => <Summary ctx={ctx} />),
-)
+// The page's stylesheet: the card's rules are in it too, and one <style> serves both.
+adoptStyles('containers', css)
+defineElement('containers-summary', ({ ctx }) => <Summary ctx={ctx} />)

@@ -3,15 +3,14 @@
  * (`/containers/<name>`), the run form (`/containers/run`) and updates (`/containers/updates`). Each has its own
  * URL, so reload and back work.
  */
-import { Empty, PageHeader, Button, Tabs, defineElement, type PageContext } from '@hostd/ui'
-import { linkStylesheet } from './views/common.tsx'
-import { ContainerDetail } from './views/detail.tsx'
-import { ImagesView } from './views/images.tsx'
-import { ContainerListView } from './views/list.tsx'
-import { NetworksView } from './views/networks.tsx'
-import { RunView } from './views/run.tsx'
-import { UpdatesView } from './views/updates.tsx'
-import './views/containers.css'
+import { Empty, PageHeader, Button, Tabs, adoptStyles, defineElement, type PageContext } from '@hostd/ui'
+import css from './containers.css' with { type: 'text' }
+import { ContainerDetail } from './parts/detail.tsx'
+import { ImagesView } from './parts/images.tsx'
+import { ContainerListView } from './parts/list.tsx'
+import { NetworksView } from './parts/networks.tsx'
+import { RunView } from './parts/run.tsx'
+import { UpdatesView } from './parts/updates.tsx'
 
 const TABS = [
   { id: '', label: 'Containers' },
@@ -72,7 +71,5 @@ function ContainersPage({ ctx }: { ctx: PageContext }) {
   return <ContainerDetail key={first} ctx={ctx} id={decodeURIComponent(first)} />
 }
 
-// The page's own stylesheet (the build writes it beside this module) is loaded before the element exists.
-void linkStylesheet(new URL('./containers.css', import.meta.url).href).then(() =>
-  defineElement('containers-page', ({ ctx }) => <ContainersPage ctx={ctx} />),
-)
+adoptStyles('containers', css)
+defineElement('containers-page', ({ ctx }) => <ContainersPage ctx={ctx} />)

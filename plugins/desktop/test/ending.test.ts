@@ -1,6 +1,6 @@
-/** The desktop page's words for how a connection ended (ui/lib/ending.ts), for each close code of the README. */
+/** The desktop page's words for how a connection ended (ui/parts/ending.ts), for each close code of the README. */
 import { describe, expect, it } from 'vitest'
-import { explainEnding, explainWithStatus, type Ending } from '../ui/lib/ending.ts'
+import { explainEnding, explainWithStatus, type Ending } from '../ui/parts/ending.ts'
 
 const end = (over: Partial<Ending>): Ending => ({ code: 1006, reason: '', opened: true, byUser: false, ...over })
 

@@ -29,9 +29,9 @@ import {
 } from '@hostd/ui'
 import { useEffect, useRef, useState } from 'preact/hooks'
 import type { DesktopStatus } from '../src/schemas.ts'
-import pageCss from './lib/desktop.css' with { type: 'text' }
-import { explainEnding, explainWithStatus, type Explanation } from './lib/ending.ts'
-import type { Viewer } from './lib/viewer.ts'
+import pageCss from './desktop.css' with { type: 'text' }
+import { explainEnding, explainWithStatus, type Explanation } from './parts/ending.ts'
+import type { Viewer } from './parts/viewer.ts'
 
 adoptStyles('desktop-page', pageCss)
 
@@ -170,9 +170,9 @@ function RemoteScreen({
     viewer.current?.disconnect()
     viewer.current = null
     setPhase({ kind: 'connecting' })
-    let openViewer: typeof import('./lib/viewer.ts').openViewer
+    let openViewer: typeof import('./parts/viewer.ts').openViewer
     try {
-      ;({ openViewer } = await import('./lib/viewer.ts'))
+      ;({ openViewer } = await import('./parts/viewer.ts'))
     } catch (err) {
       setPhase({ kind: 'broken', message: `The remote desktop viewer could not be loaded: ${(err as Error).message}` })
       return

@@ -4,8 +4,9 @@
  * The network columns cost an extra measurement (nethogs through the root helper, about 2 s), so they are
  * behind a switch. Settings live in the query string (`?q=&every=5&network=1`), so reload keeps them.
  */
-import { useEffect, useRef, useState } from 'preact/hooks'
+import { useEffect, useState } from 'preact/hooks'
 import {
+  adoptStyles,
   ApiError,
   Button,
   Checkbox,
@@ -22,13 +23,13 @@ import {
   Select,
   TextField,
   type Column,
+  useResource,
   type PageContext,
 } from '@hostd/ui'
 import type { ProcessEntry, ProcessSample } from '../src/schemas.ts'
-import './activity.css'
+import css from './activity.css' with { type: 'text' }
 
-/** This page's stylesheet, built beside this module. */
-const STYLESHEET = new URL('./activity.css', import.meta.url).href
+adoptStyles('activity', css)
 
 const INTERVALS = [
   { value: '0', label: 'Off' },
@@ -119,6 +120,11 @@ function useVisible(): boolean {
   return visible
 }
 
+/** The codes that mean only the network measurement failed: the page turns the columns off and samples without. */
+const NETWORK_FAILURES = new Set(['HOSTD_HELPER_UNAVAILABLE', 'HOSTD_ACTIVITY_NETWORK_FAILED'])
+/** Thrown by the load that turned the network columns off: not an error to show, the sample without them follows. */
+class NetworkColumnsOff extends Error {}
+
 function ActivityPage({ ctx }: { ctx: PageContext }) {
   const params = new URLSearchParams(ctx.location.value.search)
   const filter = params.get('q') ?? ''
@@ -132,64 +138,33 @@ function ActivityPage({ ctx }: { ctx: PageContext }) {
     ctx.navigate(`${ctx.base}${query ? `?${query}` : ''}`, { replace: true })
   }
 
-  const [sample, setSample] = useState<ProcessSample | undefined>(undefined)
-  const [error, setError] = useState<unknown>(undefined)
   const [networkError, setNetworkError] = useState<string | null>(null)
-  const [busy, setBusy] = useState(true)
   const visible = useVisible()
-  const inFlight = useRef<AbortController | null>(null)
-  const finishedAt = useRef(0)
-
-  const refresh = async () => {
-    inFlight.current?.abort()
-    const abort = new AbortController()
-    inFlight.current = abort
-    setBusy(true)
-    try {
-      setSample(
-        await ctx.api.get<ProcessSample>(`/api/activity/processes${network ? '?network=1' : ''}`, {
-          signal: abort.signal,
-        }),
-      )
-      setError(undefined)
-    } catch (err) {
-      if (abort.signal.aborted) return
-      if (
-        network &&
-        err instanceof ApiError &&
-        (err.code === 'HOSTD_HELPER_UNAVAILABLE' || err.code === 'HOSTD_ACTIVITY_NETWORK_FAILED')
-      ) {
-        // Only the extra measurement failed: say why at the switch and go on without it.
+  // A sample now, again whenever the network columns are switched, and with auto-refresh the next one `every`
+  // seconds after the last one finished (so a slow network=1 sample never piles up), none while the tab is hidden.
+  const resource = useResource(
+    async (signal) => {
+      try {
+        return await ctx.api.get<ProcessSample>(`/api/activity/processes${network ? '?network=1' : ''}`, { signal })
+      } catch (err) {
+        if (!network || !(err instanceof ApiError) || !NETWORK_FAILURES.has(err.code)) throw err
+        // Only the extra measurement failed: say why at the switch and go on without it (a sample follows).
         setNetworkError(
           err.code === 'HOSTD_HELPER_UNAVAILABLE'
             ? 'Network columns need the root helper (Admin Privileges), which is not running on this host. The other columns work without it.'
             : `The network measurement failed: ${err.message}`,
         )
         setParam('network', null)
-      } else {
-        setError(err)
+        throw new NetworkColumnsOff()
       }
-    } finally {
-      if (inFlight.current === abort) {
-        inFlight.current = null
-        finishedAt.current = Date.now()
-        setBusy(false)
-      }
-    }
-  }
-
-  // A sample now, and again whenever the network columns are switched.
-  useEffect(() => {
-    void refresh()
-  }, [network])
-  useEffect(() => () => inFlight.current?.abort(), [])
-
-  // Auto-refresh: the next sample `every` seconds after the last one finished; nothing while the tab is hidden.
-  useEffect(() => {
-    if (!every || busy || !visible) return
-    const timer = setTimeout(() => void refresh(), Math.max(0, finishedAt.current + every * 1000 - Date.now()))
-    return () => clearTimeout(timer)
-  }, [every, busy, visible, network])
+    },
+    [network],
+    { every: every ? every * 1000 : undefined },
+  )
+  const sample = resource.data
+  const error = resource.error instanceof NetworkColumnsOff ? undefined : resource.error
+  const busy = resource.loading
+  const refresh = resource.reload
 
   const rows = sample ? sample.processes.filter((p) => matches(p, filter)) : []
   const autoStatus = every
@@ -200,12 +175,11 @@ function ActivityPage({ ctx }: { ctx: PageContext }) {
 
   return (
     <div class="stack">
-      <link rel="stylesheet" href={STYLESHEET} />
       <PageHeader
         title="Activity"
         description="What runs on this host, sampled when you ask. CPU, disk and wakeup figures are rates since the previous sample."
         actions={
-          <Button variant="primary" icon="refresh" busy={busy && sample !== undefined} onClick={() => void refresh()}>
+          <Button variant="primary" icon="refresh" busy={busy && sample !== undefined} onClick={refresh}>
             Refresh
           </Button>
         }
@@ -251,7 +225,7 @@ function ActivityPage({ ctx }: { ctx: PageContext }) {
 
       {sample === undefined ? (
         error !== undefined ? (
-          <ErrorState title="The process table could not be sampled" error={error} onRetry={() => void refresh()} />
+          <ErrorState title="The process table could not be sampled" error={error} onRetry={refresh} />
         ) : (
           <Loading label="Sampling processes…" />
         )
@@ -270,7 +244,7 @@ function ActivityPage({ ctx }: { ctx: PageContext }) {
             <ErrorState
               title="The last refresh failed; the table shows the sample before it"
               error={error}
-              onRetry={() => void refresh()}
+              onRetry={refresh}
             />
           )}
           {allRatesZero(sample.processes) && (
@@ -280,7 +254,7 @@ function ActivityPage({ ctx }: { ctx: PageContext }) {
                 This is the first sample since the daemon started. CPU, disk and wakeups are rates measured against the
                 previous sample, so they all read 0 this time.
               </p>
-              <Button size="sm" onClick={() => void refresh()}>
+              <Button size="sm" onClick={refresh}>
                 Measure again
               </Button>
             </div>

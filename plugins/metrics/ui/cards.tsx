@@ -7,11 +7,13 @@ import { useEffect, useMemo, useRef, useState } from 'preact/hooks'
 import {
   defineElement,
   ErrorState,
+  errorMessage,
   formatBytes,
   formatRate,
   Tabs,
   TimeChart,
   TimeSeries,
+  useResource,
   type PageContext,
 } from '@hostd/ui'
 import type { HistoryPoint, MetricsSnapshot } from '../src/schemas.ts'
@@ -76,62 +78,54 @@ const CHARTS = [
 
 function LiveCharts({ ctx }: { ctx: PageContext }) {
   const [range, setRange] = useState('1h')
-  const [error, setError] = useState<unknown>(undefined)
-  const [attempt, setAttempt] = useState(0)
-  const [status, setStatus] = useState('Loading…')
+  const [live, setLive] = useState('')
   const capacity = RANGES.find((r) => r.id === range)!.capacity
   const series = useMemo(() => CHARTS.map((c) => new TimeSeries(capacity, c.series.length)), [range])
   const lastTime = useRef(0)
 
-  useEffect(() => {
-    const abort = new AbortController()
-    const push = (p: Point) => {
-      const t = Date.parse(p.t) / 1000
-      if (t <= lastTime.current) return
-      lastTime.current = t
-      CHARTS.forEach((c, i) => series[i]!.push(t, c.values(p)))
-    }
-    const load = async () => {
-      const history = await ctx.api.get<{ points: Point[] }>(`/api/metrics/history?range=${range}`, {
-        signal: abort.signal,
-      })
-      CHARTS.forEach((c, i) => series[i]!.replace(history.points.map((p) => [Date.parse(p.t) / 1000, ...c.values(p)])))
-      lastTime.current = history.points.length ? Date.parse(history.points.at(-1)!.t) / 1000 : 0
-      setError(undefined)
-    }
-    setStatus('Loading…')
-    let stream: { close(): void } | null = null
-    let refresh: ReturnType<typeof setInterval> | undefined
-    load().then(
-      () => {
-        if (abort.signal.aborted) return
-        if (range === '1h') {
-          stream = ctx.sse(
-            '/api/metrics/stream',
-            {
-              metrics: (s: MetricsSnapshot) => {
-                push(historyPoint(s))
-                setStatus(`Live · ${new Date(s.sampledAt).toLocaleTimeString()}`)
-              },
-            },
-            { onError: () => setStatus('Reconnecting…') },
-          )
-        } else {
-          setStatus('History, refreshed every minute')
-          refresh = setInterval(() => void load().catch(() => undefined), 60_000)
-        }
-      },
-      (err: unknown) => !abort.signal.aborted && setError(err),
-    )
-    return () => {
-      abort.abort()
-      stream?.close()
-      clearInterval(refresh)
-    }
-  }, [series, attempt])
+  // The range's history fills the charts; 24 h and 7 d load it again every minute, 1 h follows the stream instead.
+  const history = useResource(
+    async (signal) => {
+      const answer = await ctx.api.get<{ points: Point[] }>(`/api/metrics/history?range=${range}`, { signal })
+      CHARTS.forEach((c, i) => series[i]!.replace(answer.points.map((p) => [Date.parse(p.t) / 1000, ...c.values(p)])))
+      lastTime.current = answer.points.length ? Date.parse(answer.points.at(-1)!.t) / 1000 : 0
+      // Which charts it filled: the stream starts only once these are the charts on screen.
+      return series
+    },
+    [series],
+    { every: range === '1h' ? undefined : 60_000 },
+  )
+  const loaded = history.data === series
 
-  if (error !== undefined)
-    return <ErrorState title="Metrics could not be loaded" error={error} onRetry={() => setAttempt((a) => a + 1)} />
+  useEffect(() => {
+    if (!loaded || range !== '1h') return
+    setLive('')
+    const stream = ctx.sse(
+      '/api/metrics/stream',
+      {
+        metrics: (s: MetricsSnapshot) => {
+          const p = historyPoint(s)
+          const t = Date.parse(p.t) / 1000
+          if (t <= lastTime.current) return
+          lastTime.current = t
+          CHARTS.forEach((c, i) => series[i]!.push(t, c.values(p)))
+          setLive(`Live · ${new Date(s.sampledAt).toLocaleTimeString()}`)
+        },
+      },
+      { onError: () => setLive('Reconnecting…') },
+    )
+    return () => stream.close()
+  }, [loaded, series])
+
+  if (!loaded && history.error !== undefined)
+    return <ErrorState title="Metrics could not be loaded" error={history.error} onRetry={history.reload} />
+  const status = !loaded
+    ? 'Loading…'
+    : range === '1h'
+      ? live || 'Loading…'
+      : history.stale
+        ? `History of ${new Date(history.loadedAt!).toLocaleTimeString()}: the refresh failed (${errorMessage(history.error)})`
+        : 'History, refreshed every minute'
   return (
     <div>
       <div class="toolbar">

@@ -67,7 +67,9 @@ function NetworkPage({ ctx }: { ctx: PageContext }) {
     if (s.enabled) {
       const ok = await ctx.confirm({
         title: `Disable ${s.name}?`,
-        message: `${s.device || 'Its interface'} goes offline and stays off after a restart. If you reach this server through it, the page asks you to confirm, and without that it comes back by itself.`,
+        message:
+          `${s.device || 'Its interface'} goes offline and stays off after a restart. If you reach this server ` +
+          'through it, the page asks you to confirm, and without that it comes back by itself.',
         confirmLabel: 'Disable',
         danger: true,
       })
@@ -89,7 +91,10 @@ function NetworkPage({ ctx }: { ctx: PageContext }) {
     <>
       <PageHeader
         title="Network"
-        description="This server's network connections. A change that could cut you off must be confirmed in time, or the previous settings come back by themselves."
+        description={
+          "This server's network connections. A change that could cut you off must be confirmed in time, " +
+          'or the previous settings come back by themselves.'
+        }
         actions={
           <Button
             icon="refresh"

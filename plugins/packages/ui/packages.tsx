@@ -10,7 +10,6 @@ import {
   Async,
   Badge,
   Button,
-  Card,
   Checkbox,
   DataTable,
   Dialog,
@@ -256,19 +255,21 @@ function SearchView({
     columns.push({ key: 'actions', label: 'Actions', align: 'end', render: (p) => rowActions(actions, p) })
   return (
     <div class="stack" style={FIT}>
-      <form role="search" onSubmit={(e) => e.preventDefault()} style={{ maxWidth: '36rem' }}>
-        <TextField
-          name="q"
-          type="search"
-          label="Search packages"
-          value={text}
-          maxLength={100}
-          autoComplete="off"
-          spellcheck={false}
-          hint="Part of a name or of a description, as plain text."
-          onInput={(e) => setText(e.currentTarget.value)}
-        />
-      </form>
+      <search style={{ maxWidth: '36rem' }}>
+        <form onSubmit={(e) => e.preventDefault()}>
+          <TextField
+            name="q"
+            type="search"
+            label="Search packages"
+            value={text}
+            maxLength={100}
+            autoComplete="off"
+            spellcheck={false}
+            hint="Part of a name or of a description, as plain text."
+            onInput={(e) => setText(e.currentTarget.value)}
+          />
+        </form>
+      </search>
       {!query ? (
         <Empty icon="search" title="Find a package">
           Type part of its name or of its description. What apt offers is searched, installed or not.
@@ -348,7 +349,10 @@ function RemoveDialog({
 
 function PackagesPage({ ctx }: { ctx: PageContext }) {
   const store = useMemo<JobStore>(() => createJobStore(ctx), [])
-  const list = useResource((signal) => ctx.api.get<PackageList>('/api/packages', { signal }), [])
+  // Someone else's job: look again every few seconds until it ends (its output goes only to whoever started it).
+  const list = useResource((signal) => ctx.api.get<PackageList>('/api/packages', { signal }), [], {
+    every: (d) => (d?.job && d.job.id !== store.jobId.value ? BUSY_POLL_MS : undefined),
+  })
   const [searchGeneration, setSearchGeneration] = useState(0)
   const [removing, setRemoving] = useState<string | null>(null)
   const admin = ctx.can('admin')
@@ -367,15 +371,6 @@ function PackagesPage({ ctx }: { ctx: PageContext }) {
   const foreignJob = data?.job && data.job.id !== store.jobId.value ? data.job : null
   const busy = store.running.value || foreignJob !== null
 
-  // Someone else's job: look again every few seconds until it ends (its output goes only to whoever started it).
-  const reload = useRef(list.reload)
-  reload.current = list.reload
-  useEffect(() => {
-    if (!foreignJob) return
-    const timer = setInterval(() => reload.current(), BUSY_POLL_MS)
-    return () => clearInterval(timer)
-  }, [foreignJob?.id])
-
   const run = (request: ExecRequest) =>
     store.start(request, () => {
       list.reload()
@@ -387,7 +382,9 @@ function PackagesPage({ ctx }: { ctx: PageContext }) {
     const names = data!.items.filter((p) => p.upgradable).map((p) => p.name)
     const ok = await ctx.confirm({
       title: `Upgrade ${names.length} ${names.length === 1 ? 'package' : 'packages'}?`,
-      message: `${names.slice(0, 12).join(', ')}${names.length > 12 ? ` and ${names.length - 12} more` : ''}. apt installs every upgrade that needs no new package and removes nothing.`,
+      message:
+        `${names.slice(0, 12).join(', ')}${names.length > 12 ? ` and ${names.length - 12} more` : ''}. ` +
+        'apt installs every upgrade that needs no new package and removes nothing.',
       confirmLabel: 'Upgrade all',
     })
     if (ok) run({ action: 'upgrade' })

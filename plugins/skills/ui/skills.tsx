@@ -8,15 +8,13 @@
  *   /skills/<id>/revisions/<n>       one old revision
  *   /skills/drafts/<draftId>         a draft being edited
  */
-import { Button, defineElement, Empty, PageHeader, type PageContext } from '@hostd/ui'
+import { adoptStyles, Button, defineElement, Empty, PageHeader, type PageContext } from '@hostd/ui'
 import { CreateSkill } from './parts/create.tsx'
 import { DraftPage } from './parts/draft.tsx'
 import { SkillList } from './parts/list.tsx'
 import { RevisionPage, SkillPage } from './parts/skill.tsx'
-import './skills.css'
+import css from './skills.css' with { type: 'text' }
 
-/** This page's stylesheet, built beside this module. */
-const STYLESHEET = new URL('./skills.css', import.meta.url).href
 const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}'
 const SKILL = new RegExp(`^/(${UUID})$`)
 const REVISION = new RegExp(`^/(${UUID})/revisions/([1-9][0-9]{0,15})$`)
@@ -43,13 +41,5 @@ function View({ ctx }: { ctx: PageContext }) {
   )
 }
 
-function SkillsPage({ ctx }: { ctx: PageContext }) {
-  return (
-    <>
-      <link rel="stylesheet" href={STYLESHEET} />
-      <View ctx={ctx} />
-    </>
-  )
-}
-
-defineElement('skills-page', ({ ctx }) => <SkillsPage ctx={ctx} />)
+adoptStyles('skills', css)
+defineElement('skills-page', ({ ctx }) => <View ctx={ctx} />)

@@ -5,6 +5,7 @@
 import { useCallback, useState } from 'preact/hooks'
 import {
   Async,
+  adoptStyles,
   Button,
   PageHeader,
   PrivilegesMissing,
@@ -17,7 +18,10 @@ import {
 import { DisksView } from './parts/disks.tsx'
 import { FilesView } from './parts/files.tsx'
 import { SharesView } from './parts/shares.tsx'
-import type { HelperState, Overview } from './parts/types.ts'
+import type { HelperState, Overview } from './parts/model.ts'
+import css from './storage.css' with { type: 'text' }
+
+adoptStyles('storage', css)
 
 const VIEWS = [
   { id: 'disks', label: 'Disks and volumes', path: '' },

@@ -1,7 +1,16 @@
 /** The system plugin's overview cards: the host's facts, and hostd's version with its update status. */
-import { Async, ErrorState, KeyValues, formatDateTime, useResource, defineElement, type PageContext } from '@hostd/ui'
+import {
+  Async,
+  Badge,
+  ErrorState,
+  KeyValues,
+  formatDateTime,
+  useResource,
+  defineElement,
+  type PageContext,
+} from '@hostd/ui'
 import { HostFacts } from './parts/facts.tsx'
-import { updateBadge, type UpdateStatus, type Version } from './parts/shared.tsx'
+import { updateState, type UpdateStatus, type Version } from './parts/model.ts'
 
 function Software({ ctx }: { ctx: PageContext }) {
   const data = useResource(async (signal) => {
@@ -23,7 +32,7 @@ function Software({ ctx }: { ctx: PageContext }) {
             [
               'Updates',
               <>
-                {updateBadge(updates)}{' '}
+                <Badge tone={updateState(updates).tone}>{updateState(updates).label}</Badge>{' '}
                 {updates.updateAvailable && <a href="/system">{ctx.can('admin') ? 'Install…' : 'Details'}</a>}
               </>,
             ],

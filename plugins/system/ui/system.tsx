@@ -19,7 +19,7 @@ import css from './system.css' with { type: 'text' }
 import { HostFacts } from './parts/facts.tsx'
 import { PowerCard } from './parts/power.tsx'
 import { PrivilegesCard } from './parts/privileges.tsx'
-import type { Privileged, Settings } from './parts/shared.tsx'
+import type { Privileged, Settings } from './parts/model.ts'
 import { UpdatesCard } from './parts/updates.tsx'
 
 adoptStyles('system', css)

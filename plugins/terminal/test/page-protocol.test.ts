@@ -5,8 +5,8 @@
  * page.browser.test.ts.
  */
 import { describe, expect, it } from 'vitest'
-import { ACK_EVERY_BYTES, PENDING_HIGH, TerminalConnection } from '../ui/lib/connection.ts'
-import { explainEnding, explainWithPlugin, type Ending } from '../ui/lib/protocol.ts'
+import { ACK_EVERY_BYTES, PENDING_HIGH, TerminalConnection } from '../ui/parts/connection.ts'
+import { explainEnding, explainWithPlugin, type Ending } from '../ui/parts/protocol.ts'
 
 const end = (code: number, extra: Partial<Ending> = {}): Ending => ({ code, reason: '', opened: true, ...extra })
 

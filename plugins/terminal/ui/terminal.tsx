@@ -20,14 +20,14 @@ import {
   type Tone,
 } from '@hostd/ui'
 import { useEffect, useRef, useState } from 'preact/hooks'
-import { TerminalConnection } from './lib/connection.ts'
-import { explainEnding, explainWithPlugin, type Explanation, type PluginEntry } from './lib/protocol.ts'
-import pageCss from './lib/terminal.css' with { type: 'text' }
-import type { TerminalView } from './lib/xterm.ts'
+import { TerminalConnection } from './parts/connection.ts'
+import { explainEnding, explainWithPlugin, type Explanation, type PluginEntry } from './parts/protocol.ts'
+import pageCss from './terminal.css' with { type: 'text' }
+import type { TerminalView } from './parts/xterm.ts'
 
 adoptStyles('terminal-page', pageCss)
 /** Started as soon as the page module loads, while the plugin's state is being read. */
-const xterm = import('./lib/xterm.ts')
+const xterm = import('./parts/xterm.ts')
 
 const SCREEN_READER_KEY = 'hostd.terminal.screenReaderMode'
 /** The box settles (window drag, sidebar) before the terminal refits and the shell is told the new size. */

@@ -4,7 +4,7 @@
  * (the server decides: every action is admin-only there too). The state is read again every 15 s while the tab is
  * visible, and every 2 s while a login waits for someone to finish it in the tab it opened.
  */
-import { useEffect, useRef, useState } from 'preact/hooks'
+import { useEffect, useState } from 'preact/hooks'
 import {
   Async,
   Badge,
@@ -582,20 +582,12 @@ function Settings({ ctx, status, reload }: { ctx: PageContext; status: VpnStatus
 }
 
 function VpnPage({ ctx }: { ctx: PageContext }) {
-  const status = useResource((signal) => ctx.api.get<VpnStatus>('/api/vpn', { signal }), [])
   const [waiting, setWaiting] = useState<string | null>(null)
+  // Quicker while a login is on its way (this page's or another tab's), to notice when it completes.
+  const status = useResource((signal) => ctx.api.get<VpnStatus>('/api/vpn', { signal }), [], {
+    every: (s) => (waiting !== null || s?.loginPending ? LOGIN_POLL_MS : POLL_MS),
+  })
   const data = status.data
-  const pending = waiting !== null || Boolean(data?.loginPending)
-
-  const reload = useRef(status.reload)
-  reload.current = status.reload
-  useEffect(() => {
-    const timer = setInterval(
-      () => document.visibilityState === 'visible' && reload.current(),
-      pending ? LOGIN_POLL_MS : POLL_MS,
-    )
-    return () => clearInterval(timer)
-  }, [pending])
 
   // The login finished in the other tab (or by someone else): stop waiting and say so.
   useEffect(() => {

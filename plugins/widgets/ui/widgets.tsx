@@ -3,7 +3,7 @@
  * ran and how it ended; "Run now" for operators; admins add, edit and delete widgets in place. Scripts reach
  * admins only (the API leaves the key out for everyone else). The output conventions per type are in the README.
  */
-import { useEffect, useState } from 'preact/hooks'
+import { useState } from 'preact/hooks'
 import {
   ApiError,
   Badge,
@@ -18,6 +18,7 @@ import {
   Loading,
   ProgressBar,
   Select,
+  StaleNotice,
   TextArea,
   TextField,
   adoptStyles,
@@ -108,7 +109,8 @@ function Drawn({ widget, output }: { widget: Widget; output: Output }) {
     }
     default:
       return (
-        <pre class="widget-text" tabIndex={0} aria-label={`Output of ${widget.title}`}>
+        // biome-ignore lint/a11y/noNoninteractiveTabindex lint/a11y/useSemanticElements: scrolling text, so a keyboard must reach it; named as a region
+        <pre class="widget-text" role="region" tabIndex={0} aria-label={`Output of ${widget.title}`}>
           {output.stdout.replace(/\n+$/, '')}
         </pre>
       )
@@ -315,7 +317,10 @@ function Editor({
           autoComplete="off"
           defaultValue={widget?.script ?? ''}
           placeholder={'df -h / | tail -1'}
-          hint="Run by /bin/sh as the unprivileged widget account, in its own folder, with stdin closed. What it prints (at most 64 KiB) is what everyone sees; only admins see the script."
+          hint={
+            'Run by /bin/sh as the unprivileged widget account, in its own folder, with stdin closed. ' +
+            'What it prints (at most 64 KiB) is what everyone sees; only admins see the script.'
+          }
         />
         <div class="widget-timing">
           <TextField
@@ -372,15 +377,12 @@ function RunnerNotice({ ctx, runner }: { ctx: PageContext; runner: RunnerStatus 
 type Editing = { widget: Widget | null } | null
 
 function WidgetsBoard({ ctx }: { ctx: PageContext }) {
-  const list = useResource((signal) => ctx.api.get<WidgetList>('/api/bento/widgets', { signal }), [])
+  // The list answers from the cached outputs, so polling is cheap: quicker while a run is on its way.
+  const list = useResource((signal) => ctx.api.get<WidgetList>('/api/bento/widgets', { signal }), [], {
+    every: (d) => (d?.items.some((w) => w.running || (!w.output && d.runner.available)) ? 2000 : 15_000),
+  })
   const [editing, setEditing] = useState<Editing>(null)
   const data = list.data
-  // The list answers from the cached outputs, so polling is cheap: quicker while a run is on its way.
-  const waiting = Boolean(data?.items.some((w) => w.running || (!w.output && data.runner.available)))
-  useEffect(() => {
-    const timer = setInterval(() => document.visibilityState === 'visible' && list.reload(), waiting ? 2000 : 15_000)
-    return () => clearInterval(timer)
-  }, [waiting])
 
   if (!data)
     return list.error !== undefined ? (
@@ -419,6 +421,7 @@ function WidgetsBoard({ ctx }: { ctx: PageContext }) {
 
   return (
     <div class="widgets-board stack">
+      {list.stale && <StaleNotice resource={list} />}
       <RunnerNotice ctx={ctx} runner={data.runner} />
       {data.items.length === 0 ? (
         <Empty

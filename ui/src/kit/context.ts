@@ -11,9 +11,12 @@ export interface SessionUser {
   role: Role
 }
 
-export interface SseHandlers {
-  /** Event name -> handler of its parsed JSON data (`message` for unnamed events). */
-  [event: string]: (data: any, event: MessageEvent) => void
+/**
+ * Event name -> handler of its parsed JSON data (`message` for unnamed events). `E` maps each event to the data its
+ * handler declares; the shell hands over the server's JSON as it came, unchecked.
+ */
+export type SseHandlers<E extends Record<string, unknown> = Record<string, unknown>> = {
+  [K in keyof E]: (data: E[K], event: MessageEvent) => void
 }
 
 export interface SseOptions {
@@ -44,7 +47,7 @@ export interface PageContext {
   /** fetch with the session; JSON errors thrown as ApiError { status, code, message }. */
   api: Api
   /** A server-sent event stream (EventSource) with JSON data, closed with the page. */
-  sse(path: string, handlers: SseHandlers, options?: SseOptions): Stream
+  sse<E extends Record<string, unknown>>(path: string, handlers: SseHandlers<E>, options?: SseOptions): Stream
   /** A same-origin WebSocket to an API path (wss:// on https), closed with the page. */
   socket(path: string, options?: SocketOptions): WebSocket
   /** Uploads a file as the raw body with progress; parses the JSON answer. */

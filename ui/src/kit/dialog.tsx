@@ -44,6 +44,7 @@ export function Dialog({ open, title, onClose, children, actions, size = 'md' }:
   }, [open])
   useEffect(() => () => ref.current?.open && ref.current.close(), [])
   return (
+    // biome-ignore lint/a11y/useKeyWithClickEvents: a click on the backdrop closes it; the keyboard has Escape (onCancel)
     <dialog
       ref={ref}
       class={`dialog dialog-${size}`}

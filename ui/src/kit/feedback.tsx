@@ -1,8 +1,9 @@
 import type { ComponentChildren } from 'preact'
-import { useCallback, useEffect, useRef, useState } from 'preact/hooks'
 import { errorMessage } from './api.ts'
 import { Button } from './button.tsx'
+import { formatRelative } from './format.ts'
 import { Icon, Spinner } from './icons.tsx'
+import type { Resource } from './resource.ts'
 
 /** A loading block: announced politely to screen readers. */
 export function Loading({ label = 'Loading…' }: { label?: string }) {
@@ -100,52 +101,52 @@ export function Badge({ tone = 'neutral', children }: { tone?: Tone; children: C
   return <span class={`badge tone-${tone}`}>{children}</span>
 }
 
-export interface Resource<T> {
-  data: T | undefined
-  error: unknown
-  loading: boolean
-  /** Loads again (keeps the current data on screen meanwhile). */
-  reload(): void
-}
-
 /**
- * Loads data for a component: `const users = useResource((signal) => ctx.api.get('/api/users', { signal }), [])`.
- * A newer load wins over an older one; unmounting aborts the load.
+ * Said above data that a refresh could not replace (the resource is `stale`): what failed, how old the data on screen
+ * is, and a button to try again. `Async` shows it by itself.
  */
-export function useResource<T>(load: (signal: AbortSignal) => Promise<T>, deps: unknown[] = []): Resource<T> {
-  const [state, setState] = useState<{ data?: T; error?: unknown; loading: boolean }>({ loading: true })
-  const [tick, setTick] = useState(0)
-  const loader = useRef(load)
-  loader.current = load
-  useEffect(() => {
-    const abort = new AbortController()
-    setState((s) => ({ ...s, loading: true }))
-    loader.current(abort.signal).then(
-      (data) => !abort.signal.aborted && setState({ data, loading: false }),
-      (error: unknown) => !abort.signal.aborted && setState((s) => ({ data: s.data, error, loading: false })),
-    )
-    return () => abort.abort()
-  }, [...deps, tick])
-  const reload = useCallback(() => setTick((t) => t + 1), [])
-  return { data: state.data, error: state.error, loading: state.loading, reload }
+export function StaleNotice({
+  resource,
+}: {
+  resource: Pick<Resource<unknown>, 'error' | 'loadedAt' | 'loading' | 'reload'>
+}) {
+  const age = resource.loadedAt === undefined ? '' : ` (loaded ${formatRelative(resource.loadedAt)})`
+  return (
+    <div class="notice stale-notice">
+      <Icon name="triangle-alert" size={16} />
+      <p role="status">
+        Not up to date{age}: {errorMessage(resource.error)}
+      </p>
+      <Button size="sm" variant="ghost" icon="refresh" busy={resource.loading} onClick={resource.reload}>
+        Try again
+      </Button>
+    </div>
+  )
 }
 
 export interface AsyncProps<T> {
   resource: Resource<T>
   /** What is loading, for the loading block. */
   label?: string
+  /** The error block's title when nothing could be loaded. */
+  errorTitle?: string
   /** Shown instead of children when this returns true (e.g. an empty list). */
   isEmpty?: (data: T) => boolean
   empty?: ComponentChildren
   children: (data: T) => ComponentChildren
 }
 
-/** Renders a resource's loading, error, empty or loaded state. */
-export function Async<T>({ resource, label, isEmpty, empty, children }: AsyncProps<T>) {
+/** Renders a resource's loading, error, empty or loaded state; over data a refresh failed to replace, a notice. */
+export function Async<T>({ resource, label, errorTitle, isEmpty, empty, children }: AsyncProps<T>) {
   if (resource.data === undefined) {
-    if (resource.error !== undefined) return <ErrorState error={resource.error} onRetry={resource.reload} />
+    if (resource.error !== undefined)
+      return <ErrorState title={errorTitle} error={resource.error} onRetry={resource.reload} />
     return <Loading label={label} />
   }
-  if (isEmpty?.(resource.data)) return <>{empty}</>
-  return <>{children(resource.data)}</>
+  return (
+    <>
+      {resource.stale && <StaleNotice resource={resource} />}
+      {isEmpty?.(resource.data) ? empty : children(resource.data)}
+    </>
+  )
 }

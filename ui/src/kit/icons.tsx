@@ -158,7 +158,10 @@ export function Icon({ name, size = 18, label, class: cls }: IconProps) {
       stroke-width="2"
       stroke-linecap="round"
       stroke-linejoin="round"
-      {...(label ? { role: 'img', 'aria-label': label } : { 'aria-hidden': 'true', focusable: 'false' })}
+      role={label ? 'img' : undefined}
+      aria-label={label}
+      aria-hidden={label ? undefined : 'true'}
+      focusable={label ? undefined : 'false'}
     >
       {node.map(([tag, attrs]) => {
         const Tag = tag as 'path'

@@ -27,11 +27,19 @@ export {
   ErrorState,
   ProgressBar,
   Badge,
-  useResource,
   Async,
-  type Resource,
+  StaleNotice,
+  type AsyncProps,
   type Tone,
 } from './feedback.tsx'
+export {
+  useResource,
+  startRefreshing,
+  type Resource,
+  type ResourceOptions,
+  type RefreshOptions,
+  type Refresher,
+} from './resource.ts'
 export { PageHeader, Card, Tabs, KeyValues } from './layout.tsx'
 export { TimeSeries, TimeChart, type ChartSeries, type TimeChartProps } from './chart.tsx'
 export { LogView, ProgressList, Countdown, FileDrop, type ProgressItem } from './live.tsx'

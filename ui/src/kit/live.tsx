@@ -7,7 +7,6 @@ import { Button } from './button.tsx'
 import { Icon } from './icons.tsx'
 
 // Terminal colour and cursor sequences: a log shows text, not escape codes.
-// eslint-disable-next-line no-control-regex
 const ANSI = /\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07/g
 
 export interface LogViewProps {
@@ -86,6 +85,7 @@ export function LogView({ label, open, maxLines = 5000, decode, height = '24rem'
           {following ? 'Pause scrolling' : 'Follow'}
         </Button>
       </div>
+      {/* biome-ignore lint/a11y/noNoninteractiveTabindex: it scrolls, so a keyboard must reach it (axe scrollable-region-focusable) */}
       <pre ref={pre} class="log-lines" role="log" aria-label={label} tabIndex={0} style={{ height }} />
     </div>
   )
@@ -176,6 +176,7 @@ export function FileDrop({ label, onFiles, multiple = true, accept, disabled, ch
     if (files.length && !disabled) onFiles(multiple ? files : files.slice(0, 1))
   }
   return (
+    // biome-ignore lint/a11y/noStaticElementInteractions: only a drop target; the file-picker button inside is the keyboard's way in
     <div
       class={`file-drop${over ? ' over' : ''}${disabled ? ' disabled' : ''}`}
       onDragOver={(e) => {

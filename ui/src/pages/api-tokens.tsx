@@ -1,9 +1,12 @@
+import type { Static } from '@sinclair/typebox'
 import { useState } from 'preact/hooks'
+import type { ApiTokenSchema } from '../../../kernel/src/auth/schemas.ts'
 import { Button, IconButton } from '../kit/button.tsx'
 import type { Role } from '../kit/context.ts'
 import { CopyButton } from '../kit/copy.tsx'
 import { confirm, Dialog } from '../kit/dialog.tsx'
-import { Async, Badge, Empty, useResource } from '../kit/feedback.tsx'
+import { Async, Badge, Empty } from '../kit/feedback.tsx'
+import { useResource } from '../kit/resource.ts'
 import { FieldErrors, Form, Select, TextArea, TextField } from '../kit/form.tsx'
 import { formatDateTime, formatRelative } from '../kit/format.ts'
 import { Icon } from '../kit/icons.tsx'
@@ -12,15 +15,8 @@ import { DataTable } from '../kit/table.tsx'
 import { toast } from '../kit/toast.tsx'
 import { api } from '../shell/session.ts'
 
-export interface ApiToken {
-  id: string
-  name: string
-  role: Role
-  prefixes: string[] | null
-  createdAt: string
-  lastUsedAt: string | null
-  expiresAt: string | null
-}
+/** A token as `GET /api/me/tokens` lists it (the kernel's schema, as a type only). */
+export type ApiToken = Static<typeof ApiTokenSchema>
 
 const ROLES: Role[] = ['viewer', 'operator', 'admin']
 const ROLE_LABEL: Record<Role, string> = {

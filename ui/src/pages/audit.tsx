@@ -1,7 +1,8 @@
 import { useState } from 'preact/hooks'
 import { Button } from '../kit/button.tsx'
 import { confirm } from '../kit/dialog.tsx'
-import { Async, Badge, Empty, useResource } from '../kit/feedback.tsx'
+import { Async, Badge, Empty } from '../kit/feedback.tsx'
+import { useResource } from '../kit/resource.ts'
 import { Form, TextField } from '../kit/form.tsx'
 import { formatDateTime } from '../kit/format.ts'
 import { Card, PageHeader, Tabs } from '../kit/layout.tsx'
@@ -77,7 +78,9 @@ function RetentionCard({ onChanged }: { onChanged: () => void }) {
                 shorter &&
                 !(await confirm({
                   title: 'Shorten the audit log?',
-                  message: `Records older than ${next.maxAgeDays} days, and the oldest beyond ${next.maxRows.toLocaleString()}, are removed now. This cannot be undone.`,
+                  message:
+                    `Records older than ${next.maxAgeDays} days, and the oldest beyond ` +
+                    `${next.maxRows.toLocaleString()}, are removed now. This cannot be undone.`,
                   confirmLabel: 'Shorten the log',
                   danger: true,
                 }))

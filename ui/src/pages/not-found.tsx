@@ -22,11 +22,11 @@ export function NotFound() {
   )
 }
 
-export function Forbidden({ role }: { role: string }) {
+export function Forbidden({ requiredRole }: { requiredRole: string }) {
   return (
     <>
       <PageHeader title="Not available to you" />
-      <Empty icon="lock" title={`This page needs the ${role} role`}>
+      <Empty icon="lock" title={`This page needs the ${requiredRole} role`}>
         Ask an administrator if you need it.
       </Empty>
     </>

@@ -1,20 +1,17 @@
+import type { Static } from '@sinclair/typebox'
+import type { SessionSchema } from '../../../kernel/src/auth/schemas.ts'
 import { IconButton, Button } from '../kit/button.tsx'
 import { confirm } from '../kit/dialog.tsx'
-import { Async, Badge, Empty, useResource } from '../kit/feedback.tsx'
+import { Async, Badge, Empty } from '../kit/feedback.tsx'
+import { useResource } from '../kit/resource.ts'
 import { formatDateTime, formatRelative } from '../kit/format.ts'
 import { Card } from '../kit/layout.tsx'
 import { DataTable } from '../kit/table.tsx'
 import { toast } from '../kit/toast.tsx'
 import { api, sessionEnded } from '../shell/session.ts'
 
-export interface SessionInfo {
-  id: string
-  createdAt: string
-  lastSeenAt: string
-  ip: string | null
-  userAgent: string | null
-  current: boolean
-}
+/** A session as `GET /api/me/sessions` lists it (the kernel's schema, as a type only). */
+export type SessionInfo = Static<typeof SessionSchema>
 
 const BROWSERS: [RegExp, string][] = [
   [/Edg\//, 'Edge'],
@@ -133,7 +130,9 @@ export function SessionsCard() {
           }
         : {
             title: 'End this session?',
-            message: `${describeAgent(s.userAgent)} from ${s.ip ?? 'an unknown address'} is signed out at once, and whatever it has open (terminals, live views) closes.`,
+            message:
+              `${describeAgent(s.userAgent)} from ${s.ip ?? 'an unknown address'} is signed out at once, ` +
+              'and whatever it has open (terminals, live views) closes.',
             confirmLabel: 'End session',
             danger: true,
           },

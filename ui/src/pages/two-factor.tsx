@@ -1,25 +1,19 @@
+import type { Static } from '@sinclair/typebox'
+import type { EnrollmentSchema, TwoFactorStatusSchema } from '../../../kernel/src/auth/schemas.ts'
 import { useEffect, useState } from 'preact/hooks'
 import { Button } from '../kit/button.tsx'
 import { CopyButton } from '../kit/copy.tsx'
 import { Dialog } from '../kit/dialog.tsx'
-import { Async, Badge, useResource } from '../kit/feedback.tsx'
+import { Async, Badge } from '../kit/feedback.tsx'
+import { useResource } from '../kit/resource.ts'
 import { Form, TextField } from '../kit/form.tsx'
 import { Icon } from '../kit/icons.tsx'
 import { Card } from '../kit/layout.tsx'
 import { toast } from '../kit/toast.tsx'
 import { api } from '../shell/session.ts'
 
-interface Status {
-  enabled: boolean
-  recoveryCodesLeft: number
-  required: boolean
-}
-
-interface Enrollment {
-  secret: string
-  uri: string
-  qrSvg: string
-}
+type Status = Static<typeof TwoFactorStatusSchema>
+type Enrollment = Static<typeof EnrollmentSchema>
 
 const CODE_FIELD = {
   inputMode: 'numeric',

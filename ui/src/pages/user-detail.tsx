@@ -1,20 +1,14 @@
+import type { User } from '../../../kernel/src/users/schemas.ts'
 import { Button } from '../kit/button.tsx'
-import type { Role, SessionUser } from '../kit/context.ts'
+import type { SessionUser } from '../kit/context.ts'
 import { confirm } from '../kit/dialog.tsx'
-import { Async, Badge, Empty, ErrorState, Loading, useResource } from '../kit/feedback.tsx'
+import { Async, Badge, Empty, ErrorState, Loading } from '../kit/feedback.tsx'
+import { useResource } from '../kit/resource.ts'
 import { Card, KeyValues, PageHeader } from '../kit/layout.tsx'
 import { toast } from '../kit/toast.tsx'
 import { api } from '../shell/session.ts'
 import { revokeToken, TokenTable, type ApiToken } from './api-tokens.tsx'
 import { SessionTable, type SessionInfo } from './sessions.tsx'
-
-interface User {
-  id: string
-  username: string
-  role: Role
-  disabled: boolean
-  twoFactor: boolean
-}
 
 /** An admin's view of one user (`/users/<id>`): two-factor and its reset, their sessions, their API tokens. */
 export default function UserDetailPage({ id, me }: { id: string; me: SessionUser }) {
@@ -66,7 +60,8 @@ function UserView({ user, self, reload }: { user: User; self: boolean; reload: (
     const ok = await confirm({
       title: `Reset two-factor of ${user.username}?`,
       message:
-        'Their authenticator app and recovery codes stop working and they are signed out everywhere. They sign in with their password alone and can set up two-factor again.',
+        'Their authenticator app and recovery codes stop working and they are signed out everywhere. ' +
+        'They sign in with their password alone and can set up two-factor again.',
       confirmLabel: 'Reset two-factor',
       danger: true,
       typed: user.username,

@@ -1,21 +1,15 @@
+import type { User } from '../../../kernel/src/users/schemas.ts'
 import { useState } from 'preact/hooks'
 import { Button, IconButton } from '../kit/button.tsx'
-import type { Role, SessionUser } from '../kit/context.ts'
+import type { SessionUser } from '../kit/context.ts'
 import { confirm, Dialog } from '../kit/dialog.tsx'
-import { Async, Badge, Empty, useResource } from '../kit/feedback.tsx'
+import { Async, Badge, Empty } from '../kit/feedback.tsx'
+import { useResource } from '../kit/resource.ts'
 import { Form, FieldErrors, Select, TextField } from '../kit/form.tsx'
 import { Card, PageHeader } from '../kit/layout.tsx'
 import { DataTable } from '../kit/table.tsx'
 import { toast } from '../kit/toast.tsx'
 import { api } from '../shell/session.ts'
-
-interface User {
-  id: string
-  username: string
-  role: Role
-  disabled: boolean
-  twoFactor: boolean
-}
 
 const POLICY_OPTIONS = [
   { value: 'nobody', label: 'Nobody: each user decides' },

@@ -17,6 +17,7 @@ const Audit = lazyPage(() => import('../pages/audit.tsx'), 'the audit log')
 const Account = lazyPage(() => import('../pages/account.tsx'), 'your account')
 const UserDetail = lazyPage(() => import('../pages/user-detail.tsx'), 'the user')
 const Enroll = lazyPage(() => import('../pages/enroll.tsx'), 'two-factor setup')
+const Gallery = lazyPage(() => import('../pages/gallery.tsx'), 'the kit gallery')
 
 /** Where a session the two-factor policy holds is sent: nothing else answers it until it enrolls. */
 const ENROLL_PATH = '/account/two-factor'
@@ -88,19 +89,19 @@ export function App() {
       admin ? (
         <Users user={s.user} />
       ) : (
-        <Forbidden role="admin" />
+        <Forbidden requiredRole="admin" />
       )
     ) : path.startsWith('/users/') ? (
       admin ? (
         <UserDetail me={s.user} id={path.slice('/users/'.length)} />
       ) : (
-        <Forbidden role="admin" />
+        <Forbidden requiredRole="admin" />
       )
     ) : path === '/audit' ? (
       admin ? (
         <Audit />
       ) : (
-        <Forbidden role="admin" />
+        <Forbidden requiredRole="admin" />
       )
     ) : page ? (
       <PluginElement
@@ -112,6 +113,10 @@ export function App() {
         base={page.path}
         title={page.title}
       />
+    ) : path === '/gallery' ? (
+      // Not reserved from plugins (a plugin page at /gallery comes first) and not in the navigation: a page for
+      // authors of pages, which any signed-in user may open.
+      <Gallery />
     ) : extensions.value === null ? (
       <Loading label="Loading…" />
     ) : (

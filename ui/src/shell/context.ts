@@ -25,7 +25,7 @@ export function makeContext({ user, base, plugin, signal }: ContextOptions): Pag
     user,
     can: (role) => RANK[user.role] >= RANK[role],
     api,
-    sse: (path: string, handlers: SseHandlers, options: SseOptions = {}) => {
+    sse: <E extends Record<string, unknown>>(path: string, handlers: SseHandlers<E>, options: SseOptions = {}) => {
       let source: EventSource | null = null
       let retry: ReturnType<typeof setTimeout> | undefined
       const open = () => {
@@ -33,7 +33,8 @@ export function makeContext({ user, base, plugin, signal }: ContextOptions): Pag
         const es = new EventSource(path)
         source = es
         es.onopen = () => options.onOpen?.()
-        for (const [name, handler] of Object.entries(handlers)) {
+        // The server's JSON goes to each handler unchecked, as the data its event is declared to carry.
+        for (const [name, handler] of Object.entries(handlers as SseHandlers)) {
           es.addEventListener(name, (event) => {
             const e = event as MessageEvent<string>
             let data: unknown = e.data

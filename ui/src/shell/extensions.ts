@@ -1,6 +1,7 @@
 import { computed, effect, signal } from '@preact/signals'
 import type { Role } from '../kit/context.ts'
 import { ApiError } from '../kit/api.ts'
+import { startRefreshing } from '../kit/resource.ts'
 import { api, refreshSession, session } from './session.ts'
 
 export interface PluginRef {
@@ -61,16 +62,16 @@ export const pluginCards = computed<PluginCard[]>(() =>
 
 /**
  * Polling, not a stream: a stream per tab would hold one of the browser's six HTTP/1.1 connections to this host
- * (shared by every tab) for good. Every 4 s while the tab is visible, at once when it becomes visible; the
- * signal changes only when the answer does.
+ * (shared by every tab) for good. Every 4 s while the tab is visible, at once when it becomes visible again after
+ * that long (the kit's `startRefreshing`); the signal changes only when the answer does.
  */
 const POLL_MS = 4000
 let last = ''
 
-async function refresh(): Promise<void> {
+async function refresh(signal: AbortSignal): Promise<void> {
   if (session.value.state !== 'signed-in') return
   try {
-    const list = await api.get<Extension[]>('/api/extensions')
+    const list = await api.get<Extension[]>('/api/extensions', { signal })
     const text = JSON.stringify(list)
     if (text !== last) {
       last = text
@@ -80,22 +81,23 @@ async function refresh(): Promise<void> {
     // The admin's policy now requires two-factor of this user: to enrollment.
     if (err instanceof ApiError && err.code === 'HOSTD_AUTH_TWO_FACTOR_ENROLLMENT_REQUIRED')
       return void refreshSession().catch(() => undefined)
+    if (signal.aborted) return
     // A 401 ends the session (api). Anything else: show the kernel's pages meanwhile, try again at the next tick.
     extensions.value ??= []
   }
 }
 
-let timer: ReturnType<typeof setInterval> | null = null
+/** Ends the polling of the session that started it (sign-out). */
+let polling: AbortController | null = null
 effect(() => {
   const signedIn = session.value.state === 'signed-in'
-  if (signedIn && !timer) {
-    void refresh()
-    timer = setInterval(() => document.visibilityState === 'visible' && void refresh(), POLL_MS)
-  } else if (!signedIn && timer) {
-    clearInterval(timer)
-    timer = null
+  if (signedIn && !polling) {
+    polling = new AbortController()
+    startRefreshing(refresh, { every: POLL_MS, signal: polling.signal })
+  } else if (!signedIn && polling) {
+    polling.abort()
+    polling = null
     last = ''
     extensions.value = null
   }
 })
-document.addEventListener('visibilitychange', () => document.visibilityState === 'visible' && void refresh())

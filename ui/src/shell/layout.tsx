@@ -34,16 +34,16 @@ function UserMenu({ user }: { user: SessionUser }) {
   useEffect(() => {
     if (!open) return
     const outside = (e: Event) => !root.current?.contains(e.target as Node) && setOpen(false)
-    const escape = (e: KeyboardEvent) => {
+    const closeOnEscape = (e: KeyboardEvent) => {
       if (e.key !== 'Escape') return
       setOpen(false)
       root.current?.querySelector<HTMLElement>('button')?.focus()
     }
     document.addEventListener('pointerdown', outside)
-    document.addEventListener('keydown', escape)
+    document.addEventListener('keydown', closeOnEscape)
     return () => {
       document.removeEventListener('pointerdown', outside)
-      document.removeEventListener('keydown', escape)
+      document.removeEventListener('keydown', closeOnEscape)
     }
   }, [open])
   return (

@@ -24,7 +24,7 @@ export function here(): string {
 /** A `next` target only if it is a path of this dashboard (never another site). */
 export function safeNext(search: string): string {
   const next = new URLSearchParams(search).get('next')
-  return next && next.startsWith('/') && !next.startsWith('//') && !next.startsWith('/\\') ? next : '/'
+  return next?.startsWith('/') && !next.startsWith('//') && !next.startsWith('/\\') ? next : '/'
 }
 
 addEventListener('popstate', () => {

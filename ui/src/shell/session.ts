@@ -1,4 +1,7 @@
 import { signal } from '@preact/signals'
+import type { Static } from '@sinclair/typebox'
+import type { ChallengeSchema, MeSchema } from '../../../kernel/src/auth/schemas.ts'
+import type { LoginResponseSchema } from '../../../kernel/src/users/schemas.ts'
 import { ApiError, createApi } from '../kit/api.ts'
 import type { SessionUser } from '../kit/context.ts'
 import { pageTitles } from '../kit/layout.tsx'
@@ -13,17 +16,13 @@ export type SessionState =
   /** Signed in, but the admin's policy requires two-factor first: only enrollment and sign-out work. */
   | { state: 'enroll'; user: SessionUser }
 
-/** `GET /api/auth/me` and a completed sign-in. */
-interface Me extends SessionUser {
-  twoFactor: boolean
-  mustEnrollTwoFactor?: true
-}
-
+// The kernel's answers, as types only (nothing of the kernel is bundled).
+/** `GET /api/auth/me`. */
+type Me = Static<typeof MeSchema>
+/** A completed sign-in. */
+type SignedIn = Static<typeof LoginResponseSchema>
 /** The first step of a sign-in for a user with two-factor: no session yet, a challenge for the code. */
-interface Challenge {
-  twoFactorRequired: true
-  challenge: string
-}
+type Challenge = Static<typeof ChallengeSchema>
 
 export const session = signal<SessionState>({ state: 'loading' })
 
@@ -62,7 +61,7 @@ async function loadBranding(): Promise<void> {
       headline: text(b.headline, 200),
       description: text(b.description, 2000),
       // Only images this server serves: the page's policy allows no other origin anyway.
-      background: background && background.startsWith('/') && !background.startsWith('//') ? background : null,
+      background: background?.startsWith('/') && !background.startsWith('//') ? background : null,
     }
     pageTitles.setSuffix(branding.value.serverName)
   } catch {
@@ -85,14 +84,14 @@ export async function boot(): Promise<void> {
   }
 }
 
-function enter(me: Me): void {
+function enter(me: Me | SignedIn): void {
   const user: SessionUser = { id: me.id, username: me.username, role: me.role }
   session.value = me.mustEnrollTwoFactor ? { state: 'enroll', user } : { state: 'signed-in', user }
 }
 
 /** Signs in with a password; answers the challenge of the second step when the user has two-factor (else null). */
 export async function signIn(username: string, password: string): Promise<string | null> {
-  const answer = await publicApi.post<Me | Challenge>('/api/auth/login', { username, password })
+  const answer = await publicApi.post<SignedIn | Challenge>('/api/auth/login', { username, password })
   if ('twoFactorRequired' in answer) return answer.challenge
   enter(answer)
   return null
@@ -100,7 +99,7 @@ export async function signIn(username: string, password: string): Promise<string
 
 /** The second step: the challenge and a code of the authenticator app, or a recovery code. */
 export async function verifySignIn(challenge: string, code: string): Promise<void> {
-  enter(await publicApi.post<Me>('/api/auth/login/verify', { challenge, code }))
+  enter(await publicApi.post<SignedIn>('/api/auth/login/verify', { challenge, code }))
 }
 
 /** Reads the session again (after enrolling in two-factor, or when the server says enrollment is required). */

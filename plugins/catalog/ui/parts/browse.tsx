@@ -46,7 +46,7 @@ export function Browse({ ctx, catalog }: { ctx: PageContext; catalog: Catalog })
 
   return (
     <div class="stack">
-      <div class="catalog-filters" role="search" aria-label="Apps">
+      <search class="catalog-filters" aria-label="Apps">
         <label class="catalog-search">
           <Icon name="search" size={16} />
           <span class="sr-only">Search apps</span>
@@ -72,7 +72,7 @@ export function Browse({ ctx, catalog }: { ctx: PageContext; catalog: Catalog })
         <span class="toolbar-status" role="status">
           {summary}
         </span>
-      </div>
+      </search>
       {catalog.apps.length === 0 ? (
         <Empty icon="store" title="The catalog is empty">
           {ctx.can('admin')

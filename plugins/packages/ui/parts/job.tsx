@@ -24,6 +24,13 @@ export interface JobResult {
   job?: Job
 }
 
+/** What the socket sends (README): the job accepted, apt's progress and output lines, then the result. */
+type JobMessage =
+  | { type: 'accepted'; job: Job }
+  | ({ type: 'progress' } & Progress)
+  | { type: 'line'; text: string }
+  | ({ type: 'result' } & JobResult)
+
 export interface JobState {
   /** Counts the jobs of this page, so a new one starts with an empty log. */
   seq: number
@@ -73,7 +80,9 @@ export function jobTitle(request: Pick<ExecRequest, 'action' | 'packages'>): str
 
 /** "install hostd-slow by admin since 10:30:00" */
 export function describeJob(job: Job): string {
-  return `${job.action}${job.packages.length ? ` ${names(job.packages)}` : ''}${job.username ? ` by ${job.username}` : ''}, started ${formatDateTime(job.startedAt)}`
+  const packages = job.packages.length ? ` ${names(job.packages)}` : ''
+  const by = job.username ? ` by ${job.username}` : ''
+  return `${job.action}${packages}${by}, started ${formatDateTime(job.startedAt)}`
 }
 
 export interface JobStore {
@@ -111,7 +120,7 @@ export function createJobStore(ctx: PageContext): JobStore {
       ws = socket
       socket.addEventListener('open', () => socket.send(JSON.stringify(request)))
       socket.addEventListener('message', (e: MessageEvent<string>) => {
-        let m: Record<string, any>
+        let m: JobMessage
         try {
           m = JSON.parse(e.data)
         } catch {
@@ -124,7 +133,7 @@ export function createJobStore(ctx: PageContext): JobStore {
           store.lines.push(m.text)
           lineCount.value = store.lines.length
         } else if (m.type === 'result') {
-          update({ result: m as JobResult, status: m.error ? 'refused' : m.ok ? 'done' : 'failed' })
+          update({ result: m, status: m.error ? 'refused' : m.ok ? 'done' : 'failed' })
         }
       })
       socket.addEventListener('close', () => {
@@ -166,6 +175,7 @@ function JobLog({ store, label }: { store: JobStore; label: string }) {
     el.append(fresh.map((l) => `${l}\n`).join(''))
     if (atEnd) el.scrollTop = el.scrollHeight
   }, [count])
+  // biome-ignore lint/a11y/noNoninteractiveTabindex: it scrolls, so a keyboard must reach it (axe scrollable-region-focusable)
   return <pre ref={pre} class="log-lines" role="log" aria-label={label} tabIndex={0} style={{ height: '14rem' }} />
 }
 

@@ -86,7 +86,7 @@ export function Instructions({ body, markdown }: { body: string; markdown: strin
   const source = chosen || Boolean(rendered.failed)
   return (
     <div class="stack">
-      <div class="skill-view-switch" role="group" aria-label="Show the instructions">
+      <fieldset class="skill-view-switch" aria-label="Show the instructions">
         <Button
           size="sm"
           variant={source ? 'ghost' : 'secondary'}
@@ -103,9 +103,10 @@ export function Instructions({ body, markdown }: { body: string; markdown: strin
         >
           SKILL.md source
         </Button>
-      </div>
+      </fieldset>
       {source ? (
-        <pre class="skill-source" tabIndex={0} aria-label="SKILL.md source">
+        // biome-ignore lint/a11y/noNoninteractiveTabindex lint/a11y/useSemanticElements: scrolling text, so a keyboard must reach it; named as a region
+        <pre class="skill-source" role="region" tabIndex={0} aria-label="SKILL.md source">
           {markdown}
         </pre>
       ) : !body.trim() ? (

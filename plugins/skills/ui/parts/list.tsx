@@ -56,6 +56,7 @@ export function EnabledSwitch({ ctx, skill, done }: { ctx: PageContext; skill: S
   return (
     <input
       type="checkbox"
+      // biome-ignore lint/a11y/useAriaPropsForRole: a native checkbox, whose checked state the browser exposes (no aria-checked)
       role="switch"
       class="switch"
       checked={enabled}
@@ -174,7 +175,10 @@ export function SkillList({ ctx }: { ctx: PageContext }) {
     <div class="stack">
       <PageHeader
         title="Skills"
-        description="Local workflows: SKILL.md instructions with their supporting files, kept with every revision. Synced skills come from the sync folder and are read-only here."
+        description={
+          'Local workflows: SKILL.md instructions with their supporting files, kept with every revision. ' +
+          'Synced skills come from the sync folder and are read-only here.'
+        }
         actions={
           <Button variant="primary" icon="plus" onClick={() => ctx.navigate(`${ctx.base}/new`)}>
             New skill
@@ -205,7 +209,7 @@ export function SkillList({ ctx }: { ctx: PageContext }) {
           const all = (label: string) => [{ value: '', label }]
           return (
             <div class="stack">
-              <div class="skill-filters" role="search" aria-label="Filter skills">
+              <search class="skill-filters" aria-label="Filter skills">
                 <TextField
                   name="q"
                   label="Search"
@@ -246,7 +250,7 @@ export function SkillList({ ctx }: { ctx: PageContext }) {
                   ]}
                   onChange={(e) => setFilter('source', e.currentTarget.value)}
                 />
-              </div>
+              </search>
               <p class="toolbar-status" aria-live="polite">
                 {filtered
                   ? `${rows.length} of ${list.length} skills match`

@@ -5,9 +5,10 @@ import { gfm, gfmHtml } from 'micromark-extension-gfm'
 const escapeAttr = (s: string) => s.replace(/"/g, '&quot;')
 
 /**
- * micromark (CommonMark + GitHub tables, task lists, strikethrough) with its defaults, which ESCAPE any HTML in the text and drop javascript:/data: links. Then, on micromark's own
- * output only: headings move one level down (the page has the h1), links open in a new tab without a referrer,
- * images become links (the CSP would block remote images anyway) and task-list boxes become symbols.
+ * micromark (CommonMark + GitHub tables, task lists, strikethrough) with its defaults, which ESCAPE any HTML in the
+ * text and drop javascript:/data: links. Then, on micromark's own output only: headings move one level down (the
+ * page has the h1), links open in a new tab without a referrer, images become links (the CSP would block remote
+ * images anyway) and task-list boxes become symbols.
  */
 export function renderMarkdown(text: string): string {
   return micromark(text, { extensions: [gfm()], htmlExtensions: [gfmHtml()] })

@@ -251,6 +251,7 @@ export function SkillPage({ ctx, id }: { ctx: PageContext; id: string }) {
       <div class="skill-summary">
         <SkillIcon icon={s.icon} size={28} />
         <SkillFacts detail={d} />
+        {/* biome-ignore lint/a11y/noLabelWithoutControl: EnabledSwitch renders the checkbox, inside this label */}
         <label class="skill-enable">
           <EnabledSwitch ctx={ctx} skill={s} done={detail.reload} /> Enabled
         </label>
@@ -284,7 +285,10 @@ export function RevisionPage({ ctx, id, revision }: { ctx: PageContext; id: stri
           <ErrorState
             title="This revision could not be loaded"
             error={error}
-            onRetry={() => (current.reload(), old.reload())}
+            onRetry={() => {
+              current.reload()
+              old.reload()
+            }}
           />
           <p>
             <PageLink ctx={ctx} to={`/${id}?tab=revisions`}>

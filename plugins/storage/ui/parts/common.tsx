@@ -1,15 +1,5 @@
-import { formatBytes, adoptStyles } from '@hostd/ui'
-import css from '../storage.css' with { type: 'text' }
-
-adoptStyles('storage', css)
-
-/** Builds an API or page URL with its query (skipping empty values). */
-export function withQuery(path: string, query: Record<string, string | undefined>): string {
-  const params = new URLSearchParams()
-  for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== '') params.set(k, v)
-  const q = params.toString()
-  return q ? `${path}?${q}` : path
-}
+/** Components more than one storage view shows. */
+import { formatBytes } from '@hostd/ui'
 
 /** How full a volume is: a meter (not a progress bar: nothing is moving), red above 90 %, amber above 75 %. */
 export function UsageBar({ label, used, size }: { label: string; used: number; size: number }) {
@@ -18,6 +8,7 @@ export function UsageBar({ label, used, size }: { label: string; used: number; s
   const text = `${formatBytes(used)} of ${formatBytes(size)} used (${Math.round(pct)} %)`
   return (
     <div class="storage-usage">
+      {/* biome-ignore lint/a11y/useSemanticElements: drawn as the kit's progress track (a fill in a track), which a <meter> cannot hold */}
       <div
         class={`progress-track tone-${tone}`}
         role="meter"

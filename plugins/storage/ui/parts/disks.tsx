@@ -17,8 +17,8 @@ import {
   type PageContext,
 } from '@hostd/ui'
 import { useEffect } from 'preact/hooks'
-import { UsageBar, withQuery } from './common.tsx'
-import type { ContainerVolume, Disk, HelperState, Overview, Smart } from './types.ts'
+import { UsageBar } from './common.tsx'
+import { withQuery, type ContainerVolume, type Disk, type HelperState, type Overview, type Smart } from './model.ts'
 
 interface Props {
   ctx: PageContext

@@ -27,9 +27,17 @@ import {
   useResource,
   type PageContext,
 } from '@hostd/ui'
-import { withQuery } from './common.tsx'
 import { ShareFolderDialog } from './shares.tsx'
-import type { Entry, FileRoot, HelperState, Listing, Overview, Preview, Uploaded } from './types.ts'
+import {
+  withQuery,
+  type Entry,
+  type FileRoot,
+  type HelperState,
+  type Listing,
+  type Overview,
+  type Preview,
+  type Uploaded,
+} from './model.ts'
 
 interface Props {
   ctx: PageContext
@@ -459,7 +467,8 @@ function PreviewDialog({ ctx, root, path, name, downloadUrl, onClose }: PreviewP
               shown. Download the file to see all of it.
             </p>
           )}
-          <pre class="storage-preview" tabIndex={0} aria-label={`Contents of ${name}`}>
+          {/* biome-ignore lint/a11y/noNoninteractiveTabindex lint/a11y/useSemanticElements: scrolling text, so a keyboard must reach it; named as a region */}
+          <pre class="storage-preview" role="region" tabIndex={0} aria-label={`Contents of ${name}`}>
             {file.data.content}
           </pre>
         </>

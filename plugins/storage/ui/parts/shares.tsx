@@ -16,7 +16,7 @@ import {
   type FormValues,
   type PageContext,
 } from '@hostd/ui'
-import type { Exports, FileRoot, HelperState, NetworkShare, Overview, SmbExport } from './types.ts'
+import type { Exports, FileRoot, HelperState, NetworkShare, Overview, SmbExport } from './model.ts'
 
 interface Props {
   ctx: PageContext
@@ -34,7 +34,9 @@ export function SharesView({ ctx, overview, helper, reload }: Props) {
   const unmount = async (share: NetworkShare) => {
     const ok = await ctx.confirm({
       title: `Unmount ${share.name}?`,
-      message: `//${share.server}/${share.share} is disconnected from ${share.mountpoint} and its saved credentials are deleted. Files on the server are not touched.`,
+      message:
+        `//${share.server}/${share.share} is disconnected from ${share.mountpoint} and its saved credentials are ` +
+        'deleted. Files on the server are not touched.',
       confirmLabel: 'Unmount',
       danger: true,
     })
@@ -94,11 +96,7 @@ export function SharesView({ ctx, overview, helper, reload }: Props) {
               key: 'source',
               label: 'Source',
               sortValue: (s) => `//${s.server}/${s.share}`,
-              render: (s) => (
-                <span class="mono">
-                  //{s.server}/{s.share}
-                </span>
-              ),
+              render: (s) => <span class="mono">{`//${s.server}/${s.share}`}</span>,
             },
             {
               key: 'username',

@@ -1,6 +1,6 @@
 /** The host's facts (`/api/system/info`): the overview's "This server" card and the system page show the same list. */
 import { Async, KeyValues, formatBytes, formatDateTime, formatDuration, useResource, type PageContext } from '@hostd/ui'
-import type { SystemInfo } from './shared.tsx'
+import type { SystemInfo } from './model.ts'
 
 /** `detailed` adds free memory and the boot time; a new `generation` reads the facts again. */
 export function HostFacts({

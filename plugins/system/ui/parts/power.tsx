@@ -1,7 +1,7 @@
 /** Power: sleep, display sleep, restart, shut down; admins only, each confirmed by typing the server's name. */
 import { useState } from 'preact/hooks'
 import { Button, Card, Icon, formatDateTime, type PageContext } from '@hostd/ui'
-import { dryRunText, type PowerResult } from './shared.tsx'
+import { dryRunText, type PowerResult } from './model.ts'
 
 interface PowerAction {
   path: 'sleep' | 'display-sleep' | 'restart' | 'shutdown'

@@ -14,7 +14,7 @@ import {
   type PageContext,
   type Resource,
 } from '@hostd/ui'
-import { dryRunText, type Privileged, type PrivilegedAction, type PrivilegedResult } from './shared.tsx'
+import { dryRunText, type Privileged, type PrivilegedAction, type PrivilegedResult } from './model.ts'
 
 /** What a value should look like, for the set dialog's hint (the server checks, and says so at the field). */
 const VALUE_HINTS: Record<string, string> = {

@@ -2,6 +2,7 @@
 import { useEffect, useState } from 'preact/hooks'
 import {
   Async,
+  Badge,
   Button,
   Card,
   Icon,
@@ -13,7 +14,7 @@ import {
   useResource,
   type PageContext,
 } from '@hostd/ui'
-import { updateBadge, type Settings, type UpdateInstall, type UpdateStatus, type Version } from './shared.tsx'
+import { updateState, type Settings, type UpdateInstall, type UpdateStatus, type Version } from './model.ts'
 
 type Phase =
   | { kind: 'installing' }
@@ -33,39 +34,32 @@ export function UpdatesCard({
   helperAvailable: boolean
   generation: number
 }) {
-  const status = useResource((signal) => ctx.api.get<UpdateStatus>('/api/updates', { signal }), [generation])
-  const [phase, setPhase] = useState<Phase>(null)
-  const state = status.data?.state
-
   // While an install runs (this page's or another admin's), follow its state.
-  useEffect(() => {
-    if (state !== 'installing') return
-    const timer = setInterval(status.reload, 1500)
-    return () => clearInterval(timer)
-  }, [state])
+  const status = useResource((signal) => ctx.api.get<UpdateStatus>('/api/updates', { signal }), [generation], {
+    every: (u) => (u?.state === 'installing' ? 1500 : undefined),
+  })
+  const [phase, setPhase] = useState<Phase>(null)
 
-  // After a real restart: wait until the new version answers.
+  // After a real restart: ask for the version until the new one answers (the requests fail while it restarts).
+  const restartedTo = phase?.kind === 'restarting' ? phase.version : null
+  const running = useResource(
+    (signal) => (restartedTo ? ctx.api.get<Version>('/api/version', { signal }) : Promise.resolve(null)),
+    [restartedTo],
+    { every: restartedTo ? 2000 : undefined },
+  )
   useEffect(() => {
-    if (phase?.kind !== 'restarting') return
-    const timer = setInterval(() => {
-      ctx.api.get<Version>('/api/version').then(
-        (v) => {
-          if (v.version !== phase.version) return
-          ctx.toast.success(`hostd ${v.version} is running`)
-          setPhase(null)
-          status.reload()
-        },
-        () => undefined,
-      ) // down while it restarts
-    }, 2000)
-    return () => clearInterval(timer)
-  }, [phase])
+    if (!restartedTo || running.data?.version !== restartedTo) return
+    ctx.toast.success(`hostd ${restartedTo} is running`)
+    setPhase(null)
+    status.reload()
+  }, [restartedTo, running.data])
 
   const install = async (u: UpdateStatus) => {
     const ok = await ctx.confirm({
       title: `Install hostd ${u.latestVersion}?`,
       message:
-        'hostd downloads the release, checks its signature and checksum, installs it and restarts itself. Pages reconnect when it is back; containers keep running.',
+        'hostd downloads the release, checks its signature and checksum, installs it and restarts itself. ' +
+        'Pages reconnect when it is back; containers keep running.',
       confirmLabel: 'Install and restart',
     })
     if (!ok) return
@@ -94,7 +88,7 @@ export function UpdatesCard({
                   'Latest release',
                   u.latestVersion ? <span class="mono">{u.latestVersion}</span> : <span class="muted">unknown</span>,
                 ],
-                ['Status', updateBadge(u)],
+                ['Status', <Badge tone={updateState(u).tone}>{updateState(u).label}</Badge>],
                 [
                   'Last checked',
                   u.checkedAt ? (

@@ -1,6 +1,6 @@
 /** One container: facts from inspect, live stats, the log followed live, its icon, and the actions. */
 import type { ComponentChildren } from 'preact'
-import { useEffect, useRef, useState } from 'preact/hooks'
+import { useRef, useState } from 'preact/hooks'
 import {
   ApiError,
   Async,
@@ -8,7 +8,6 @@ import {
   Button,
   Card,
   Empty,
-  ErrorState,
   KeyValues,
   Loading,
   LogView,
@@ -22,7 +21,7 @@ import {
   type PageContext,
 } from '@hostd/ui'
 import { AutoStartSwitch, ContainerActions } from './actions.tsx'
-import { ContainerIcon, PortLinks, StateBadges, fileBase64, iconChanged, usePolling } from './common.tsx'
+import { ContainerIcon, PortLinks, StateBadges, fileBase64, iconChanged } from './common.tsx'
 import { shortId, type Container, type ContainerList, type Inspect, type StatsEntry } from './model.ts'
 
 const REFRESH_MS = 5000
@@ -56,6 +55,11 @@ interface Sample {
   stats: StatsEntry
 }
 
+interface Samples {
+  current: Sample
+  previous?: Sample
+}
+
 function LiveStats({
   ctx,
   id,
@@ -67,41 +71,31 @@ function LiveStats({
   running: boolean
   cpuLimit: number
 }) {
-  const [samples, setSamples] = useState<{ current: Sample; previous?: Sample } | null>(null)
-  const [error, setError] = useState<unknown>(undefined)
-  useEffect(() => {
-    setSamples(null)
-    setError(undefined)
-    if (!running) return
-    let stopped = false
-    let timer: ReturnType<typeof setTimeout> | undefined
-    let previous: Sample | undefined
-    const tick = async () => {
-      if (document.visibilityState === 'visible') {
-        try {
-          const [stats] = await ctx.api.get<StatsEntry[]>(`/api/containers/${encodeURIComponent(id)}/stats`)
-          if (stopped || !stats) return
-          const current = { at: performance.now(), stats }
-          setSamples({ current, previous })
-          setError(undefined)
-          previous = current
-        } catch (err) {
-          if (stopped || (err as Error).name === 'AbortError') return
-          setError(err)
-        }
-      }
-      if (!stopped) timer = setTimeout(() => void tick(), STATS_MS)
-    }
-    void tick()
-    return () => {
-      stopped = true
-      clearTimeout(timer)
-    }
-  }, [id, running])
-
   if (!running) return <p class="muted">Not running: start it to see its processor, memory, network and disk use.</p>
-  if (error !== undefined && !samples) return <ErrorState title="Live figures are not available" error={error} />
-  if (!samples) return <Loading label="Measuring…" />
+  // Mounted while it runs: a container started again measures afresh.
+  return <RunningStats ctx={ctx} id={id} cpuLimit={cpuLimit} />
+}
+
+function RunningStats({ ctx, id, cpuLimit }: { ctx: PageContext; id: string; cpuLimit: number }) {
+  // Rates need two samples: each answer is kept with the one before it.
+  const last = useRef<Samples | null>(null)
+  const samples = useResource(
+    async (signal) => {
+      const [stats] = await ctx.api.get<StatsEntry[]>(`/api/containers/${encodeURIComponent(id)}/stats`, { signal })
+      if (stats) last.current = { current: { at: performance.now(), stats }, previous: last.current?.current }
+      return last.current
+    },
+    [id],
+    { every: STATS_MS },
+  )
+  return (
+    <Async resource={samples} label="Measuring…" errorTitle="Live figures are not available">
+      {(pair) => (pair ? <Figures samples={pair} cpuLimit={cpuLimit} /> : <Loading label="Measuring…" />)}
+    </Async>
+  )
+}
+
+function Figures({ samples, cpuLimit }: { samples: Samples; cpuLimit: number }) {
   const { current, previous } = samples
   const s = current.stats
   const seconds = previous ? (current.at - previous.at) / 1000 : 0
@@ -277,7 +271,10 @@ function Configuration({ info }: { info: Inspect }) {
           ['Host name', info.Config.Hostname],
           [
             'Restart policy',
-            `${RESTART_WORDS[policy?.Name || 'no'] ?? policy?.Name}${policy?.Name === 'on-failure' && policy.MaximumRetryCount ? ` (at most ${policy.MaximumRetryCount} times)` : ''}`,
+            `${RESTART_WORDS[policy?.Name || 'no'] ?? policy?.Name}` +
+              (policy?.Name === 'on-failure' && policy.MaximumRetryCount
+                ? ` (at most ${policy.MaximumRetryCount} times)`
+                : ''),
           ],
           ['Processor limit', cpus > 0 ? `${cpus} CPU${cpus === 1 ? '' : 's'}` : <span class="muted">none</span>],
           [
@@ -359,8 +356,8 @@ export function ContainerDetail({ ctx, id }: { ctx: PageContext; id: string }) {
       return { info, item: list.items.find((c) => c.id === info.Id) as Container | undefined }
     },
     [id],
+    { every: REFRESH_MS },
   )
-  usePolling(detail.reload, REFRESH_MS)
   const tail = tailFrom(ctx.location.value.search)
 
   if (detail.data === undefined) {

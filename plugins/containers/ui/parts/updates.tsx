@@ -115,10 +115,8 @@ export function UpdatesView({ ctx }: { ctx: PageContext }) {
         target(container)!.outcome = outcome as Outcome
       } else if (m.type === 'done') {
         job.done = true
-        const counts = m.results.reduce<Record<string, number>>(
-          (acc, r) => ({ ...acc, [r.status]: (acc[r.status] ?? 0) + 1 }),
-          {},
-        )
+        const counts: Record<string, number> = {}
+        for (const r of m.results) counts[r.status] = (counts[r.status] ?? 0) + 1
         const text = Object.entries(counts)
           .map(([status, n]) => `${n} ${OUTCOME[status as Outcome['status']].label.toLowerCase()}`)
           .join(', ')
@@ -145,7 +143,10 @@ export function UpdatesView({ ctx }: { ctx: PageContext }) {
       </nav>
       <PageHeader
         title="Update containers"
-        description="Each one gets the newest image of its own reference and is recreated with the same settings, name, auto-start and icon. If the new one does not start, the old one is put back."
+        description={
+          'Each one gets the newest image of its own reference and is recreated with the same settings, name, ' +
+          'auto-start and icon. If the new one does not start, the old one is put back.'
+        }
       />
     </>
   )

@@ -1,6 +1,6 @@
-/** What the system plugin's cards and page share: the API's shapes (type-only, from the plugin's schemas) and the update badge. */
-import { Badge } from '@hostd/ui'
+/** What the system plugin's cards and page share: the API's shapes (type-only, from the plugin's schemas) and the update state's words. */
 import type { Static } from '@hostd/sdk'
+import type { Tone } from '@hostd/ui'
 import type {
   PowerResultSchema,
   PrivilegedListSchema,
@@ -26,13 +26,14 @@ export interface Version {
   apiVersion: string
 }
 
-export function updateBadge(u: UpdateStatus) {
-  if (u.state === 'installing') return <Badge tone="accent">Installing {u.latestVersion}</Badge>
-  if (u.state === 'restarting') return <Badge tone="accent">Restarting</Badge>
-  if (u.updateAvailable) return <Badge tone="warning">Update available: {u.latestVersion}</Badge>
-  if (u.error) return <Badge tone="danger">Update check failed</Badge>
-  if (!u.checkedAt) return <Badge>Not checked yet</Badge>
-  return <Badge tone="success">Up to date</Badge>
+/** The update status as a badge's tone and words (the card and the page show it alike). */
+export function updateState(u: UpdateStatus): { tone: Tone; label: string } {
+  if (u.state === 'installing') return { tone: 'accent', label: `Installing ${u.latestVersion ?? ''}`.trim() }
+  if (u.state === 'restarting') return { tone: 'accent', label: 'Restarting' }
+  if (u.updateAvailable) return { tone: 'warning', label: `Update available: ${u.latestVersion}` }
+  if (u.error) return { tone: 'danger', label: 'Update check failed' }
+  if (!u.checkedAt) return { tone: 'neutral', label: 'Not checked yet' }
+  return { tone: 'success', label: 'Up to date' }
 }
 
 /** "Dry run: nothing happened; the helper would run `systemctl reboot`" for an answer of a helper in dry-run mode. */

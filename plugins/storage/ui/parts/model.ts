@@ -1,4 +1,7 @@
-/** The storage API's shapes for the pages, derived from the plugin's own TypeBox schemas (type-only: nothing is bundled). */
+/**
+ * What the storage views share: the API's shapes, derived from the plugin's own TypeBox schemas (imported as types,
+ * so no schema is bundled), the helper's state and the URLs with a query.
+ */
 import type { Static } from '@hostd/sdk'
 import type {
   EntrySchema,
@@ -24,6 +27,14 @@ export type Entry = Static<typeof EntrySchema>
 export type Listing = Static<typeof ListSchema>
 export type Preview = Static<typeof PreviewSchema>
 export type Uploaded = Static<typeof UploadAnswer>
+
+/** Builds an API or page URL with its query (skipping empty values). */
+export function withQuery(path: string, query: Record<string, string | undefined>): string {
+  const params = new URLSearchParams()
+  for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== '') params.set(k, v)
+  const q = params.toString()
+  return q ? `${path}?${q}` : path
+}
 
 /** The helper's state as this page knows it: `missing` after a 423 or when GET /api/system/privileged says so. */
 export interface HelperState {

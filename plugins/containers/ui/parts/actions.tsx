@@ -154,6 +154,7 @@ export function AutoStartSwitch({
   return (
     <input
       type="checkbox"
+      // biome-ignore lint/a11y/useAriaPropsForRole: a native checkbox, whose checked state the browser exposes (no aria-checked)
       role="switch"
       class="switch"
       checked={pending ?? container.autoStart}

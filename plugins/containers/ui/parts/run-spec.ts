@@ -3,7 +3,7 @@
  * fields they concern (the role rules and the spec checks name what they refuse: "volume /srv is a host path",
  * "port "x" is not …", "/cpus must be …").
  */
-import { ApiError, FieldErrors, type FormValues } from '@hostd/ui'
+import { type ApiError, FieldErrors, type FormValues } from '@hostd/ui'
 import type { RunSpec } from '../../src/runspec.ts'
 
 type Mount = NonNullable<RunSpec['mounts']>[number]

@@ -1,7 +1,7 @@
 /** The containers list: state, ports, health, update badges, icons, auto-start and the lifecycle actions. */
 import { Async, Badge, Button, DataTable, Empty, formatRelative, useResource, type PageContext } from '@hostd/ui'
 import { AutoStartSwitch, ContainerActions } from './actions.tsx'
-import { ContainerIcon, EngineUnavailable, PortLinks, StateBadges, usePolling } from './common.tsx'
+import { ContainerIcon, EngineUnavailable, PortLinks, StateBadges } from './common.tsx'
 import { containerPath, shortId, type Container, type ContainerList } from './model.ts'
 
 const REFRESH_MS = 5000
@@ -23,8 +23,9 @@ function summary(list: ContainerList): string {
 }
 
 export function ContainerListView({ ctx }: { ctx: PageContext }) {
-  const list = useResource((signal) => ctx.api.get<ContainerList>('/api/containers', { signal }), [])
-  usePolling(list.reload, REFRESH_MS)
+  const list = useResource((signal) => ctx.api.get<ContainerList>('/api/containers', { signal }), [], {
+    every: REFRESH_MS,
+  })
   const operator = ctx.can('operator')
   const updates = list.data?.items.filter((c) => c.updateAvailable).length ?? 0
   return (

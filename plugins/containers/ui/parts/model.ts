@@ -2,45 +2,24 @@
  * What the containers pages read from the API (the plugin's own schemas, as types only: nothing of the server is
  * bundled), and small helpers every view shares: paths, state tones, port links.
  */
+import type { Static } from '@hostd/sdk'
 import type { Tone } from '@hostd/ui'
-import type { Container, StatsEntry } from '../../src/schemas.ts'
+import type {
+  Container,
+  ContainerListSchema,
+  EngineStatusSchema,
+  ImageSchema,
+  NetworkSchema,
+  StatsEntry,
+} from '../../src/schemas.ts'
 
 export type { Container, StatsEntry }
+export type EngineStatus = Static<typeof EngineStatusSchema>
+export type ContainerList = Static<typeof ContainerListSchema>
+export type ImageItem = Static<typeof ImageSchema>
+export type NetworkItem = Static<typeof NetworkSchema>
 
-export interface EngineStatus {
-  available: boolean
-  installed: boolean
-  version: string
-  latestVersion: string
-  message: string
-}
-
-export interface ContainerList {
-  engine: EngineStatus
-  items: Container[]
-}
-
-export interface ImageItem {
-  id: string
-  repoTags: string[]
-  repoDigests: string[]
-  size: number
-  createdAt: string
-  containers: number
-}
-
-export interface NetworkItem {
-  id: string
-  name: string
-  driver: string
-  scope: string
-  subnet: string
-  gateway: string
-  internal: boolean
-  containers: number
-}
-
-/** Progress of one pull, as the install and update sockets send it. */
+/** Progress of one pull, as the install and update sockets pass on the engine's (no schema: the engine's words). */
 export interface PullMessage {
   status: string
   id?: string
@@ -49,7 +28,7 @@ export interface PullMessage {
   total?: number
 }
 
-/** The parts of the engine's inspect answer the detail view shows. */
+/** The parts of the engine's inspect answer the detail view shows (the route returns it as is, without a schema). */
 export interface Inspect {
   Id: string
   Name: string

@@ -1,7 +1,7 @@
-/** Pieces every containers view shares: icons, state badges, port links, the engine's absence, polling, pulls. */
+/** Pieces every containers view shares: icons, state badges, port links, the engine's absence, pulls. */
 import { signal } from '@preact/signals'
 import type { ComponentChildren } from 'preact'
-import { useEffect, useRef, useState } from 'preact/hooks'
+import { useEffect, useState } from 'preact/hooks'
 import { Badge, Button, Empty, Icon, type PageContext, type ProgressItem } from '@hostd/ui'
 import {
   healthTone,
@@ -13,37 +13,6 @@ import {
   type EngineStatus,
   type PullMessage,
 } from './model.ts'
-
-/** Adds a stylesheet of this plugin's build once; resolves when it has loaded (or failed), so pages do not flash unstyled. */
-export function linkStylesheet(href: string): Promise<void> {
-  const existing = document.head.querySelector(`link[rel="stylesheet"][href="${CSS.escape(href)}"]`)
-  if (existing) return Promise.resolve()
-  const link = document.createElement('link')
-  link.rel = 'stylesheet'
-  link.href = href
-  const loaded = new Promise<void>((resolve) => {
-    link.onload = () => resolve()
-    link.onerror = () => resolve()
-  })
-  document.head.append(link)
-  return loaded
-}
-
-/** Calls `tick` every `ms` while the tab is visible (and once when it becomes visible again). */
-export function usePolling(tick: () => void, ms: number, enabled = true): void {
-  const current = useRef(tick)
-  current.current = tick
-  useEffect(() => {
-    if (!enabled) return
-    const timer = setInterval(() => document.visibilityState === 'visible' && current.current(), ms)
-    const onVisible = () => document.visibilityState === 'visible' && current.current()
-    document.addEventListener('visibilitychange', onVisible)
-    return () => {
-      clearInterval(timer)
-      document.removeEventListener('visibilitychange', onVisible)
-    }
-  }, [ms, enabled])
-}
 
 /** Bumped when an icon changes, so every <img> of that container asks again. */
 const iconVersions = signal<Record<string, number>>({})

@@ -45,7 +45,8 @@ export function explainEnding(end: Ending): Explanation | 'check-status' {
       return {
         title: 'Closed after a while without activity',
         detail:
-          'Nothing changed on the screen and nothing was typed for too long (HOSTD_DESKTOP_IDLE_SECONDS; a still screen counts as idle). Connect again to go on.',
+          'Nothing changed on the screen and nothing was typed for too long ' +
+          '(HOSTD_DESKTOP_IDLE_SECONDS; a still screen counts as idle). Connect again to go on.',
         tone: 'neutral',
         canReconnect: true,
       }

@@ -87,7 +87,10 @@ function DeleteImage({
           <Checkbox
             name="force"
             label="Delete even though a container uses it"
-            hint={`${row.image.containers} container${row.image.containers === 1 ? ' uses' : 's use'} this image; they keep running, but cannot be recreated from it.`}
+            hint={
+              `${row.image.containers} container${row.image.containers === 1 ? ' uses' : 's use'} this image; ` +
+              'they keep running, but cannot be recreated from it.'
+            }
           />
         )}
       </Form>

@@ -85,7 +85,10 @@ export class TerminalConnection {
 
   #output(bytes: Uint8Array): void {
     this.#sinceAck += bytes.length
-    if (this.#sinceAck < ACK_EVERY_BYTES) return this.#screen.write(bytes)
+    if (this.#sinceAck < ACK_EVERY_BYTES) {
+      this.#screen.write(bytes)
+      return
+    }
     this.#sinceAck = 0
     this.#pending++
     this.#screen.write(bytes, () => {
