@@ -8,10 +8,12 @@ import pino, { type Logger } from 'pino'
 import {
   KERNEL_API_VERSION,
   tokens,
+  type HelperClient,
   type HostdPlugin,
   type KernelInfo,
   type OptionalServices,
   type RouteDefinition,
+  type ServiceBinding,
   type ServiceToken,
 } from '@hostd/sdk'
 import type { KernelConfig } from './config.ts'
@@ -57,6 +59,11 @@ export interface KernelOptions {
   /** Watch the plugins dir for hot loading (default true). */
   watch?: boolean
   logger?: Logger
+  /**
+   * Services that replace the kernel's or a plugin's for every plugin (the test harness's `services`): each plugin's
+   * `deps` and `optional.get` answer these values. A replaced `tokens.helper` is also the one the kernel's 423 gate asks.
+   */
+  serviceOverrides?: ServiceBinding[]
 }
 
 export interface Kernel {
@@ -95,7 +102,9 @@ export async function createKernel(config: KernelConfig, options: KernelOptions 
   const secretBox = await SecretBox.load(config.dataDir)
   const audit = new KernelAudit(db, log, scopedSettings(db, 'kernel'), config.loginWindowSeconds)
   await audit.start()
-  const helper = new UnixHelperClient(config.helperSocket)
+  const overrides = new Map<string, unknown>((options.serviceOverrides ?? []).map((b) => [b.token.id, b.value]))
+  const helper =
+    (overrides.get(tokens.helper.id) as HelperClient | undefined) ?? new UnixHelperClient(config.helperSocket)
   const version = readVersion(REPO_ROOT)
   const kernelInfo: KernelInfo = {
     version,
@@ -114,6 +123,7 @@ export async function createKernel(config: KernelConfig, options: KernelOptions 
   // Optional dependencies: looked up per call; a service withdrawn by an unloaded plugin throws, so it reads as absent.
   const optional: OptionalServices = {
     get: <T>(token: ServiceToken<T>) => {
+      if (overrides.has(token.id)) return overrides.get(token.id) as T
       if (!container.isRegistered(token.id, true)) return undefined
       try {
         return container.resolve<T>(token.id)
@@ -152,7 +162,7 @@ export async function createKernel(config: KernelConfig, options: KernelOptions 
     extensionRoutes(r, services)
   })
   const instanceDeps = { logger: log, sessions, helper }
-  registry = new PluginRegistry({ log, container, instance: instanceDeps, db, audit, kernelRoutes })
+  registry = new PluginRegistry({ log, container, instance: instanceDeps, db, audit, kernelRoutes, overrides })
 
   // The kernel's own routes get their own instance, dispatched like a plugin's: they do not pay for the
   // WebSocket hooks of the root instance, which keeps only the socket hub and the 404 answer.

@@ -6,13 +6,19 @@ import { request as httpRequest } from 'node:http'
 import { request as httpsRequest } from 'node:https'
 import { inject, type InjectOptions, type Response } from 'light-my-request'
 import pino from 'pino'
-import type { HostdPlugin, Role } from '@hostd/sdk'
+import type { HostdPlugin, Role, ServiceBinding } from '@hostd/sdk'
 import { loadConfig } from './config.ts'
 import { createKernel, type Kernel } from './kernel.ts'
 
 export interface TestKernelOptions {
   /** Plugin definitions to run, as imported by the test. */
   plugins?: HostdPlugin[]
+  /**
+   * Fakes for services the plugins depend on (Backstage's `mockServices`): `[bind(tokens.helper, fakeHelper)]`. Each
+   * replaces the kernel's service or another plugin's for every plugin, in `deps` and `optional.get` alike. A
+   * provider named in `dependsOn` must still be loaded (or a stand-in plugin with its id and version).
+   */
+  services?: ServiceBinding[]
   /** Extra HOSTD_* variables. */
   env?: Record<string, string>
   /** Listen on a loopback port (for WebSockets); `tls` makes it HTTPS with a generated certificate. */
@@ -87,6 +93,7 @@ export async function startTestKernel(options: TestKernelOptions = {}): Promise<
     plugins: options.plugins,
     insecureHttp: !options.tls,
     watch: false,
+    serviceOverrides: options.services,
     logger: pino({ level: process.env.HOSTD_TEST_LOG ?? 'silent' }),
   })
   const url = options.listen || options.overNetwork ? await kernel.listen() : null

@@ -13,7 +13,10 @@ describe('findDuplicateKey', () => {
     expect(findDuplicateKey('[1,2,{"k":1}]')).toBeNull()
   })
   it('tells escaped quotes from closing ones, however many backslashes precede them', () => {
-    const valid = (text: string) => (JSON.parse(text), text)
+    const valid = (text: string) => {
+      JSON.parse(text) // throws if the fixture itself is not JSON
+      return text
+    }
     expect(findDuplicateKey(valid('{"a":"x\\\\","a":1}'))).toBe('a') // the first value ends in an escaped backslash
     const tricky = JSON.stringify('k\\"') // k, an escaped backslash, an escaped quote
     expect(findDuplicateKey(valid(`{${tricky}:1,${tricky}:2}`))).toBe('k\\"')

@@ -126,6 +126,7 @@ APT::Sandbox::User "root";
         `--admindir=${admindir}`,
         '-W',
         '-f',
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: dpkg-query's --showformat syntax, not a JS template
         '${Package}\\t${Version}\\t${db:Status-Status}\\n',
       ])
       const rows = stdout

@@ -328,10 +328,12 @@ export async function expectAccessible(page: Page, what = page.url()): Promise<v
     }))
   })
   const bad = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')
-  if (bad.length)
+  if (bad.length) {
+    const where = (v: AxeViolation) => v.nodes.map((n) => n.target.join(' ')).join(', ')
     throw new Error(
-      `accessibility violations on ${what}:\n${bad.map((v) => `${v.impact} ${v.id}: ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`).join('\n')}`,
+      `accessibility violations on ${what}:\n${bad.map((v) => `${v.impact} ${v.id}: ${v.help} at ${where(v)}`).join('\n')}`,
     )
+  }
 }
 
 /**
@@ -380,7 +382,8 @@ if (process.env.VITEST)
           .slice(-20)
         const stderr = daemon.stderr().trim().split('\n').slice(-20)
         process.stderr.write(
-          `\n--- ${new Date().toISOString()} the daemon of the failed test "${task.name}" (pid ${daemon.pid}), its last warnings and errors:\n${[...warnings, ...stderr].filter(Boolean).join('\n') || '(none)'}\n---\n`,
+          `\n--- ${new Date().toISOString()} the daemon of the failed test "${task.name}" (pid ${daemon.pid}), ` +
+            `its last warnings and errors:\n${[...warnings, ...stderr].filter(Boolean).join('\n') || '(none)'}\n---\n`,
         )
       }
       for (const [page, log] of openPages) {
@@ -393,7 +396,9 @@ if (process.env.VITEST)
           .innerText({ timeout: 5_000 })
           .catch((err: Error) => `(no text: ${err.message})`)
         process.stderr.write(
-          `\n--- ${new Date().toISOString()} page of the failed test "${task.name}": ${page.url()} (screenshot: .hostd-test/failures/${name}.png)\n${text.slice(0, 1_500)}\n--- its network and console:\n${log.join('\n') || '(nothing failed or slow)'}\n---\n`,
+          `\n--- ${new Date().toISOString()} page of the failed test "${task.name}": ${page.url()} ` +
+            `(screenshot: .hostd-test/failures/${name}.png)\n${text.slice(0, 1_500)}\n` +
+            `--- its network and console:\n${log.join('\n') || '(nothing failed or slow)'}\n---\n`,
         )
       }
     })

@@ -7,10 +7,10 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtemp, rm } from 'node:fs/promises'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { freePort } from '@hostd/sdk/testing'
 import { Agent, fetch, type RequestInit, type Response } from 'undici'
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url))
@@ -34,20 +34,6 @@ function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
     env[key] = value
   }
   return { ...env, ...extra }
-}
-
-/** A loopback port nobody listens on right now. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.unref()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      const port = typeof address === 'object' && address ? address.port : 0
-      server.close(() => resolve(port))
-    })
-  })
 }
 
 export interface DaemonOptions {

@@ -9,10 +9,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { startTestKernel, type TestKernel } from '@hostd/sdk/testing'
+import { eventually, freePort, openSocket, startTestKernel, type TestKernel } from '@hostd/sdk/testing'
 import containers from '../../containers/src/index.ts'
 import {
-  freePort,
   importTestImage,
   pushToRegistry,
   startEngine,
@@ -20,7 +19,6 @@ import {
   type TestEngine,
   type TestRegistry,
 } from '../../containers/test/support/engine.ts'
-import { eventually, openSocket } from '../../containers/test/support/kernel.ts'
 import { createCatalogPlugin } from '../src/index.ts'
 import { catalogFile } from './support.ts'
 

@@ -75,7 +75,8 @@ async function main(): Promise<void> {
   const pool: { p: Pool | null } = { p: null }
   try {
     console.log(
-      `containers bench: node ${process.version}, ${cpus().length} CPUs, ${CONTAINERS} containers, ${ROUNDS}x${PER_ROUND} sequential requests per target, ${CLI_RUNS} docker ps runs\n`,
+      `containers bench: node ${process.version}, ${cpus().length} CPUs, ${CONTAINERS} containers, ` +
+        `${ROUNDS}x${PER_ROUND} sequential requests per target, ${CLI_RUNS} docker ps runs\n`,
     )
     engine = await startEngine()
     const image = await importTestImage(engine, 'hostd-bench/busybox:1')

@@ -8,11 +8,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { mkdtemp, rm, symlink } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { startTestKernel, type TestKernel } from '@hostd/sdk/testing'
+import { eventually, openSocket, startTestKernel, type TestKernel } from '@hostd/sdk/testing'
 import containers from '../src/index.ts'
 import storage from '../../storage/src/index.ts'
 import { importTestImage, startEngine, type TestEngine } from './support/engine.ts'
-import { auditActions, eventually, kernelFor, openSocket } from './support/kernel.ts'
+import { auditActions, kernelFor } from './support/kernel.ts'
 
 const IMAGE = 'hostd-test/busybox:1'
 const MARKER = `marker-${process.pid}-${Date.now()}`

@@ -11,11 +11,11 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { definePlugin, type Role } from '@hostd/sdk'
-import type { TestKernel } from '@hostd/sdk/testing'
+import { eventually, openSocket, type TestKernel } from '@hostd/sdk/testing'
 import { containersService } from '../src/index.ts'
 import type { RunSpec } from '../src/runspec.ts'
 import { importTestImage, startEngine, startEngineProxy, type EngineProxy, type TestEngine } from './support/engine.ts'
-import { eventually, kernelFor, openSocket } from './support/kernel.ts'
+import { kernelFor } from './support/kernel.ts'
 
 const IMAGE = 'hostd-test/busybox:1'
 

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { randomBytes } from 'node:crypto'
-import type { TestKernel } from '@hostd/sdk/testing'
+import { eventually, openSocket, type TestKernel } from '@hostd/sdk/testing'
 import {
   BUSYBOX_LINKS,
   engineDir,
@@ -16,7 +16,7 @@ import {
   type TestEngine,
   type TestRegistry,
 } from './support/engine.ts'
-import { auditActions, eventually, kernelFor, openSocket } from './support/kernel.ts'
+import { auditActions, kernelFor } from './support/kernel.ts'
 
 const PNG = Buffer.from('89504e470d0a1a0a0000000d4948445200000001000000010806000000', 'hex')
 

@@ -68,7 +68,8 @@ try {
   const d = median(viaDaemon)
   const r = median(reference)
   console.log(
-    `desktop bridge, RFB round trip (FramebufferUpdateRequest 1x1 -> FramebufferUpdate), medians of ${ROUNDS} rounds of ${TRIPS}; x11vnc ${X11VNC_ARGS.join(' ') || '(default timers)'}`,
+    'desktop bridge, RFB round trip (FramebufferUpdateRequest 1x1 -> FramebufferUpdate), ' +
+      `medians of ${ROUNDS} rounds of ${TRIPS}; x11vnc ${X11VNC_ARGS.join(' ') || '(default timers)'}`,
   )
   console.log(
     `  through the daemon (wss -> bridge -> tcp)  ${d.toFixed(0)} µs   (rounds: ${viaDaemon.map((x) => x.toFixed(0)).join(', ')})`,

@@ -6,14 +6,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createServer, type Server, type Socket } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { startTestKernel, type TestKernel } from '@hostd/sdk/testing'
+import { eventually, startTestKernel, type TestKernel } from '@hostd/sdk/testing'
 import { desktopPlugin } from '../src/index.ts'
 import { RfbOverWebSocket } from './support/rfb-client.ts'
 import { SCREEN, startVnc, type Vnc } from './support/vnc.ts'
-
-async function until(probe: () => Promise<boolean> | boolean): Promise<void> {
-  while (!(await probe())) await sleep(20)
-}
 
 /** A TCP listener on loopback that records its connections (to prove who the bridge connects to, and when it lets go). */
 async function listener(
@@ -128,7 +124,7 @@ describe('desktop against Xvfb and x11vnc', () => {
     await rfb.roundTrip()
     await rfb.close()
     let items: any[] = []
-    await until(async () => {
+    await eventually(async () => {
       items = (await t.inject({ url: '/api/audit?range=all&limit=1000', as: 'admin' })).json().items
       return items.some((e) => e.action === 'desktop.disconnect' && e.username === 'desk-admin')
     })
@@ -196,12 +192,12 @@ describe("the bridge's own side of the TCP connection", () => {
     const first = open()
     await first.read(12)
     await first.close()
-    await until(() => standIn.closed === 1)
+    await eventually(() => standIn.closed === 1)
     const second = open()
     await second.read(12)
     await t.kernel.registry.disable('desktop')
     expect((await second.closed).code).toBe(1012)
-    await until(() => standIn.closed === 2)
+    await eventually(() => standIn.closed === 2)
     standIn.server.close()
   })
 
@@ -246,7 +242,7 @@ describe("the bridge's own side of the TCP connection", () => {
     rfb.ws.terminate() // a polite close would wait behind the client's own 40 MB
     await rfb.closed
     standIn.sockets[0]!.resume() // reading again, the stand-in sees the bridge's end of the connection
-    await until(() => standIn.closed === 1)
+    await eventually(() => standIn.closed === 1)
     standIn.server.close()
   })
 
@@ -255,7 +251,7 @@ describe("the bridge's own side of the TCP connection", () => {
     const { open } = await start(standIn.port, 1)
     const rfb = open()
     expect(await rfb.closed).toEqual({ code: 4408, reason: 'HOSTD_DESKTOP_IDLE' })
-    await until(() => standIn.closed === 1)
+    await eventually(() => standIn.closed === 1)
     standIn.server.close()
   })
 })

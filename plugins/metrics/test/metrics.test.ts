@@ -95,7 +95,7 @@ describe('metrics plugin on the real host', () => {
   })
 
   it('streams events about two seconds apart from one shared sampler, and stops sampling when nobody listens', async () => {
-    const service = serviceOf(plugin)!
+    const service = serviceOf(t.kernel.registry, plugin)!
     expect(service.hub.sampling).toBe(false)
     const [a, b] = await Promise.all([readEvents(t.url!, viewer, 2), readEvents(t.url!, viewer, 2)])
     expect(a.headers['content-type']).toMatch(/^text\/event-stream/)
@@ -173,9 +173,9 @@ describe('history persistence across a restart', () => {
       const t1 = await startTestKernel({ plugins: [first], listen: true, env: { HOSTD_DATA_DIR: dataDir } })
       const { token } = await t1.login('viewer')
       const { events } = await readEvents(t1.url!, token, 1)
-      await until(() => serviceOf(first)!.history.coarse.size >= 2)
+      await until(() => serviceOf(t1.kernel.registry, first)!.history.coarse.size >= 2)
       const before = (await t1.inject({ url: '/api/metrics/history?range=1h', as: 'viewer' })).json().points
-      await until(() => serviceOf(first)!.hub.listeners === 0)
+      await until(() => serviceOf(t1.kernel.registry, first)!.hub.listeners === 0)
       await t1.close()
 
       const second = createMetricsPlugin()
@@ -213,7 +213,7 @@ describe('a stream on plugin stop', () => {
     await opened
     // Retiring aborts the plugin version's lifetime signal before the kernel waits for in-flight requests: the
     // stream ends on that signal, so by the time the plugin's stop runs (and would end streams itself) none is left.
-    const hub = serviceOf(plugin)!.hub
+    const hub = serviceOf(t.kernel.registry, plugin)!.hub
     const close = hub.close.bind(hub)
     let listenersAtStop = -1
     hub.close = () => {

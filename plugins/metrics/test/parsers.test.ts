@@ -132,7 +132,8 @@ describe('host file parsers on recorded samples', () => {
 describe('process file parsers on recorded samples', () => {
   it('reads /proc/<pid>/stat with spaces and parentheses in the name', () => {
     const line =
-      '4242 (my (odd) prog) S 1 4242 4242 0 -1 4194560 500 0 0 0 123 45 0 0 20 0 7 0 987654 12345678 2500 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n'
+      '4242 (my (odd) prog) S 1 4242 4242 0 -1 4194560 500 0 0 0 123 45 0 0 20 0 7 0 987654 12345678 2500 ' +
+      '18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n'
     expect(parsePidStat(line)).toEqual({
       pid: 4242,
       comm: 'my (odd) prog',

@@ -21,6 +21,7 @@ const COLD_ROUNDS = Math.max(5, Math.round(ROUNDS / 4))
 const GOAL = 1.5
 const PASSWORD = 'correct horse battery'
 const FORMAT =
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: dpkg-query's --showformat syntax, not a JS template
   '${Package}\\t${Architecture}\\t${Version}\\t${db:Status-Status}\\t${Installed-Size}\\t${binary:Summary}\\n'
 
 const median = (v: number[]) => {
@@ -101,8 +102,10 @@ try {
   const warmRatio = median(warm.hostd) / median(warm.dpkg)
   const coldRatio = median(cold.hostd) / median(cold.dpkg)
   const met = warmRatio <= GOAL
-  const row = (label: string, h: number[], d: number[], goal: string) =>
-    `${label.padEnd(34)} ${median(h).toFixed(2).padStart(8)} ms ${median(d).toFixed(2).padStart(8)} ms ${(median(h) / median(d)).toFixed(3).padStart(7)}  ${goal}`
+  const row = (label: string, h: number[], d: number[], goal: string) => {
+    const ms = (v: number[]) => `${median(v).toFixed(2).padStart(8)} ms`
+    return `${label.padEnd(34)} ${ms(h)} ${ms(d)} ${(median(h) / median(d)).toFixed(3).padStart(7)}  ${goal}`
+  }
   console.log(
     `\npackages bench: ${total} installed packages, ${ROUNDS} warm and ${COLD_ROUNDS} cold rounds, alternating (medians)\n`,
   )

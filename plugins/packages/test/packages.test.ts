@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startTestKernel, type TestKernel } from '@hostd/sdk/testing'
 import { startHelper, type RunningHelper } from '../../../helper/test/start-helper.ts'
 import { createAptRoot, machineDpkgStatusHash as machineStatus, type AptRoot } from '../../../test/support/apt-root.ts'
-import { openSocket } from '../../../test/support/ws-session.ts'
+import { openSocket } from '@hostd/sdk/testing'
 import { createPackagesPlugin } from '../src/index.ts'
 
 /**

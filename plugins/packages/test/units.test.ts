@@ -63,7 +63,9 @@ describe("apt's status lines", () => {
 
 describe('apt-cache dumpavail', () => {
   const records =
-    'Package: curl\nVersion: 7.88.1-10+deb12u15\nArchitecture: amd64\nDepends: libc6 (>= 2.34)\nDescription: command line tool for transferring data with URL syntax\nDescription-md5: f83293d1\nTag: implemented-in::c,\n protocol::ftp\n\n' +
+    'Package: curl\nVersion: 7.88.1-10+deb12u15\nArchitecture: amd64\nDepends: libc6 (>= 2.34)\n' +
+    'Description: command line tool for transferring data with URL syntax\nDescription-md5: f83293d1\n' +
+    'Tag: implemented-in::c,\n protocol::ftp\n\n' +
     'Package: libc6\nArchitecture: i386\nVersion: 2.36-9\nDescription: GNU C Library: Shared libraries\n Contains the standard libraries.\n\n' +
     'Package: last\nVersion: 1\nArchitecture: all\nDescription: no blank line at the end'
 

@@ -182,7 +182,9 @@ async function main(): Promise<void> {
       headers: { ...auth, 'content-type': 'application/json' },
       serverPid: daemon.pid,
       // Lua long strings ([==[ ]==]) take the JSON as it is, backslashes included.
-      script: `local n = 0\nrequest = function() n = n + 1; return wrk.format("POST", "/api/skills", nil, [==[{"name":"small ]==] .. n .. [==[",]==] .. [==[${rest}]==]) end`,
+      script:
+        'local n = 0\nrequest = function() n = n + 1; ' +
+        `return wrk.format("POST", "/api/skills", nil, [==[{"name":"small ]==] .. n .. [==[",]==] .. [==[${rest}]==]) end`,
     })
     if (creates.non2xx || creates.socketErrors)
       throw new Error(`small creates: ${creates.non2xx} non-2xx, ${creates.socketErrors} errors`)

@@ -5,7 +5,7 @@ import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { startTestKernel, type TestKernel } from '@hostd/sdk/testing'
+import { startTestKernel } from '@hostd/sdk/testing'
 import { createSkillsPlugin } from '../src/index.ts'
 import { b64, blobRefs, listFiles, skillMd } from './helpers.ts'
 

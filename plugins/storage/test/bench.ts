@@ -12,7 +12,8 @@ import { chmod, mkdir, mkdtemp, open, rm, writeFile } from 'node:fs/promises'
 import { randomBytes } from 'node:crypto'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { freePort, startDaemon, type Daemon } from '../../../test/support/daemon.ts'
+import { freePort } from '@hostd/sdk/testing'
+import { startDaemon, type Daemon } from '../../../test/support/daemon.ts'
 import { figure, figureTable, printBenchJson, round, table, wrk } from '../../../test/bench/support.ts'
 
 const FILE_BYTES = Number(process.env.BENCH_STORAGE_BYTES ?? 1024 ** 3)
@@ -260,7 +261,8 @@ async function main(): Promise<void> {
         whole('hostd') / whole('nginx'),
         'x',
         GOAL,
-        `${Math.round(whole('hostd'))} vs ${Math.round(whole('nginx'))} MiB/s; server CPU per GiB ${round(cpuPerGiB('hostd'), 2)} vs ${round(cpuPerGiB('nginx'), 2)} s`,
+        `${Math.round(whole('hostd'))} vs ${Math.round(whole('nginx'))} MiB/s; ` +
+          `server CPU per GiB ${round(cpuPerGiB('hostd'), 2)} vs ${round(cpuPerGiB('nginx'), 2)} s`,
       ),
       figure(
         '1 MiB ranged downloads, hostd / nginx',

@@ -143,7 +143,10 @@ describe('system page', { timeout: 180_000 }, () => {
     await screenshot(page, 'system-update-installing')
     await updates
       .getByText(
-        /hostd 99\.0\.0 is installed in .*releases\/99\.0\.0\. The root helper is in dry run, so hostd did not restart \(it would have run "systemctl restart hostd\.service"\)/,
+        new RegExp(
+          String.raw`hostd 99\.0\.0 is installed in .*releases/99\.0\.0\. The root helper is in dry run, ` +
+            String.raw`so hostd did not restart \(it would have run "systemctl restart hostd\.service"\)`,
+        ),
       )
       .waitFor({ timeout: 60_000 })
     await updates.getByText('Restarting').waitFor()

@@ -13,6 +13,9 @@ import { startPluginDaemon, type PluginDaemon } from '../../../test/support/plug
 import { TerminalClient, until } from './support.ts'
 
 const MiB = 1024 * 1024
+/** "RSS 80.1 MiB before, peak 92.3 MiB (+12.2 MiB)" */
+const rssGrowth = (before: number, peak: number) =>
+  `RSS ${(before / MiB).toFixed(1)} MiB before, peak ${(peak / MiB).toFixed(1)} MiB (+${((peak - before) / MiB).toFixed(1)} MiB)`
 
 async function memory(pid: number): Promise<{ rss: number; peak: number }> {
   const status = await readFile(`/proc/${pid}/status`, 'utf8')
@@ -70,7 +73,7 @@ describe('terminal floods, against the real daemon', () => {
     const after = await memory(d.pid)
     const received = c.bytes - start
     console.log(
-      `terminal 50 MB flood: ${(received / 1e6).toFixed(1)} MB received; daemon RSS ${(before.rss / MiB).toFixed(1)} MiB before, peak ${(after.peak / MiB).toFixed(1)} MiB (+${((after.peak - before.rss) / MiB).toFixed(1)} MiB)`,
+      `terminal 50 MB flood: ${(received / 1e6).toFixed(1)} MB received; daemon ${rssGrowth(before.rss, after.peak)}`,
     )
     expect(received).toBeGreaterThanOrEqual(50_000_000)
     await c.close()
@@ -93,7 +96,8 @@ describe('terminal floods, against the real daemon', () => {
     const cpuAfter = await cpuTicks(yes)
     const stalled = await memory(d.pid)
     console.log(
-      `terminal stalled client: \`yes\` used ${cpuAfter - cpuBefore} CPU ticks in 1 s; daemon RSS ${(before.rss / MiB).toFixed(1)} MiB before, peak ${(stalled.peak / MiB).toFixed(1)} MiB (+${((stalled.peak - before.rss) / MiB).toFixed(1)} MiB)`,
+      `terminal stalled client: \`yes\` used ${cpuAfter - cpuBefore} CPU ticks in 1 s; ` +
+        `daemon ${rssGrowth(before.rss, stalled.peak)}`,
     )
     expect(cpuAfter - cpuBefore).toBeLessThanOrEqual(5)
     expect(stalled.peak - before.rss).toBeLessThan(64 * MiB)

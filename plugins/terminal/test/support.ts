@@ -2,6 +2,7 @@
 import { readFile } from 'node:fs/promises'
 import { setTimeout as sleep } from 'node:timers/promises'
 import WebSocket from 'ws'
+import { eventually } from '@hostd/sdk/testing'
 
 export interface Closed {
   code: number
@@ -110,6 +111,7 @@ export async function running(pid: number): Promise<boolean> {
   return state !== 'Z' && state !== 'X'
 }
 
+/** Waits until `probe` holds: the sdk's `eventually`, for the terminal tests' yes-or-no probes. */
 export async function until(probe: () => Promise<boolean> | boolean, everyMs = 50): Promise<void> {
-  while (!(await probe())) await sleep(everyMs)
+  await eventually(probe, everyMs)
 }

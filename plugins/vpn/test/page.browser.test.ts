@@ -49,14 +49,12 @@ describe('VPN page (stand-in LocalAPI)', { timeout: 180_000 }, () => {
     await screenshot(page, 'vpn-logged-out')
 
     // The control server is not modelled: its login page is answered in the browser.
-    await page
-      .context()
-      .route('https://login.example.invalid/**', (route) =>
-        route.fulfill({
-          contentType: 'text/html',
-          body: '<!doctype html><title>Tailscale login (stand-in)</title><h1>Log in</h1>',
-        }),
-      )
+    await page.context().route('https://login.example.invalid/**', (route) =>
+      route.fulfill({
+        contentType: 'text/html',
+        body: '<!doctype html><title>Tailscale login (stand-in)</title><h1>Log in</h1>',
+      }),
+    )
     const popup = page.context().waitForEvent('page')
     await connection().getByRole('button', { name: 'Log in to Tailscale' }).click()
     const tab = await popup

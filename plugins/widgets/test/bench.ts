@@ -42,16 +42,14 @@ try {
   const version = await rate('reference: GET /api/version', 2000, get('/api/version'))
   const idle = await rate('GET /api/bento/widgets (20 × 8.9 KB output)', 500, get('/api/bento/widgets'))
   const slow = await Promise.all(
-    ids
-      .slice(0, 2)
-      .map((id) =>
-        t.inject({
-          method: 'POST',
-          url: `/api/bento/widgets/${id}/update`,
-          as: 'admin',
-          payload: { script: 'sleep 30', timeoutSeconds: 60 },
-        }),
-      ),
+    ids.slice(0, 2).map((id) =>
+      t.inject({
+        method: 'POST',
+        url: `/api/bento/widgets/${id}/update`,
+        as: 'admin',
+        payload: { script: 'sleep 30', timeoutSeconds: 60 },
+      }),
+    ),
   )
   const running = slow.map((r) =>
     t.inject({ method: 'POST', url: `/api/bento/widgets/${r.json().id}/run`, as: 'operator' }),

@@ -7,23 +7,11 @@ import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { startTestKernel, type TestKernel } from '@hostd/sdk/testing'
+import { eventually, startTestKernel, type TestKernel } from '@hostd/sdk/testing'
 import { ensureTestAccount, type UnixAccount } from '../../../test/support/unix-user.ts'
 import { createWidgetsPlugin } from '../src/index.ts'
 
 const SECRET = `secret-marker-${process.pid}-${Date.now()}`
-
-/** Polls until `fn` answers truthy; the test's own timeout bounds it. */
-async function eventually<T>(
-  fn: () => T | null | undefined | false | Promise<T | null | undefined | false>,
-  everyMs = 50,
-): Promise<T> {
-  for (;;) {
-    const v = await fn()
-    if (v) return v
-    await new Promise((r) => setTimeout(r, everyMs))
-  }
-}
 
 /** A process is gone when /proc no longer has it, or it is a zombie nobody reaped yet (it runs nothing). */
 function gone(pid: number): boolean {

@@ -9,10 +9,10 @@ import { randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { mkdir, mkdtemp, rm, symlink, writeFile, copyFile } from 'node:fs/promises'
 import { createServer as createHttpServer, request } from 'node:http'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { freePort } from '@hostd/sdk/testing'
 import { promisify } from 'node:util'
 
 const run = promisify(execFile)
@@ -32,14 +32,8 @@ export interface TestEngine {
   stop(): Promise<void>
 }
 
-/** A free TCP port on loopback, chosen by the OS. */
-export async function freePort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const port = (server.address() as { port: number }).port
-  await new Promise((resolve) => server.close(resolve))
-  return port
-}
+// The browser tests take freePort from here with the engine's helpers; it is the sdk's.
+export { freePort }
 
 export function unixRequest(
   socket: string,
@@ -270,7 +264,9 @@ export async function startRegistry(dir: string): Promise<TestRegistry> {
   const config = join(root, 'config.yml')
   await writeFile(
     config,
-    `version: 0.1\nlog: {level: error}\nstorage: {filesystem: {rootdirectory: ${join(root, 'data')}}, delete: {enabled: true}}\nhttp: {addr: 127.0.0.1:${port}}\n`,
+    'version: 0.1\nlog: {level: error}\n' +
+      `storage: {filesystem: {rootdirectory: ${join(root, 'data')}}, delete: {enabled: true}}\n` +
+      `http: {addr: 127.0.0.1:${port}}\n`,
   )
   const child = spawn('docker-registry', ['serve', config], { stdio: 'ignore' })
   const pid = child.pid!

@@ -17,17 +17,6 @@ export async function kernelFor(
   })
 }
 
-export { openSocket, type SocketSession } from '../../../../test/support/ws-session.ts'
-
-/** Polls `fn` until it returns a truthy value (no timing asserted: the test's own timeout bounds it). */
-export async function eventually<T>(fn: () => Promise<T | null | undefined | false>, everyMs = 100): Promise<T> {
-  for (;;) {
-    const v = await fn()
-    if (v) return v
-    await new Promise((r) => setTimeout(r, everyMs))
-  }
-}
-
 export async function auditActions(
   t: TestKernel,
 ): Promise<{ action: string; target: string; result: string; username: string | null; detail: any }[]> {

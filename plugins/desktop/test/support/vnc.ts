@@ -10,7 +10,7 @@ import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { connect } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { freePort } from '../../../../test/support/daemon.ts'
+import { freePort } from '@hostd/sdk/testing'
 
 const run = promisify(execFile)
 
@@ -44,7 +44,11 @@ async function greets(port: number): Promise<boolean> {
       socket.destroy()
       resolve(d.toString('latin1').startsWith('RFB '))
     })
-    for (const e of ['error', 'timeout', 'close']) socket.once(e, () => (socket.destroy(), resolve(false)))
+    for (const e of ['error', 'timeout', 'close'])
+      socket.once(e, () => {
+        socket.destroy()
+        resolve(false)
+      })
   })
 }
 

@@ -1,19 +1,7 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process'
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
-import { createServer } from 'node:net'
 import { join } from 'node:path'
-
-/** A free loopback TCP port (the OS picks it). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number }
-      server.close(() => resolve(port))
-    })
-  })
-}
+import { freePort } from '@hostd/sdk/testing'
 
 export interface Smbd {
   port: number

@@ -1,15 +1,23 @@
-/** A WebSocket to a test kernel that collects JSON messages, for tests of live-output sockets. */
-import type { TestKernel } from '@hostd/sdk/testing'
+/**
+ * A WebSocket to a test kernel that collects JSON messages, for tests of live-output sockets (exported by
+ * `@hostd/sdk/testing`). It uses `ws` (which reports the HTTP status of a refused upgrade) and vitest's `onTestFailed`
+ * (a failed test prints what its socket had received, and when): optional peers of the sdk, as the kernel is.
+ */
+import type { TestKernel } from '@hostd/kernel/testing'
 import { onTestFailed } from 'vitest'
 import WebSocket from 'ws'
 
+/** A parsed JSON message: loose on purpose, so a test reads `m.type` without narrowing first. */
+// biome-ignore lint/suspicious/noExplicitAny: test code reads arbitrary message shapes
+export type SocketMessage = any
+
 export interface SocketSession {
-  messages: any[]
+  messages: SocketMessage[]
   /** The close code and reason, or the HTTP status of a refused upgrade (reason "http"). */
   closed: Promise<{ code: number; reason: string }>
   ws: WebSocket
   /** Resolves with the first message matching `pred` (already received or still to come). */
-  waitFor(pred: (m: any) => boolean): Promise<any>
+  waitFor(pred: (m: SocketMessage) => boolean): Promise<SocketMessage>
 }
 
 /** Opens a socket as `token`, sends `first` (if given) once open, collects JSON messages. */
@@ -23,7 +31,7 @@ export function openSocket(
   const ws = new WebSocket(`${t.url!.replace(/^http/, 'ws')}${path}`, {
     headers: { authorization: `Bearer ${token}`, ...headers },
   })
-  const messages: any[] = []
+  const messages: SocketMessage[] = []
   const opened = Date.now()
   const arrivals: number[] = [] // when each of `messages` came
   // A test that fails (a timeout above all) says what its socket had received by then, and when.
@@ -32,14 +40,13 @@ export function openSocket(
       const last = messages
         .map((m, i) => `+${((arrivals[i]! - opened) / 1000).toFixed(1)}s ${JSON.stringify(m).slice(0, 200)}`)
         .slice(-20)
-      process.stderr.write(
-        `\n--- socket ${path} of the failed test, opened ${new Date(opened).toISOString()}, state ${ws.readyState}:\n${last.join('\n') || '(no message)'}\n---\n`,
-      )
+      const head = `socket ${path} of the failed test, opened ${new Date(opened).toISOString()}, state ${ws.readyState}`
+      process.stderr.write(`\n--- ${head}:\n${last.join('\n') || '(no message)'}\n---\n`)
     })
   } catch {
     /* not inside a test */
   }
-  const waiters: { pred: (m: any) => boolean; resolve: (m: any) => void }[] = []
+  const waiters: { pred: (m: SocketMessage) => boolean; resolve: (m: SocketMessage) => void }[] = []
   ws.on('open', () => {
     if (first !== undefined) ws.send(typeof first === 'string' ? first : JSON.stringify(first))
   })
