@@ -6,7 +6,7 @@ const EchoQuery = Type.Object({ prefix: Type.Optional(Type.String({ maxLength: 3
 export default definePlugin({
   id: 'hello',
   version: '1.0.0',
-  kernel: '^1.0.0',
+  kernel: '^1.1.0',
   description: 'Says hello to whoever is signed in.',
   deps: { log: tokens.logger },
   ui: { pages: [{ path: '/hello', title: 'Hello', icon: 'hand', module: 'ui/page.js', element: 'hello-page' }] },
