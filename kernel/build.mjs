@@ -86,7 +86,7 @@ const sdkForKernel = {
 /**
  * npm packages of many small ES modules, bundled once into sdk/dist/vendor (one file per entry, shared code in
  * chunks): the ORM with its SQL layer, Kysely and TypeBox are about 680 modules, and loading them one by one cost the
- * daemon about a fifth of its start's CPU and 9 MiB (docs/ARCHITECTURE.md, "Runtime"). The sdk, the kernel and the
+ * daemon about a fifth of its start's CPU and 9 MiB (docs/decisions/measurements.md, "Runtime"). The sdk, the kernel and the
  * plugins import the same files, so there is one copy of each class (MikroORM checks `instanceof` across them).
  */
 const VENDORED = {

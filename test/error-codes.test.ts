@@ -26,7 +26,7 @@ const DECLARATIONS = [
   /new HostdError\(\s*'(HOSTD_[A-Z0-9_]+)'/g,
   /new ApiError\([^,]+,\s*'(HOSTD_[A-Z0-9_]+)'/g,
   /close\w*WithError\([^)]*'(HOSTD_[A-Z0-9_]+)'/g,
-  /\b\d{3}, '(HOSTD_[A-Z0-9_]+)'\)/g, // the helper's Refused(message, status, code)
+  /\b\d{3},\s*'(HOSTD_[A-Z0-9_]+)',?\s*\)/g, // the helper's Refused(message, status, code)
 ]
 
 function declaredCodes(): Map<string, string> {
@@ -35,13 +35,13 @@ function declaredCodes(): Map<string, string> {
     files(join(REPO_ROOT, root), (name) => /\.(ts|tsx|py)$/.test(name) && !/\.test\.tsx?$/.test(name)),
   )
   for (const file of sources) {
-    const lines = readFileSync(file, 'utf8')
+    // Whole files, not lines: the formatter puts a long call's arguments on lines of their own.
+    const code = readFileSync(file, 'utf8')
       .split('\n')
       .filter((line) => !/^\s*(\/?\*|\/\/|#)/.test(line))
-    for (const line of lines) {
-      for (const pattern of DECLARATIONS)
-        for (const match of line.matchAll(pattern)) codes.set(match[1]!, relative(REPO_ROOT, file))
-    }
+      .join('\n')
+    for (const pattern of DECLARATIONS)
+      for (const match of code.matchAll(pattern)) codes.set(match[1]!, relative(REPO_ROOT, file))
   }
   return codes
 }

@@ -71,11 +71,11 @@ describe('origin rule for cookie-authenticated sockets and changes', () => {
     })
     token = ((await client.json()) as { token: string }).token
     await cp(join(REPO_ROOT, 'examples', 'hello-plugin'), join(d.pluginsDir, 'hello'), { recursive: true })
-    await waitFor(
-      async () =>
-        (await d.fetch('/api/hello', { headers: { cookie } }).then((r) => (r.body?.cancel(), r.status))) === 200,
-      15_000,
-    )
+    await waitFor(async () => {
+      const res = await d.fetch('/api/hello', { headers: { cookie } })
+      res.body?.cancel()
+      return res.status === 200
+    }, 15_000)
     wsUrl = `${own.replace(/^https:/, 'wss:')}/api/hello/echo`
   })
   afterAll(() => d?.stop())

@@ -17,7 +17,7 @@ export const ALLOCATOR_ENV = { MALLOC_MMAP_THRESHOLD_: '131072', MALLOC_ARENA_MA
  * V8: a young generation of at most 2 MiB per semi-space. The default grows to 16 MiB and stays grown while idle.
  * No allocation-site pretenuring: V8 saw Node's request objects outlive the slow requests of the first sign-ins and
  * allocated them in the old generation for good, which made every scavenge under load four times longer (and made
- * 2 MiB semi-spaces promote too much, until it was off). Measured: docs/ARCHITECTURE.md, "Memory".
+ * 2 MiB semi-spaces promote too much, until it was off). Measured: docs/decisions/measurements.md, "Memory".
  */
 export const NODE_FLAGS = ['--max-semi-space-size=2', '--no-allocation-site-pretenuring'] as const
 

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createServer, type Server } from 'node:net'
-import { join } from 'node:path'
 import { definePlugin, tokens } from '@hostd/sdk'
 import { startTestKernel, type TestKernel } from '../src/testing.ts'
 

@@ -248,7 +248,8 @@ async function throughput(hostd: Daemon, bare: Bare, token: string): Promise<{ r
         median(ratios),
         'x',
         GOALS.meRatio,
-        `min ${round(Math.min(...ratios), 2)}, max ${round(Math.max(...ratios), 2)} of ${CFG.pairs} pairs; medians ${Math.round(med('hostd', 'rps'))} / ${Math.round(med('bare', 'rps'))} req/s` +
+        `min ${round(Math.min(...ratios), 2)}, max ${round(Math.max(...ratios), 2)} of ${CFG.pairs} pairs; ` +
+          `medians ${Math.round(med('hostd', 'rps'))} / ${Math.round(med('bare', 'rps'))} req/s` +
           (bad ? `; ${bad} failed requests` : ''),
       ),
       figure(
@@ -445,7 +446,8 @@ async function soak(
   seconds: number,
 ): Promise<{ figure: Figure; samples: { s: number; memory: Memory }[] }> {
   console.log(
-    `\nSoak: ${seconds} s of ~10 req/s over ${SOAK_PATHS.length} GET routes (wrk, 1 connection, one request per 100 ms) and ${CFG.soakClients} GET /api/metrics/stream clients (curl)`,
+    `\nSoak: ${seconds} s of ~10 req/s over ${SOAK_PATHS.length} GET routes (wrk, 1 connection, one request per ` +
+      `100 ms) and ${CFG.soakClients} GET /api/metrics/stream clients (curl)`,
   )
   const events: number[] = Array(CFG.soakClients).fill(0)
   const streams = Array.from({ length: CFG.soakClients }, (_, i) => {
@@ -485,7 +487,8 @@ async function soak(
   const max = Math.max(...rss)
   const swing = ((max - min) / min) * 100
   console.log(
-    `  ${result.requests} requests (${round(result.rps)} req/s, ${result.non2xx} non-2xx, ${result.socketErrors} socket errors); events per stream client: ${events.join(', ')}`,
+    `  ${result.requests} requests (${round(result.rps)} req/s, ${result.non2xx} non-2xx, ` +
+      `${result.socketErrors} socket errors); events per stream client: ${events.join(', ')}`,
   )
   console.log(`  RSS min ${min} MiB, max ${max} MiB: swing ${round(swing)} %`)
   if (result.non2xx || result.socketErrors) throw new Error('the soak had failed requests')
@@ -634,7 +637,8 @@ async function main(): Promise<void> {
         median(starts.hostd),
         'ms',
         GOALS.startMs,
-        `bare ${Math.round(median(starts.bare))} ms (hostd / bare ${round(median(starts.hostd) / median(starts.bare), 2)}); first start ${Math.round(firstStartMs)} ms`,
+        `bare ${Math.round(median(starts.bare))} ms ` +
+          `(hostd / bare ${round(median(starts.hostd) / median(starts.bare), 2)}); first start ${Math.round(firstStartMs)} ms`,
       ),
     )
     figures.push(
@@ -643,7 +647,8 @@ async function main(): Promise<void> {
         median(startCpu.hostd),
         'ms',
         undefined,
-        `bare ${Math.round(median(startCpu.bare))} ms (hostd / bare ${round(median(startCpu.hostd) / median(startCpu.bare), 2)}); what the wall time is on an idle core`,
+        `bare ${Math.round(median(startCpu.bare))} ms ` +
+          `(hostd / bare ${round(median(startCpu.hostd) / median(startCpu.bare), 2)}); what the wall time is on an idle core`,
       ),
     )
     Object.assign(extra, { starts, startCpu })

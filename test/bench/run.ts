@@ -2,7 +2,8 @@
  * `npm run bench`: the kernel bench (test/bench/bench.ts), then each plugin's (`plugins/<name>/test/bench.ts`), one
  * child process each so that one's load never skews another's numbers. Each prints its tables and a final
  * `BENCH_JSON {...}` line whose `figures` (see support.ts) are printed together at the end, each beside its goal.
- * `BENCH_ONLY=kernel,ui,skills` picks some. The daemon's build (kernel/build.mjs) is brought up to date first. `npm run bench -- --soak 10m` runs only the kernel bench's soak.
+ * `BENCH_ONLY=kernel,ui,skills` picks some. The daemon's build (kernel/build.mjs) is brought up to date first.
+ * `npm run bench -- --soak 10m` runs only the kernel bench's soak.
  */
 import { spawn } from 'node:child_process'
 import { existsSync, readdirSync } from 'node:fs'
@@ -57,7 +58,8 @@ for (const [name, file] of benches) {
 }
 
 console.log(
-  `\n=== every figure beside its goal (${Math.round((performance.now() - began) / 1000)} s in all; a shared machine makes absolutes noisy: ratios and pairs are from the same run) ===`,
+  `\n=== every figure beside its goal (${Math.round((performance.now() - began) / 1000)} s in all; ` +
+    'a shared machine makes absolutes noisy: ratios and pairs are from the same run) ===',
 )
 console.log(figureTable(figures))
 const met = figures.filter((f) => f.goal && f.met).length

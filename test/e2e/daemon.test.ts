@@ -482,11 +482,11 @@ describe('hot loading on a running daemon', () => {
   it('a copied-in plugin folder is served', async () => {
     expect((await getJson(d, '/api/hello', bearer(admin))).status).toBe(404)
     await cp(HELLO_DIR, join(d.pluginsDir, 'hello'), { recursive: true })
-    await waitFor(
-      async () =>
-        (await d.fetch('/api/hello', { headers: bearer(admin) }).then((r) => (r.body?.cancel(), r.status))) === 200,
-      5000,
-    )
+    await waitFor(async () => {
+      const res = await d.fetch('/api/hello', { headers: bearer(admin) })
+      res.body?.cancel()
+      return res.status === 200
+    }, 5000)
     const hello = await getJson(d, '/api/hello', bearer(admin))
     expect(hello.body).toEqual({ message: `Hello, ${ADMIN}!` })
     expect((await extensions(d, admin)).find((e) => e.id === 'hello')).toMatchObject({
@@ -583,7 +583,8 @@ describe('hot loading on a running daemon', () => {
     )
     const source =
       `/*\n${'padding line\n'.repeat(150_000)}*/\nimport { definePlugin } from '@hostd/sdk'\n` +
-      `export default definePlugin({ id: 'third', version: '1.0.0', kernel: '^1.0.0', routes: (r) => { r.get('/api/third', { role: 'viewer' }, () => ({ ok: true })) } })\n`
+      "export default definePlugin({ id: 'third', version: '1.0.0', kernel: '^1.0.0', " +
+      "routes: (r) => { r.get('/api/third', { role: 'viewer' }, () => ({ ok: true })) } })\n"
     const file = await open(join(dir, 'src', 'index.ts'), 'w')
     for (let at = 0; at < source.length; at += 2048) await file.write(source.slice(at, at + 2048))
     await file.close()

@@ -129,7 +129,10 @@ export class LiveConnections {
   }
 
   #tick(): void {
-    if (this.#open.size === 0) return this.close()
+    if (this.#open.size === 0) {
+      this.close()
+      return
+    }
     try {
       this.recheck()
     } catch (err) {

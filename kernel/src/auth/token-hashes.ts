@@ -16,7 +16,7 @@ export interface TokenRead<Row> {
 /**
  * Token -> its SHA-256 and the row its lookup last read (a session or an API token joined with its user), for tokens
  * that resolved to something live. Hashing was about 4 µs and the SQLite join about 10 µs of each authenticated
- * request (measured, docs/ARCHITECTURE.md). The row is reused only while the database's write count is the one it was
+ * request (measured: docs/decisions/measurements.md). The row is reused only while the database's write count is the one it was
  * read at: any statement that may write (a role change, a disable, a sign-out, a touch, an audit record) makes the
  * next request read it again, so a change still shows on the very next request.
  */

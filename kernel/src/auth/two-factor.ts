@@ -1,10 +1,9 @@
 import { randomInt } from 'node:crypto'
 import { hostname } from 'node:os'
-import { defineError } from '@hostd/sdk'
+import { Mutex, defineError } from '@hostd/sdk'
 import type { KernelDatabase } from '../db/database.ts'
 import { UserEntity } from '../db/entities.ts'
 import { UserErrors } from '../users/service.ts'
-import { Mutex } from './mutex.ts'
 import type { SecretBox } from './secret-box.ts'
 import type { SessionStore } from './sessions.ts'
 

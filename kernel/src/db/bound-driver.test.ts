@@ -65,13 +65,11 @@ describe('bound parameters under MikroORM', () => {
     await db.em().nativeDelete(UserEntity, { id: { $in: ['b-2'] } })
     expect(await db.em().count(UserEntity, {})).toBe(2)
 
-    await db
-      .em()
-      .upsert(SettingEntity, {
-        scope: 's',
-        key: "it's",
-        value: { nested: [1, 'two', null], quote: "'; drop table users; --" },
-      })
+    await db.em().upsert(SettingEntity, {
+      scope: 's',
+      key: "it's",
+      value: { nested: [1, 'two', null], quote: "'; drop table users; --" },
+    })
     expect((await db.em().findOneOrFail(SettingEntity, { scope: 's', key: "it's" })).value).toEqual({
       nested: [1, 'two', null],
       quote: "'; drop table users; --",

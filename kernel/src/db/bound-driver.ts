@@ -1,5 +1,20 @@
 import { CompiledQuery } from 'kysely'
-import { isRaw, JsonProperty, raw, Utils, type Configuration, type Platform } from '@mikro-orm/core'
+import {
+  isRaw,
+  JsonProperty,
+  raw,
+  Utils,
+  type AnyEntity,
+  type Configuration,
+  type Constructor,
+  type Dictionary,
+  type EntityData,
+  type LoggingOptions,
+  type Platform,
+  type QueryResult,
+  type RawQueryFragment,
+  type Transaction,
+} from '@mikro-orm/core'
 import { AbstractSqlDriver, NativeQueryBuilder, SqlitePlatform } from '@mikro-orm/sql'
 import { MikroORM as SqliteMikroORM, SqliteConnection } from '@mikro-orm/sqlite'
 
@@ -18,13 +33,15 @@ import { MikroORM as SqliteMikroORM, SqliteConnection } from '@mikro-orm/sqlite'
  * Identifiers (`??`) stay inlined, quoted, as before: they are names from the entity metadata, not values.
  */
 export class BoundSqliteConnection extends SqliteConnection {
-  override async execute(
-    query: any,
-    params: any = [],
+  override async execute<
+    T extends QueryResult | EntityData<AnyEntity> | EntityData<AnyEntity>[] = EntityData<AnyEntity>[],
+  >(
+    query: SqlQuery,
+    params: SqlParams = [],
     method: 'all' | 'get' | 'run' = 'all',
-    ctx?: any,
-    loggerContext?: any,
-  ): Promise<any> {
+    ctx?: Transaction,
+    loggerContext?: LoggingOptions,
+  ): Promise<T> {
     await this.ensureConnection()
     const bound = this.#bind(query, params)
     const { abort, rest } = splitAbort(loggerContext)
@@ -32,46 +49,48 @@ export class BoundSqliteConnection extends SqliteConnection {
       bound.sql,
       async () => {
         const res = await (ctx ?? this.getClient()).executeQuery(CompiledQuery.raw(bound.sql, bound.values), abort)
-        return this.transformRawResult(res, method)
+        return this.transformRawResult<T>(res, method)
       },
       { query: bound.sql, params: bound.values, ...rest },
     )
   }
 
-  override async *stream(
-    query: any,
-    params: any = [],
-    ctx?: any,
-    loggerContext?: any,
+  override async *stream<T extends EntityData<AnyEntity>>(
+    query: SqlQuery,
+    params: SqlParams = [],
+    ctx?: Transaction,
+    loggerContext?: LoggingOptions,
     chunkSize?: number,
-  ): AsyncIterableIterator<any> {
+  ): AsyncIterableIterator<T> {
     await this.ensureConnection()
     const bound = this.#bind(query, params)
     const { abort } = splitAbort(loggerContext)
+    // The stub MikroORM streams with: Kysely's SQLite driver streams only a query whose root node is a select.
     const compiled = {
       query: { kind: 'SelectQueryNode' },
       sql: bound.sql,
       parameters: bound.values,
       queryId: undefined,
-    } as any
+    } as unknown as CompiledQuery
     const rows = (ctx ?? this.getClient())
       .getExecutor()
       .stream(compiled, chunkSize ?? 100, abort ? { signal: abort.signal } : undefined)
-    for await (const items of rows) yield* this.transformRawResult(items, 'all') as any[]
+    for await (const items of rows) yield* this.transformRawResult<T[]>(items, 'all')
   }
 
   /** The query in MikroORM's accepted forms (text + array or named params, a raw fragment, a builder), bound. */
-  #bind(query: any, params: any): BoundQuery {
-    if (query instanceof NativeQueryBuilder) query = query.toRaw()
-    if (typeof query === 'string' && !Array.isArray(params)) query = raw(query, params)
-    if (isRaw(query)) {
-      params = query.params
-      query = query.sql
-    }
-    query = this.config.get('onQuery')(query, params)
-    return bindQuery(this.platform, query, params)
+  #bind(query: SqlQuery, params: SqlParams): BoundQuery {
+    let fragment = query instanceof NativeQueryBuilder ? query.toRaw() : query
+    if (typeof fragment === 'string' && !Array.isArray(params)) fragment = raw(fragment, params)
+    // A string here came with an array: a dictionary was turned into a raw fragment just above.
+    const [sql, values] = isRaw(fragment) ? [fragment.sql, fragment.params] : [fragment, params as readonly unknown[]]
+    return bindQuery(this.platform, this.config.get('onQuery')(sql, values), values)
   }
 }
+
+/** The query forms MikroORM hands a connection, and their parameters (an array, or named in a dictionary). */
+type SqlQuery = string | NativeQueryBuilder | RawQueryFragment
+type SqlParams = readonly unknown[] | Dictionary<unknown>
 
 export interface BoundQuery {
   sql: string
@@ -138,7 +157,10 @@ function bindable(value: unknown): unknown {
   return String(value)
 }
 
-function splitAbort(loggerContext: any): {
+/** MikroORM carries a query's abort options on its `loggerContext`, outside the declared type (AbstractSqlConnection.js). */
+type QueryContext = LoggingOptions & { signal?: AbortSignal; inflightQueryAbortStrategy?: unknown }
+
+function splitAbort(loggerContext: QueryContext | undefined): {
   abort?: { signal?: AbortSignal; inflightQueryAbortStrategy?: unknown }
   rest: Record<string, unknown>
 } {
@@ -154,7 +176,7 @@ export class BoundSqliteDriver extends AbstractSqlDriver<BoundSqliteConnection> 
     super(config, new SqlitePlatform(), BoundSqliteConnection, ['kysely', 'better-sqlite3'])
   }
 
-  override getORMClass(): any {
+  override getORMClass(): Constructor<SqliteMikroORM> {
     return SqliteMikroORM
   }
 }

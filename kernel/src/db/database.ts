@@ -15,7 +15,7 @@ export interface KernelDatabase extends DatabaseService {
   /** What may have written to it, counted on every statement (write-counter.ts). */
   readonly writes: WriteCounter
   /** Add a plugin's entities and create or extend their tables (never drops). */
-  addEntities(entities: EntitySchema<any, any>[]): Promise<void>
+  addEntities(entities: EntitySchema[]): Promise<void>
   close(): Promise<void>
 }
 

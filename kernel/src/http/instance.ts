@@ -13,7 +13,7 @@ import {
   findUnsafeKey,
   roleSatisfies,
   errors,
-  HostdError,
+  type HostdError,
   type HelperClient,
   type RouteDefinition,
   type RouteOptions,
@@ -164,7 +164,7 @@ export function authorize(
   const user = req.user
   if (!user) {
     const auth = req.headers.authorization
-    return auth !== undefined && auth.slice(7).trimStart().startsWith(API_TOKEN_PREFIX)
+    return auth?.slice(7).trimStart().startsWith(API_TOKEN_PREFIX)
       ? KernelErrors.unauthenticated('This API token is unknown, expired or revoked, or its owner is disabled')
       : KernelErrors.unauthenticated()
   }

@@ -19,7 +19,7 @@ const NAMES = Object.keys(SECURITY_HEADERS) as (keyof typeof SECURITY_HEADERS)[]
  */
 const NO_STORE = 'no-store'
 const isApi = (url: string | undefined) =>
-  url !== undefined && url.startsWith('/api') && (url.length === 4 || url[4] === '/' || url[4] === '?')
+  url?.startsWith('/api') === true && (url.length === 4 || url[4] === '/' || url[4] === '?')
 
 /**
  * No framing, no sniffing, no referrer (and no caching of an `/api` answer), on a response whose head is still

@@ -6,7 +6,7 @@ import generatedMetaSchemaValidator from './meta-schema.generated.ts'
 
 /**
  * Route schemas are compiled on their route's first use, not when the route is mounted: compiling every route's
- * validators and serializers was about a fifth of the daemon's start (docs/ARCHITECTURE.md, "Runtime"), for routes
+ * validators and serializers was about a fifth of the daemon's start (docs/decisions/measurements.md, "Runtime"), for routes
  * most starts never see. A schema is still checked against the JSON Schema meta-schema as its route is mounted, so a
  * malformed one fails its plugin's load instead of its first request: by the meta-schema's validator compiled ahead
  * of time (meta-schema.generated.ts, from kernel/meta-schema.mjs), once per schema object (routes share theirs).

@@ -63,7 +63,9 @@ export function openApiDocument(version: string, routes: DocumentedRoute[]) {
       title: 'hostd',
       version,
       description:
-        'Roles: viewer < operator < admin; x-hostd-role names the least role an operation needs; x-hostd-session-only marks what an API token may not do; x-hostd-recent-sign-in what needs a session whose password was given in the last few minutes (POST /api/auth/reauth).',
+        'Roles: viewer < operator < admin; x-hostd-role names the least role an operation needs; ' +
+        'x-hostd-session-only marks what an API token may not do; x-hostd-recent-sign-in what needs a session ' +
+        'whose password was given in the last few minutes (POST /api/auth/reauth).',
     },
     security: [{ bearer: [] }, { cookie: [] }],
     components: {

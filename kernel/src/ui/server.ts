@@ -120,7 +120,10 @@ export class UiServer {
     return new UiServer(opts, shell)
   }
 
-  /** Answers GET and HEAD for UI paths; returns false for anything else (the caller answers it), and always when no UI is configured (in-process test kernels). */
+  /**
+   * Answers GET and HEAD for UI paths; returns false for anything else (the caller answers it), and always when no
+   * UI is configured (in-process test kernels).
+   */
   handle(req: IncomingMessage, res: ServerResponse): boolean {
     if (!this.#opts.dist || (req.method !== 'GET' && req.method !== 'HEAD')) return false
     const url = req.url ?? '/'

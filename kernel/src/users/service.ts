@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto'
-import { defineError, isRole, type Role } from '@hostd/sdk'
+import { Mutex, defineError, isRole, type Role } from '@hostd/sdk'
 import type { KernelDatabase } from '../db/database.ts'
 import { UserEntity } from '../db/entities.ts'
 import { hashPassword, passwordWeakness, verifyPassword } from '../auth/passwords.ts'
 import type { SessionStore } from '../auth/sessions.ts'
-import { Mutex } from '../auth/mutex.ts'
 import type { User } from './schemas.ts'
 
 export const UserErrors = {

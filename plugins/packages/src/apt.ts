@@ -48,7 +48,10 @@ export class DumpavailParser {
   }
 
   #line(data: Buffer, start: number, end: number): void {
-    if (end === start) return this.#flush()
+    if (end === start) {
+      this.#flush()
+      return
+    }
     for (const [prefix, slot] of PREFIXES) {
       if (
         end - start > prefix.length &&

@@ -16,6 +16,7 @@ export interface InstalledPackage {
 
 // Tab-separated; the summary is last so a tab inside it (never seen, but allowed) cannot shift the other fields.
 const FORMAT =
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: dpkg-query's --showformat syntax, not a JS template
   '${Package}\\t${Architecture}\\t${Version}\\t${db:Status-Status}\\t${Installed-Size}\\t${binary:Summary}\\n'
 /** Left in the database after a removal (config-files) or never installed: not installed packages. */
 const NOT_INSTALLED = new Set(['not-installed', 'config-files'])

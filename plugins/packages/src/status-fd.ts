@@ -5,7 +5,8 @@
  *   pmerror:<package>:<percent>:<text>      dpkg failed on a package
  *   pmconffile:<file>:<percent>:<text>      a configuration file prompt (answered by --force-confold here)
  * The percent counts from 0 to 100 twice: once over the downloads (dlstatus), once over dpkg's work (pm*). The middle
- * field may hold ":" itself (pkg:arch, never all digits), so the percent is the first ":<number>:". Other lines (media-change) are not progress; the socket passes them on as lines.
+ * field may hold ":" itself (pkg:arch, never all digits), so the percent is the first ":<number>:". Other lines
+ * (media-change) are not progress; the socket passes them on as lines.
  */
 export type ProgressPhase =
   | 'download'

@@ -28,8 +28,12 @@ import type { SkillSync } from './sync.ts'
 import { zipStream } from './zip.ts'
 
 const tags = ['skills']
-const bundleTooLarge = `The request is larger than ${mib(BUNDLE_BODY_LIMIT)}, more than a skill bundle can take: the bundle limit is ${mib(LIMITS.bundleBytes)} (files are sent in base64, which adds a third)`
-const fileTooLarge = `The request is larger than ${mib(FILE_BODY_LIMIT)}, more than one file can take: the limit is ${mib(LIMITS.fileBytes)} per file (sent in base64, which adds a third)`
+const bundleTooLarge =
+  `The request is larger than ${mib(BUNDLE_BODY_LIMIT)}, more than a skill bundle can take: ` +
+  `the bundle limit is ${mib(LIMITS.bundleBytes)} (files are sent in base64, which adds a third)`
+const fileTooLarge =
+  `The request is larger than ${mib(FILE_BODY_LIMIT)}, more than one file can take: ` +
+  `the limit is ${mib(LIMITS.fileBytes)} per file (sent in base64, which adds a third)`
 
 /** A file name for Content-Disposition: letters, digits, dot, dash and underscore only. */
 function safeFileName(name: string): string {

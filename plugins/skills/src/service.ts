@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
-import type { AuditService, Database, Logger, SessionUser } from '@hostd/sdk'
-import { BlobStore, sha256 } from './blobs.ts'
+import type { AuditService, Database, Logger, Mutex, SessionUser } from '@hostd/sdk'
+import { type BlobStore, sha256 } from './blobs.ts'
 import {
   checkIncomingFiles,
   checkManifest,
@@ -15,7 +15,7 @@ import { SkillEntity, SkillRevisionEntity, SkillDraftEntity } from './entities.t
 import { SkillErrors } from './errors.ts'
 import { checkName, parseSkillMarkdown, type SkillDocument } from './frontmatter.ts'
 import { LIMITS } from './limits.ts'
-import { sharedMutex, type Mutex } from './mutex.ts'
+import { sharedMutex } from './mutex.ts'
 import type { RevisionInfo, SkillDetail, SkillSummary } from './schemas.ts'
 
 /** Who acts: a request (its user and address) or nothing (the sync watcher). */

@@ -96,7 +96,10 @@ export async function planLaunch(config: TerminalConfig): Promise<Launch | strin
   const daemonUid = process.getuid?.() ?? -1
   const daemonUser = userInfo().username
   if (config.user === null && daemonUid === 0) {
-    return "The daemon runs as root and HOSTD_TERMINAL_USER is not set: set it to the unix account the terminal's shells should run as (HOSTD_TERMINAL_USER=root allows root shells; see the terminal plugin's README)"
+    return (
+      "The daemon runs as root and HOSTD_TERMINAL_USER is not set: set it to the unix account the terminal's shells " +
+      "should run as (HOSTD_TERMINAL_USER=root allows root shells; see the terminal plugin's README)"
+    )
   }
   const name = config.user ?? daemonUser
   const account = await lookupAccount(name)
@@ -111,7 +114,10 @@ export async function planLaunch(config: TerminalConfig): Promise<Launch | strin
   )
   if (account.uid === daemonUid) return { account, file: account.shell, args: ['-l'], cwd }
   if (daemonUid !== 0) {
-    return `The daemon runs as ${daemonUser}, not root, so it cannot start a shell as ${account.name}: leave HOSTD_TERMINAL_USER unset or set it to ${daemonUser}`
+    return (
+      `The daemon runs as ${daemonUser}, not root, so it cannot start a shell as ${account.name}: ` +
+      `leave HOSTD_TERMINAL_USER unset or set it to ${daemonUser}`
+    )
   }
   // node-pty's uid/gid option calls setgid and setuid but leaves root's supplementary groups in place; setpriv sets
   // the account's own groups (initgroups) as well, then execs the shell in the same process (same pid, same pty).

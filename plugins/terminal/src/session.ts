@@ -129,7 +129,10 @@ export class TerminalSession {
       const every = Math.min(30_000, Math.max(250, Math.floor(this.#o.idleMs / 4)))
       this.#idleTimer = setInterval(() => this.#checkIdle(), every)
     }
-    if (socket.readyState !== socket.OPEN || signal.aborted) return this.#finish({ ended: 'closed', closeCode: 1006 })
+    if (socket.readyState !== socket.OPEN || signal.aborted) {
+      this.#finish({ ended: 'closed', closeCode: 1006 })
+      return
+    }
     this.#sendJson({
       type: 'ready',
       account: launch.account.name,
@@ -204,7 +207,10 @@ export class TerminalSession {
       return
     }
     const frame = this.#control(data)
-    if (typeof frame === 'string') return this.#sendError(TerminalErrors.badFrame(frame))
+    if (typeof frame === 'string') {
+      this.#sendError(TerminalErrors.badFrame(frame))
+      return
+    }
     if (frame.type === 'resize') {
       if (!this.#exited) this.#pty.resize(frame.cols, frame.rows)
     } else {

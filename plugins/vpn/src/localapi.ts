@@ -4,7 +4,7 @@
  * logout or bus watch, and these few calls are short.
  */
 import type { IncomingMessage } from 'node:http'
-import { HostdError } from '@hostd/sdk'
+import type { HostdError } from '@hostd/sdk'
 import { VpnErrors } from './errors.ts'
 
 // Not `import`: node:http's ES module facade loads Node's bundled undici (docs/ARCHITECTURE.md, "Runtime").
@@ -170,7 +170,8 @@ function refusalOf(status: number, text: string, socketPath: string): Error {
   }
   if (status === 403) {
     return VpnErrors.notPermitted(
-      `tailscaled refused the change (${message || 'access denied'}): hostd's user must be root or tailscaled's operator (tailscale set --operator=<user>) on ${socketPath}`,
+      `tailscaled refused the change (${message || 'access denied'}): hostd's user must be root or ` +
+        `tailscaled's operator (tailscale set --operator=<user>) on ${socketPath}`,
     )
   }
   return new LocalApiRefusal(status, message || `tailscaled answered ${status}`)

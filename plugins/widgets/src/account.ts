@@ -52,7 +52,9 @@ export async function checkAccount(name: string | undefined, dataDir: string, wo
   if (data && (data.mode & 0o007) !== 0) {
     return {
       ok: false,
-      reason: `The data dir ${dataDir} is open to other accounts (mode ${(data.mode & 0o777).toString(8)}): chmod 700 it so widget scripts cannot read the database`,
+      reason:
+        `The data dir ${dataDir} is open to other accounts (mode ${(data.mode & 0o777).toString(8)}): ` +
+        'chmod 700 it so widget scripts cannot read the database',
     }
   }
   // The parent of the per-widget folders: the daemon's, traversable but not listable, never a link.
