@@ -9,6 +9,7 @@ import {
   Async,
   Badge,
   Button,
+  Callout,
   Card,
   Checkbox,
   Dialog,
@@ -71,17 +72,19 @@ function SharingOff({ status, busy, onRetry }: { status: DesktopStatus; busy: bo
   return (
     <div class="stack">
       <PageHeader title="Desktop" description="The host's own screen in the browser, through hostd." />
-      <div class="desktop-notice tone-danger" role="alert">
-        <div class="desktop-notice-text">
-          <strong>Screen sharing is off</strong>
-          <span>{status.reason ?? `No VNC server answers on ${status.target}.`}</span>
-        </div>
-        <Button variant="secondary" icon="refresh" busy={busy} onClick={onRetry}>
-          Check again
-        </Button>
-      </div>
+      <Callout
+        tone="danger"
+        title="Screen sharing is off"
+        action={
+          <Button variant="secondary" icon="refresh" busy={busy} onClick={onRetry}>
+            Check again
+          </Button>
+        }
+      >
+        {status.reason ?? `No VNC server answers on ${status.target}.`}
+      </Callout>
       <Card title="How to turn on screen sharing">
-        <div class="desktop-help">
+        <div class="prose">
           <p>
             hostd does not start a VNC server: it connects to the one on <code>{status.target}</code> (set by{' '}
             <code>HOSTD_DESKTOP_VNC</code>) and brings its screen here. Keep that server on loopback, so the only way in
@@ -345,20 +348,11 @@ function RemoteScreen({
         </div>
       )}
       {ended && (
-        <div class={`desktop-notice tone-${ended.tone}`} role="alert">
-          <div class="desktop-notice-text">
-            <strong>{ended.title}</strong>
-            <span>{ended.detail}</span>
-          </div>
-        </div>
+        <Callout tone={ended.tone} title={ended.title}>
+          {ended.detail}
+        </Callout>
       )}
-      {phase.kind === 'broken' && (
-        <div class="desktop-notice tone-danger" role="alert">
-          <div class="desktop-notice-text">
-            <strong>{phase.message}</strong>
-          </div>
-        </div>
-      )}
+      {phase.kind === 'broken' && <Callout tone="danger" title={phase.message} />}
       <section class="desktop-screen" aria-label="Remote screen" aria-describedby={hintId} ref={screen}>
         <p id={hintId} class="sr-only">
           {viewOnly

@@ -9,6 +9,7 @@ import {
   Async,
   Badge,
   Button,
+  Callout,
   Card,
   Checkbox,
   Spinner,
@@ -65,17 +66,19 @@ function Unavailable({ reason, busy, onRetry }: { reason?: string; busy: boolean
   return (
     <div class="stack">
       <PageHeader title="Terminal" description="A login shell on this host, in the browser." />
-      <div class="terminal-notice tone-danger" role="alert">
-        <div class="terminal-notice-text">
-          <strong>The terminal is unavailable</strong>
-          <span>{reason ?? 'A condition of the terminal plugin is not met.'}</span>
-        </div>
-        <Button variant="secondary" icon="refresh" busy={busy} onClick={onRetry}>
-          Check again
-        </Button>
-      </div>
+      <Callout
+        tone="danger"
+        title="The terminal is unavailable"
+        action={
+          <Button variant="secondary" icon="refresh" busy={busy} onClick={onRetry}>
+            Check again
+          </Button>
+        }
+      >
+        {reason ?? 'A condition of the terminal plugin is not met.'}
+      </Callout>
       <Card title="How to turn it on">
-        <div class="terminal-help">
+        <div class="prose">
           <p>
             The shell runs as one unix account, named in hostd's environment. On a daemon running as root it must be
             set:
@@ -287,20 +290,11 @@ function Console({ ctx, onUnavailable }: { ctx: PageContext; onUnavailable: () =
         </div>
       </div>
       {ended && (
-        <div class={`terminal-notice tone-${ended.tone}`} role="alert">
-          <div class="terminal-notice-text">
-            <strong>{ended.title}</strong>
-            <span>{ended.detail}</span>
-          </div>
-        </div>
+        <Callout tone={ended.tone} title={ended.title}>
+          {ended.detail}
+        </Callout>
       )}
-      {status.kind === 'broken' && (
-        <div class="terminal-notice tone-danger" role="alert">
-          <div class="terminal-notice-text">
-            <strong>{status.message}</strong>
-          </div>
-        </div>
-      )}
+      {status.kind === 'broken' && <Callout tone="danger" title={status.message} />}
       <section class="terminal-screen" aria-label="Terminal" ref={host} />
     </div>
   )

@@ -101,6 +101,31 @@ export function Badge({ tone = 'neutral', children }: { tone?: Tone; children: C
   return <span class={`badge tone-${tone}`}>{children}</span>
 }
 
+export interface CalloutProps {
+  tone?: Extract<Tone, 'warning' | 'danger' | 'neutral'>
+  title: ComponentChildren
+  /** What happened or what to do, under the title. */
+  children?: ComponentChildren
+  /** A button (or two) beside the text, e.g. "Check again"; it wraps below on a phone. */
+  action?: ComponentChildren
+}
+
+/**
+ * A page-level message that something is off (a feature unavailable, a session ended): a title, a detail and an
+ * action. An alert, so a screen reader says it when it appears.
+ */
+export function Callout({ tone = 'danger', title, children, action }: CalloutProps) {
+  return (
+    <div class={`callout tone-${tone}`} role="alert">
+      <div class="callout-text">
+        <strong>{title}</strong>
+        {children && <span>{children}</span>}
+      </div>
+      {action}
+    </div>
+  )
+}
+
 /**
  * Said above data that a refresh could not replace (the resource is `stale`): what failed, how old the data on screen
  * is, and a button to try again. `Async` shows it by itself.

@@ -29,7 +29,9 @@ export {
   Badge,
   Async,
   StaleNotice,
+  Callout,
   type AsyncProps,
+  type CalloutProps,
   type Tone,
 } from './feedback.tsx'
 export {

@@ -10,7 +10,17 @@ import { Button, IconButton } from '../kit/button.tsx'
 import { TimeChart, TimeSeries } from '../kit/chart.tsx'
 import { CopyButton } from '../kit/copy.tsx'
 import { confirm, Dialog } from '../kit/dialog.tsx'
-import { Async, Badge, Empty, ErrorState, Loading, ProgressBar, StaleNotice, type Tone } from '../kit/feedback.tsx'
+import {
+  Async,
+  Badge,
+  Callout,
+  Empty,
+  ErrorState,
+  Loading,
+  ProgressBar,
+  StaleNotice,
+  type Tone,
+} from '../kit/feedback.tsx'
 import { Checkbox, FieldErrors, Form, Select, TextArea, TextField } from '../kit/form.tsx'
 import {
   formatBytes,
@@ -173,6 +183,19 @@ function Feedback() {
       <div class="stack">
         <StaleNotice resource={stateOf({ error: failure, loadedAt })} />
         <PrivilegesMissing affected="mounting shares" onRetry={() => toast.info('Checking again')} />
+        <Callout
+          title="Screen sharing is off"
+          action={
+            <Button variant="secondary" icon="refresh" onClick={() => toast.info('Checking again')}>
+              Check again
+            </Button>
+          }
+        >
+          No VNC server answers on 127.0.0.1:5900.
+        </Callout>
+        <Callout tone="neutral" title="Disconnected">
+          Connect again to see the screen.
+        </Callout>
       </div>
     </Card>
   )
