@@ -10,6 +10,7 @@ import type {
 } from '@hostd/sdk'
 import type { Logger } from 'pino'
 import type { KernelDatabase } from '../db/database.ts'
+import { storageFullError } from '../db/storage.ts'
 import { AuditEntity } from '../db/entities.ts'
 
 export const AUDIT_RANGES = {
@@ -49,6 +50,12 @@ function actorOf(actor: AuditActor | undefined): Actor & { apiToken?: ApiTokenRe
   return actor as Actor
 }
 
+/** A write that found the disk full: 507 saying the audit record is what was not saved. */
+function throwIfFull(err: unknown): void {
+  const full = storageFullError(err, { unsaved: 'the audit record of this request was not saved' })
+  if (full) throw full
+}
+
 /** A failure being counted into one record until its window ends. */
 interface Repeat {
   id: number
@@ -75,8 +82,13 @@ export class KernelAudit implements AuditService {
     this.#repeatWindowMs = repeatWindowSeconds * 1000
   }
 
+  /**
+   * A record made for someone (`actor` given: a request waits for its answer) that finds the disk full throws 507
+   * HOSTD_STORAGE_FULL, so they learn the record is missing; one made for no one (a plugin's load, a timer) is
+   * logged, as any failed audit write is.
+   */
   async record(event: AuditEvent, actor?: AuditActor): Promise<void> {
-    await this.#insert(event, actorOf(actor))
+    await this.#insert(event, actorOf(actor), actor !== undefined)
   }
 
   /**
@@ -117,6 +129,7 @@ export class KernelAudit implements AuditService {
         if ((await this.#db.em().nativeUpdate(AuditEntity, { id: seen.id }, { detail })) === 1) return
       } catch (err) {
         this.#log.error({ err, action: event.action }, 'audit write failed')
+        if (actor) throwIfFull(err)
         return
       }
     }
@@ -124,6 +137,7 @@ export class KernelAudit implements AuditService {
     const id = await this.#insert(
       { ...event, detail: { ...event.detail, count: 1, ...(anyTarget ? { targets } : {}) } },
       who,
+      actor !== undefined,
     )
     if (id === null) return
     if (this.#repeats.size >= MAX_REPEATS) this.#forgetRepeats(now)
@@ -131,7 +145,7 @@ export class KernelAudit implements AuditService {
     this.#repeats.set(key, { id, count: 1, targets, until: now + this.#repeatWindowMs })
   }
 
-  async #insert(event: AuditEvent, who: Actor & { apiToken?: ApiTokenRef }): Promise<number | null> {
+  async #insert(event: AuditEvent, who: Actor & { apiToken?: ApiTokenRef }, answered = false): Promise<number | null> {
     try {
       const em = this.#db.em()
       const row = em.create(AuditEntity, {
@@ -150,6 +164,7 @@ export class KernelAudit implements AuditService {
     } catch (err) {
       // An audit write must never be lost silently; the action itself has already happened.
       this.#log.error({ err, action: event.action }, 'audit write failed')
+      if (answered) throwIfFull(err)
       return null
     }
   }

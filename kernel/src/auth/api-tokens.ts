@@ -5,6 +5,7 @@ import { LIVE_ENDS, type LiveConnections, type SessionHolder } from './live-conn
 import type { TwoFactorPolicy } from './policy.ts'
 import { hashToken, RememberedTokens } from './token-hashes.ts'
 import type { WriteCounter } from '../db/write-counter.ts'
+import { runUnlessFull } from '../db/storage.ts'
 import type { AuthUser } from './auth-user.ts'
 
 /** Every API token starts with this, so people and secret scanners recognise one, and the auth hook tells it from a session token without a lookup. */
@@ -147,7 +148,7 @@ export class ApiTokenStore {
     const now = Date.now()
     if (!row || row.disabled || !isRole(row.role) || !isRole(row.user_role)) return this.#tokens.forget(token)
     if (row.expires_at !== null && row.expires_at <= now) return this.#tokens.forget(token)
-    if (row.last_used_at === null || now - row.last_used_at > TOUCH_EVERY_MS) this.#touch.run(now, tokenHash)
+    if (row.last_used_at === null || now - row.last_used_at > TOUCH_EVERY_MS) runUnlessFull(this.#touch, now, tokenHash)
     this.#tokens.remember(token, read)
     return {
       user: {

@@ -6,6 +6,7 @@ import { ApiTokenStore } from './api-tokens.ts'
 import type { TwoFactorPolicy } from './policy.ts'
 import { hashToken, RememberedTokens } from './token-hashes.ts'
 import type { WriteCounter } from '../db/write-counter.ts'
+import { runUnlessFull } from '../db/storage.ts'
 import type { AuthUser } from './auth-user.ts'
 
 export { hashToken } from './token-hashes.ts'
@@ -169,7 +170,7 @@ export class SessionStore {
       this.#delete.run(tokenHash)
       return this.#tokens.forget(token)
     }
-    if (now - row.last_seen_at > TOUCH_EVERY_MS) this.#touch.run(now, tokenHash)
+    if (now - row.last_seen_at > TOUCH_EVERY_MS) runUnlessFull(this.#touch, now, tokenHash)
     this.#tokens.remember(token, read)
     return {
       id: row.user_id,

@@ -1,4 +1,5 @@
-import { CompiledQuery } from 'kysely'
+import type BetterSqlite3 from 'better-sqlite3'
+import { CompiledQuery, type Dialect, type Driver } from 'kysely'
 import {
   isRaw,
   JsonProperty,
@@ -14,9 +15,11 @@ import {
   type QueryResult,
   type RawQueryFragment,
   type Transaction,
+  type TransactionEventBroadcaster,
 } from '@mikro-orm/core'
 import { AbstractSqlDriver, NativeQueryBuilder, SqlitePlatform } from '@mikro-orm/sql'
 import { MikroORM as SqliteMikroORM, SqliteConnection } from '@mikro-orm/sqlite'
+import { noteFile } from './storage.ts'
 
 /**
  * MikroORM 7 executes every query as text with its values inlined: `AbstractSqlConnection.execute` runs
@@ -31,8 +34,54 @@ import { MikroORM as SqliteMikroORM, SqliteConnection } from '@mikro-orm/sqlite'
  * INTEGER, other numbers as REAL, strings as TEXT, Buffers as BLOB, plain objects as their JSON text, an array as one
  * placeholder per element (MikroORM's `in (?)`), a raw fragment as its own SQL with its own parameters.
  * Identifiers (`??`) stay inlined, quoted, as before: they are names from the entity metadata, not values.
+ *
+ * It also gives Kysely's connection back when SQLite has ended a transaction on its own (see `endedByServer`).
  */
 export class BoundSqliteConnection extends SqliteConnection {
+  /** The better-sqlite3 handle (SqliteConnection keeps it private), set when the dialect is made. */
+  #native: BetterSqlite3.Database | null = null
+
+  override createKyselyDialect(options: Dictionary): Dialect {
+    const dialect = super.createKyselyDialect(options)
+    const native = (this as unknown as { database: BetterSqlite3.Database }).database
+    this.#native = native
+    const createDriver = dialect.createDriver.bind(dialect)
+    dialect.createDriver = () => endedByServer(createDriver(), native)
+    return dialect
+  }
+
+  /**
+   * A COMMIT that failed after SQLite had already rolled the transaction back (a full disk: SQLITE_FULL, or an I/O
+   * error) leaves Kysely's transaction neither committed nor rolled back, holding the one connection's lock. MikroORM's
+   * `transactional` rolls back next, but `em.begin()`/`em.commit()` leave that to the caller: the transaction, which
+   * has ended, is rolled back here at once (no SQL runs, see `endedByServer`), so the lock is released whoever called.
+   */
+  override async commit(
+    ctx: KyselyTransaction,
+    eventBroadcaster?: TransactionEventBroadcaster,
+    loggerContext?: LoggingOptions,
+  ): Promise<void> {
+    try {
+      await super.commit(ctx, eventBroadcaster, loggerContext)
+    } catch (err) {
+      const native = this.#native
+      const topLevel = !('savepointName' in ctx)
+      if (native && topLevel && !native.inTransaction && !ctx.isCommitted && !ctx.isRolledBack)
+        await ctx.rollback().execute()
+      throw native ? noteFile(err, native.name) : err
+    }
+  }
+
+  /** A transaction `commit` above already rolled back is not rolled back twice (Kysely would throw). */
+  override async rollback(
+    ctx: KyselyTransaction,
+    eventBroadcaster?: TransactionEventBroadcaster,
+    loggerContext?: LoggingOptions,
+  ): Promise<void> {
+    if (ctx.isRolledBack) return
+    await super.rollback(ctx, eventBroadcaster, loggerContext)
+  }
+
   override async execute<
     T extends QueryResult | EntityData<AnyEntity> | EntityData<AnyEntity>[] = EntityData<AnyEntity>[],
   >(
@@ -87,6 +136,9 @@ export class BoundSqliteConnection extends SqliteConnection {
     return bindQuery(this.platform, this.config.get('onQuery')(sql, values), values)
   }
 }
+
+/** The Kysely transaction MikroORM's connection commits and rolls back. */
+type KyselyTransaction = Parameters<SqliteConnection['commit']>[0]
 
 /** The query forms MikroORM hands a connection, and their parameters (an array, or named in a dictionary). */
 type SqlQuery = string | NativeQueryBuilder | RawQueryFragment
@@ -168,6 +220,29 @@ function splitAbort(loggerContext: QueryContext | undefined): {
     return { rest: loggerContext ?? {} }
   const { signal, inflightQueryAbortStrategy, ...rest } = loggerContext
   return { abort: { signal, inflightQueryAbortStrategy }, rest }
+}
+
+/**
+ * Kysely's SQLite driver, made to accept a transaction SQLite has already ended. SQLite rolls a transaction back by
+ * itself when a write finds the disk full (SQLITE_FULL) or fails to reach it (SQLITE_IOERR), a failed COMMIT included:
+ * the ROLLBACK that follows then fails too ("cannot rollback - no transaction is active"). Kysely releases the
+ * connection's lock only when COMMIT or ROLLBACK succeeds, and SQLite has one connection behind one lock: so the first
+ * COMMIT on a full disk left every later ORM query waiting for ever, after space was freed too, and a stop hung
+ * (disk-full.test.ts). Here ROLLBACK, and ROLLBACK TO a savepoint, run only while SQLite has a transaction open; the
+ * outcome the caller asked for, nothing of the transaction kept, is already there. Holding the lock, the caller's
+ * transaction is the only one the connection can have open, so `inTransaction` speaks of it.
+ */
+function endedByServer(driver: Driver, native: BetterSqlite3.Database): Driver {
+  const rollback = driver.rollbackTransaction.bind(driver)
+  driver.rollbackTransaction = async (connection) => {
+    if (native.inTransaction) await rollback(connection)
+  }
+  const toSavepoint = driver.rollbackToSavepoint?.bind(driver)
+  if (toSavepoint)
+    driver.rollbackToSavepoint = async (connection, name, compile) => {
+      if (native.inTransaction) await toSavepoint(connection, name, compile)
+    }
+  return driver
 }
 
 /** MikroORM's SQLite driver on the bound connection (`driver: BoundSqliteDriver` in the ORM options). */

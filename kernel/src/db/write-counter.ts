@@ -1,4 +1,5 @@
 import type BetterSqlite3 from 'better-sqlite3'
+import { noteFile } from './storage.ts'
 
 const STATEMENT_RUNS = ['run', 'get', 'all', 'iterate'] as const
 
@@ -13,6 +14,8 @@ const STATEMENT_RUNS = ['run', 'get', 'all', 'iterate'] as const
  * check keep a row between requests and still see a change on the very next one (docs/ARCHITECTURE.md, "Why the
  * session check skips the ORM"). A read made inside a transaction is never to be kept: a ROLLBACK takes writes back
  * and is itself read-only to SQLite.
+ *
+ * A write that fails has the database file named on its error (storage.ts: a full disk's 507 says which disk).
  */
 export class WriteCounter {
   readonly #db: BetterSqlite3.Database
@@ -25,7 +28,11 @@ export class WriteCounter {
     const counted = <F extends (...args: never[]) => unknown>(run: F): F =>
       ((...args: Parameters<F>) => {
         this.#count++
-        return run(...args)
+        try {
+          return run(...args)
+        } catch (err) {
+          throw noteFile(err, db.name)
+        }
       }) as F
     db.prepare = ((source: string) => {
       const statement = prepare(source)

@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { HostdError, defineError, errors } from '@hostd/sdk'
+import { storageFullError } from '../db/storage.ts'
 
 /** Kernel error codes; the ones plugins share come from the sdk. Plugins define theirs with defineError. */
 export const KernelErrors = {
@@ -53,7 +54,8 @@ export function toHostdError(err: unknown): HostdError {
   if (typeof e?.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500) {
     return new HostdError('HOSTD_REQUEST_INVALID', e.statusCode, e.message || 'Invalid request')
   }
-  return KernelErrors.internal()
+  // A write that found the disk full: 507 naming the disk, not a bare 500.
+  return storageFullError(err) ?? KernelErrors.internal()
 }
 
 export function errorBody(err: HostdError): { error: string; message: string } {
