@@ -12,7 +12,8 @@
  * limits from the inside and runs a bubblewrap sandbox with user, mount, PID, network, IPC and UTS namespaces (what
  * third-party plugins will run under); through that shell it also has the helper run apt-get and dpkg (an isolated
  * root: a setuid file, a maintainer script). It holds the units to their `systemd-analyze security` ratings (daemon
- * <= 4.0, helper <= 7.0) and to a clean `systemd-analyze verify`.
+ * <= 4.0, helper <= 7.0) and to a clean `systemd-analyze verify`, and, last, ends the daemon cleanly (exit 0) to see
+ * systemd start it again (Restart=always) and its one line saying why it ended.
  *
  * Not run here: the helper's D-Bus actions (this systemd has no D-Bus, NetworkManager or logind), SMB mounts (no
  * CIFS server), power actions; IPAddressDeny= is not set. Needs root, systemd, bubblewrap, nethogs, smartctl,
@@ -26,7 +27,7 @@ import { promisify } from 'node:util'
 import { fetch } from 'undici'
 import WebSocket from 'ws'
 import { createAptRoot, type AptRoot } from '../../test/support/apt-root.ts'
-import { freePort } from '@hostd/sdk/testing'
+import { eventually, freePort } from '@hostd/sdk/testing'
 import { insecureAgent, REPO_ROOT } from '../../test/support/daemon.ts'
 import { startEngine, type TestEngine } from '../../plugins/containers/test/support/engine.ts'
 import { freeId, shellQuote, startUnitContainer, type UnitContainer } from './unit-container.ts'
@@ -217,6 +218,10 @@ describe('the systemd units', () => {
       expect(Number(level![1])).toBeLessThanOrEqual(MAX_EXPOSURE[unit as keyof typeof MAX_EXPOSURE])
     },
   )
+
+  it('restarts the daemon whatever its exit code (Restart=always, not on-failure: a clean exit 0 too)', async () => {
+    expect(last(serviceSettings(await readFile(join(UNITS, DAEMON_UNIT), 'utf8')), 'Restart')).toBe('always')
+  })
 })
 
 describe('the units under a real systemd', () => {
@@ -583,4 +588,23 @@ print([line for line in s.makefile() if not line.startswith("{\\"event")][-1].st
       last(daemonSettings, 'StateDirectoryMode').replace(/^0/, ''),
     )
   })
+
+  // Last: it ends the daemon. Main's Restart=on-failure left a daemon that exited 0 down.
+  it('restarts the daemon after a clean exit 0 (SIGTERM from outside systemd), which said why in one line', async () => {
+    const restarts = async () => Number((await container.show(DAEMON_UNIT, 'NRestarts')).NRestarts)
+    const before = await restarts()
+    const pid = (await container.mainPid(DAEMON_UNIT))!
+    process.kill(pid, 'SIGTERM')
+    const health = () =>
+      fetch(url('/health'), { dispatcher: insecureAgent, signal: AbortSignal.timeout(5000) }).then(
+        (r) => r.ok,
+        () => false,
+      )
+    await eventually(
+      async () => (await restarts()) > before && (await container.mainPid(DAEMON_UNIT)) !== pid && health(),
+    )
+    const out = await readFile(join(container.root, 'run/hostd.out'), 'utf8')
+    expect(out).toMatch(/^hostd: exiting with code 0: SIGTERM \(stopped in [\d.]+ m?s\)$/m)
+    expect((await api('/api/auth/me')).json()).toMatchObject({ username: 'admin' })
+  }, 60_000)
 })

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { isAbsolute, join, resolve } from 'node:path'
+import { ISOLATION_KEYS, isolationSettings, type IsolationSettings } from './isolation/settings.ts'
 
 export interface KernelConfig {
   port: number
@@ -28,6 +29,10 @@ export interface KernelConfig {
   loginMaxFailuresPerAddress: number
   loginWindowSeconds: number
   logLevel: string
+  /** How long each call into a plugin's code may take (import, setup, start, stop...): docs/ARCHITECTURE.md, "Supervision". */
+  pluginCallTimeoutMs?: number
+  /** How third-party plugins run: sandboxed (heap cap, deadlines, heartbeat, restarts): kernel/src/isolation. */
+  isolation?: IsolationSettings
 }
 
 /** A configuration mistake: main prints its message as one line and exits non-zero. */
@@ -56,6 +61,8 @@ export const CONFIG_KEYS = [
   'HOSTD_LOGIN_WINDOW_SECONDS',
   'HOSTD_LOG_LEVEL',
   'HOSTD_COMMIT',
+  'HOSTD_PLUGIN_CALL_TIMEOUT_MS',
+  ...ISOLATION_KEYS,
 ]
 
 function int(env: Env, name: string, fallback: number, min: number, max: number): number {
@@ -124,6 +131,13 @@ export function loadConfig(processEnv: Env = process.env, repoRoot?: string): Ke
     loginMaxFailuresPerAddress: int(env, 'HOSTD_LOGIN_MAX_FAILURES_PER_ADDRESS', 20, 1, 10000),
     loginWindowSeconds: int(env, 'HOSTD_LOGIN_WINDOW_SECONDS', 15 * 60, 1, 24 * 3600),
     logLevel,
+    pluginCallTimeoutMs: int(env, 'HOSTD_PLUGIN_CALL_TIMEOUT_MS', 10_000, 50, 600_000),
+    isolation: isolationSettings(
+      env,
+      int,
+      (m) => new ConfigError(m),
+      int(env, 'HOSTD_PLUGIN_CALL_TIMEOUT_MS', 10_000, 50, 600_000),
+    ),
   }
 }
 

@@ -41,6 +41,9 @@ import { extensionRoutes } from './plugins/routes.ts'
 import { PluginRegistry } from './plugins/registry.ts'
 import { socketHub } from './plugins/socket-hub.ts'
 import { watchPlugins, type PluginWatcher } from './plugins/watcher.ts'
+import { recoverInstalls } from './plugins/install.ts'
+import { PluginIsolation } from './isolation/index.ts'
+import { DEFAULT_ISOLATION } from './isolation/settings.ts'
 import { readCommit, readVersion } from './system/version.ts'
 import { ensureTls } from './tls.ts'
 import { UiServer } from './ui/server.ts'
@@ -58,6 +61,11 @@ export interface KernelOptions {
   insecureHttp?: boolean
   /** Watch the plugins dir for hot loading (default true). */
   watch?: boolean
+  /**
+   * Load the plugins before `createKernel` returns (default true). The daemon says false: it listens first, then calls
+   * `startPlugins`, so /health answers while plugins start.
+   */
+  startPlugins?: boolean
   logger?: Logger
   /**
    * Services that replace the kernel's or a plugin's for every plugin (the test harness's `services`): each plugin's
@@ -75,6 +83,8 @@ export interface Kernel {
   readonly handler: (req: IncomingMessage, res: ServerResponse) => void
   readonly server: Server | HttpsServer
   listen(): Promise<string>
+  /** Loads the plugins (given, built-in, then the plugins dir) and starts watching; once, whoever asks. */
+  startPlugins(): Promise<void>
   close(): Promise<void>
 }
 
@@ -162,7 +172,18 @@ export async function createKernel(config: KernelConfig, options: KernelOptions 
     extensionRoutes(r, services)
   })
   const instanceDeps = { logger: log, sessions, helper }
-  registry = new PluginRegistry({ log, container, instance: instanceDeps, db, audit, kernelRoutes, overrides })
+  registry = new PluginRegistry({
+    log,
+    container,
+    instance: instanceDeps,
+    db,
+    audit,
+    kernelRoutes,
+    overrides,
+    callTimeoutMs: config.pluginCallTimeoutMs,
+    // Third-party plugins run in sandboxed processes of their own (docs/ARCHITECTURE.md, "the trust boundary").
+    isolation: new PluginIsolation({ settings: config.isolation ?? DEFAULT_ISOLATION, dataDir: config.dataDir, log }),
+  })
 
   // The kernel's own routes get their own instance, dispatched like a plugin's: they do not pay for the
   // WebSocket hooks of the root instance, which keeps only the socket hub and the 404 answer.
@@ -199,13 +220,25 @@ export async function createKernel(config: KernelConfig, options: KernelOptions 
   await app.ready()
 
   await registry.init()
-  for (const plugin of options.plugins ?? []) await registry.add(plugin)
-  if (config.builtinPluginsDir) await registry.loadFolder(config.builtinPluginsDir, true, config.builtinPluginsOnly)
   await mkdir(config.pluginsDir, { recursive: true })
-  await registry.loadFolder(config.pluginsDir, false)
+  // Installs a crash interrupted are finished, leftover staging deleted, before anything scans the folder.
+  await recoverInstalls(config.pluginsDir, log, audit)
   let watcher: PluginWatcher | null = null
-  if (options.watch !== false)
+  let closing = false
+  const loadPlugins = async () => {
+    await registry!.startUp(async () => {
+      for (const plugin of options.plugins ?? []) await registry!.add(plugin)
+      if (config.builtinPluginsDir)
+        await registry!.loadFolder(config.builtinPluginsDir, true, config.builtinPluginsOnly)
+      await registry!.loadFolder(config.pluginsDir, false)
+    })
+    if (options.watch === false || closing) return
     watcher = await watchPlugins(config.pluginsDir, (dir) => registry!.reconcile(dir, false), log)
+    if (closing) await watcher.close()
+  }
+  let pluginsStarted: Promise<void> | null = null
+  const startPlugins = () => (pluginsStarted ??= loadPlugins())
+  if (options.startPlugins !== false) await startPlugins()
 
   const handler = (req: IncomingMessage, res: ServerResponse) => server.emit('request', req, res)
   return {
@@ -231,7 +264,9 @@ export async function createKernel(config: KernelConfig, options: KernelOptions 
             : config.host
       return `${tls ? 'https' : 'http'}://${host}:${port}`
     },
+    startPlugins,
     async close() {
+      closing = true
       await watcher?.close()
       await registry!.close()
       audit.stop()

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
-import { mkdtemp, rm } from 'node:fs/promises'
+import { cp, mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { basename, join, resolve } from 'node:path'
 import { request as httpRequest } from 'node:http'
 import { request as httpsRequest } from 'node:https'
 import { inject, type InjectOptions, type Response } from 'light-my-request'
@@ -13,6 +13,12 @@ import { createKernel, type Kernel } from './kernel.ts'
 export interface TestKernelOptions {
   /** Plugin definitions to run, as imported by the test. */
   plugins?: HostdPlugin[]
+  /**
+   * Plugin folders to run as third-party plugins, as if dropped into the plugins folder (each is copied there): each
+   * runs in a sandboxed process of its own (docs/ARCHITECTURE.md, "Third-party plugins: the trust boundary"), or in
+   * the kernel's process with `env: { HOSTD_PLUGINS_ISOLATION: 'off' }`. A plugin test can run in both modes.
+   */
+  thirdParty?: string[]
   /**
    * Fakes for services the plugins depend on (Backstage's `mockServices`): `[bind(tokens.helper, fakeHelper)]`. Each
    * replaces the kernel's service or another plugin's for every plugin, in `deps` and `optional.get` alike. A
@@ -89,6 +95,8 @@ export async function startTestKernel(options: TestKernelOptions = {}): Promise<
     HOSTD_BUILTIN_PLUGINS: '0',
     ...options.env,
   })
+  for (const folder of options.thirdParty ?? [])
+    await cp(folder, join(config.pluginsDir, basename(resolve(folder))), { recursive: true })
   const kernel = await createKernel(config, {
     plugins: options.plugins,
     insecureHttp: !options.tls,

@@ -101,7 +101,8 @@ describe('the plugin contract across versions', () => {
         },
       ],
       cards: [],
-      isolate: false,
+      // A third-party plugin's pages always run in the sandboxed frame, whatever its manifest says.
+      isolate: true,
     })
     const page = await get('/plugins/legacy/1.0.0/page.js')
     expect(page.statusCode, page.body).toBe(200)

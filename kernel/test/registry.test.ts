@@ -329,6 +329,8 @@ describe('plugin registry', () => {
       state: 'active',
       builtin: true,
       ui: null,
+      permissions: { services: {}, helper: [], network: false, kernel: [] },
+      trusted: false,
     })
   })
 

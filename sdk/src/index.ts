@@ -8,7 +8,7 @@
  * major with every break. sdk/CHANGELOG.md says what each version added, changed and deprecated; sdk/contract.json
  * records the exported types of this version, and a test fails when they change and this does not.
  */
-export const KERNEL_API_VERSION = '1.1.0'
+export const KERNEL_API_VERSION = '1.2.0'
 
 export { Type } from '@sinclair/typebox'
 export type { Static, TSchema } from '@sinclair/typebox'
@@ -63,6 +63,8 @@ export type {
   UiEntry,
   UiList,
   ServiceBinding,
+  PluginPermissions,
+  ServiceAccess,
 } from './plugin.ts'
 export * as conditions from './conditions.ts'
 export { findDuplicateKey, findUnsafeKey, type UnsafeKey } from './json.ts'

@@ -211,7 +211,8 @@ export interface UiManifest {
   cards?: UiCard[]
   /**
    * Run this plugin's pages and cards in a sandboxed iframe (opaque origin, no cookies): they reach the API only through
-   * the shell's message bridge, limited to the plugin's own `/api/<id>` routes. For third-party code you do not trust.
+   * the shell's message bridge, limited to the plugin's own `/api/<id>` routes and sockets. A third-party plugin's
+   * pages always run so, whatever it says here (since 1.2.0); a built-in plugin may ask for it.
    */
   isolate?: boolean
 }
@@ -241,6 +242,36 @@ export interface ServiceBinding {
 }
 
 /**
+ * How much of another plugin's service a plugin uses: `read` (it only asks) or `write` (it changes things through
+ * it). Shown to the admin; an upgrade from `read` to `write` needs the admin's approval again.
+ * @since 1.2.0
+ */
+export type ServiceAccess = 'read' | 'write'
+
+/**
+ * What a third-party plugin (any plugin not shipped in hostd's `plugins/` folder) asks of the host, beyond its own
+ * routes, settings, log and audit records. The kernel grants exactly this and nothing more: a service, helper action
+ * or network it did not declare is refused, and an upgrade that asks for more is not activated until an admin
+ * approves it. `GET /api/extensions` lists it. Built-in plugins may declare it too; it is shown, not enforced.
+ * The kernel services it uses are read from `deps` (`tokens.database` is never granted to a third-party plugin, and
+ * `tokens.helper` only as a client limited to the actions listed here).
+ * @since 1.2.0
+ */
+export interface PluginPermissions {
+  /**
+   * Services of other plugins it consumes (in `deps` or through `tokens.optional`), by token id, with the access it
+   * needs: `{ 'hostd.containers': 'read' }`.
+   */
+  services?: Record<string, ServiceAccess>
+  /** Root helper actions it calls through `tokens.helper`, e.g. `['packages.list']`. */
+  helper?: readonly string[]
+  /**
+   * Outbound network from its own process (an isolated plugin's sandbox has no network without it). Default false.
+   */
+  network?: boolean
+}
+
+/**
  * What a plugin declares. `D` is its deps, `S` what its `setup` returns (`undefined` without one): both are inferred
  * from the definition.
  */
@@ -264,6 +295,12 @@ export interface PluginDefinition<D extends DepsMap = DepsMap, S = undefined> {
   entities?: EntitySchema[]
   /** Pages and overview cards it adds to the web UI (listed by `GET /api/extensions` while active). */
   ui?: UiManifest | UiList
+  /**
+   * What a third-party plugin asks of the host: other plugins' services, helper actions, network (see
+   * {@link PluginPermissions}). Its routes and sockets must lie under `/api/<id>`, its pages under `/<id>`.
+   * @since 1.2.0
+   */
+  permissions?: PluginPermissions
   /**
    * Builds what the other hooks share (services, stores, per-load maps), once per load: after `deps` are resolved,
    * before `provides`, `routes`, `sockets` and `start`. Its result (awaited when a promise) is the last argument of
@@ -325,6 +362,7 @@ export function definePlugin<D extends DepsMap = Record<never, never>, S = undef
   const warnings: string[] = []
   const ui = definition.ui === undefined ? undefined : currentUi(definition.ui, warnings)
   if (ui !== undefined) checkUi(definition.id, ui)
+  if (definition.permissions !== undefined) checkPermissions(definition.id, definition.permissions)
   return Object.freeze({ ...definition, ui, warnings: Object.freeze(warnings), [PLUGIN_BRAND]: true as const })
 }
 
@@ -396,6 +434,36 @@ function checkUi(id: string, ui: UiManifest): void {
     if (card.size !== undefined && !['small', 'medium', 'large'].includes(card.size))
       fail(`card "${card.title}": size must be small, medium or large`)
   }
+}
+
+const SERVICE_ID = /^[a-z][a-z0-9_-]*(?:\.[a-z0-9][a-z0-9_-]*)*$/i
+const HELPER_ACTION = /^[a-z][a-z0-9_-]*(?:\.[a-z0-9][a-z0-9_-]*)*$/
+
+function checkPermissions(id: string, permissions: PluginPermissions): void {
+  const fail = (what: string) => {
+    throw new TypeError(`plugin ${id}: permissions ${what}`)
+  }
+  if (typeof permissions !== 'object' || permissions === null || Array.isArray(permissions))
+    fail('must be an object { services, helper, network }')
+  const known = ['services', 'helper', 'network']
+  const unknown = Object.keys(permissions).find((key) => !known.includes(key))
+  if (unknown !== undefined) fail(`has no "${unknown}" (only ${known.join(', ')})`)
+  const { services, helper, network } = permissions
+  if (services !== undefined) {
+    if (typeof services !== 'object' || services === null || Array.isArray(services))
+      fail("services must map a service's token id to 'read' or 'write'")
+    for (const [token, access] of Object.entries(services)) {
+      if (!SERVICE_ID.test(token)) fail(`services: "${token}" is not a service token id (like hostd.containers)`)
+      if (access !== 'read' && access !== 'write') fail(`services: ${token} must be 'read' or 'write'`)
+    }
+  }
+  if (helper !== undefined) {
+    if (!Array.isArray(helper)) fail('helper must be a list of helper action names')
+    for (const action of helper)
+      if (typeof action !== 'string' || !HELPER_ACTION.test(action))
+        fail(`helper: "${action}" is not a helper action name (like packages.list)`)
+  }
+  if (network !== undefined && typeof network !== 'boolean') fail('network must be true or false')
 }
 
 export function isHostdPlugin(value: unknown): value is HostdPlugin {

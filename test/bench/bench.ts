@@ -137,6 +137,9 @@ async function call(
 const DAEMON_ENV: Record<string, string> = {
   HOSTD_BUILTIN_PLUGINS: '1',
   HOSTD_LOG_LEVEL: 'info',
+  // The kernel's own machinery (the registry's swap, its memory): the hello plugin runs in process here. What the
+  // sandbox adds (an isolated hello's throughput, memory, upgrade) is test/bench/isolation.ts's, beside its own goals.
+  HOSTD_PLUGINS_ISOLATION: 'off',
   // For experiments (heap or allocator settings): node options for the daemon only, never the bare server.
   ...(process.env.BENCH_DAEMON_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_DAEMON_NODE_OPTIONS } : {}),
 }

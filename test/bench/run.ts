@@ -21,6 +21,7 @@ const soak = args.includes('--soak')
 const benches: [string, string][] = [
   ['kernel', join(REPO, 'test', 'bench', 'bench.ts')],
   ['ui', join(REPO, 'test', 'bench', 'ui.ts')],
+  ['isolation', join(REPO, 'test', 'bench', 'isolation.ts')],
 ]
 const pluginsDir = join(REPO, 'plugins')
 for (const name of existsSync(pluginsDir) && !soak ? readdirSync(pluginsDir).sort() : []) {

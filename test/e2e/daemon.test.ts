@@ -164,20 +164,27 @@ async function writePlugin(dir: string, pkgName: string, version: string, source
   )
 }
 
-/** The `second` test plugin. Its slow route says it is in flight (`<gate>.started`), then holds until `<gate>` exists. */
-const secondPluginSource = (version: string, answer: string, gate: string) => `
+/**
+ * The `second` test plugin. Its slow route says it is in flight (`gate.started`), then holds until `gate` exists, both
+ * in its own data folder (`tokens.kernel.dataDir`): a third-party plugin runs sandboxed and sees no other folder of the
+ * daemon's. On the host that folder is `<data dir>/plugin-data/second`.
+ */
+const secondPluginSource = (version: string, answer: string) => `
 import { existsSync, writeFileSync } from 'node:fs'
-import { definePlugin } from '@hostd/sdk'
+import { join } from 'node:path'
+import { definePlugin, tokens } from '@hostd/sdk'
 
 export default definePlugin({
   id: 'second',
   version: '${version}',
   kernel: '^1.0.0',
-  routes: (r) => {
+  deps: { kernel: tokens.kernel },
+  routes: (r, { kernel }) => {
+    const gate = join(kernel.dataDir, 'gate')
     r.get('/api/second', { role: 'viewer' }, () => (${answer}))
     r.get('/api/second/slow', { role: 'viewer' }, async () => {
-      writeFileSync(${JSON.stringify(`${gate}.started`)}, '')
-      for (let i = 0; i < 1000 && !existsSync(${JSON.stringify(gate)}); i++) await new Promise((resolve) => setTimeout(resolve, 10))
+      writeFileSync(gate + '.started', '')
+      for (let i = 0; i < 1000 && !existsSync(gate); i++) await new Promise((resolve) => setTimeout(resolve, 10))
       return { slow: true, version: '${version}' }
     })
   },
@@ -523,8 +530,8 @@ describe('hot loading on a running daemon', () => {
   it('a second plugin loads, upgrades with a request in flight, and is removed; the hello socket stays open', async () => {
     expect(echoSocket).toBeDefined()
     const dir = join(d.pluginsDir, 'second')
-    const gate = join(d.dataDir, 'second-gate') // outside the plugins dir: the watcher does not see it
-    await writePlugin(dir, 'hostd-plugin-second', '1.0.0', secondPluginSource('1.0.0', '{ ok: true }', gate))
+    const gate = join(d.dataDir, 'plugin-data', 'second', 'gate') // its data folder: the watcher does not see it
+    await writePlugin(dir, 'hostd-plugin-second', '1.0.0', secondPluginSource('1.0.0', '{ ok: true }'))
     await waitFor(async () => (await getJson(d, '/api/second', bearer(admin))).status === 200, 5000)
     expect((await getJson(d, '/api/second', bearer(admin))).body).toEqual({ ok: true })
 
@@ -538,7 +545,7 @@ describe('hot loading on a running daemon', () => {
       dir,
       'hostd-plugin-second',
       '1.1.0',
-      secondPluginSource('1.1.0', "{ ok: true, version: '1.1.0' }", gate),
+      secondPluginSource('1.1.0', "{ ok: true, version: '1.1.0' }"),
     )
     await waitFor(async () => (await getJson(d, '/api/second', bearer(admin))).body?.version === '1.1.0', 5000, 15)
     await writeFile(gate, '')
@@ -649,7 +656,8 @@ export default definePlugin({
 })
 `,
     )
-    await waitFor(async () => (await extensions(d, admin)).length === 4, 8000, 50)
+    // Each is listed `starting` until its load ends (a third-party plugin loads in a process of its own).
+    await waitFor(async () => (await extensions(d, admin)).filter((e) => e.state !== 'starting').length === 4, 8000, 50)
   })
   afterAll(() => d?.stop())
 

@@ -184,6 +184,24 @@ export const SAMPLES: Record<string, Sample> = {
     await c.t.kernel.registry.disable('hello')
     return { url: '/api/extensions/hello/enable' }
   },
+  // Nothing awaits approval here: an allowed role gets as far as 409 (kernel/test/permissions.test.ts approves one).
+  'POST /api/extensions/:id/approve': async () => ({
+    url: '/api/extensions/tabletest/approve',
+    body: { version: '1.0.0' },
+    ok: [409],
+  }),
+  'POST /api/extensions/:id/trust': async (c) => {
+    if (!c.t.kernel.registry.find('tabletest')) {
+      await c.t.inject({
+        method: 'POST',
+        url: '/api/extensions/install',
+        as: 'admin',
+        headers: { 'content-type': 'application/gzip' },
+        payload: c.pluginArchive,
+      })
+    }
+    return { url: '/api/extensions/tabletest/trust', body: { trusted: false } }
+  },
   'POST /api/extensions/:id/remove': async (c) => {
     await c.t.inject({
       method: 'POST',

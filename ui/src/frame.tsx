@@ -1,7 +1,7 @@
 /**
  * The sandboxed frame an isolated plugin page runs in (served as /ui/frame.html with its own CSP: an opaque
  * origin, no network access). Its context reaches the API only through the shell (postMessage), which lets it
- * call its own plugin's routes; streams, sockets and uploads are not offered here.
+ * call its own plugin's routes and open its own plugin's sockets; streams and uploads are not offered here.
  */
 import { render } from 'preact'
 import { signal } from '@preact/signals'
@@ -31,6 +31,64 @@ toast.info = (message) => post({ type: 'toast', tone: 'info', message })
 toast.error = (error) =>
   post({ type: 'toast', tone: 'error', message: error instanceof Error ? error.message : String(error) })
 
+/**
+ * A WebSocket to one of the plugin's own socket paths, opened by the shell on the frame's behalf: the same events and
+ * methods a page uses of a WebSocket (open, message, close, error, `on…` handlers, send, close, readyState).
+ */
+class BridgedSocket extends EventTarget {
+  static readonly CONNECTING = 0
+  static readonly OPEN = 1
+  static readonly CLOSING = 2
+  static readonly CLOSED = 3
+  readonly url: string
+  readyState = 0
+  binaryType: 'blob' | 'arraybuffer'
+  protocol = ''
+  onopen: ((event: Event) => void) | null = null
+  onmessage: ((event: MessageEvent) => void) | null = null
+  onclose: ((event: CloseEvent) => void) | null = null
+  onerror: ((event: Event) => void) | null = null
+  readonly #id: number
+
+  constructor(id: number, path: string, binary: boolean) {
+    super()
+    this.#id = id
+    this.url = path
+    this.binaryType = binary ? 'arraybuffer' : 'blob'
+  }
+
+  send(data: string | ArrayBuffer | Blob | ArrayBufferView): void {
+    if (this.readyState !== 1) throw new DOMException('The socket is not open', 'InvalidStateError')
+    post({ type: 'socket-send', socket: this.#id, data })
+  }
+
+  close(code?: number, reason?: string): void {
+    if (this.readyState >= 2) return
+    this.readyState = 2
+    post({ type: 'socket-close', socket: this.#id, code, reason })
+  }
+
+  /** An event the shell relayed from the real socket. */
+  relay(m: { event?: string; data?: unknown; code?: number; reason?: string; protocol?: string }): void {
+    let event: Event
+    if (m.event === 'open') {
+      this.readyState = 1
+      this.protocol = m.protocol ?? ''
+      event = new Event('open')
+    } else if (m.event === 'message') event = new MessageEvent('message', { data: m.data })
+    else if (m.event === 'close') {
+      this.readyState = 3
+      sockets.delete(this.#id)
+      event = new CloseEvent('close', { code: m.code ?? 1006, reason: m.reason ?? '', wasClean: m.code !== 1006 })
+    } else event = new Event('error')
+    this.dispatchEvent(event)
+    const handler = this[`on${event.type}` as 'onopen'] as ((event: Event) => void) | null
+    handler?.call(this, event)
+  }
+}
+const sockets = new Map<number, BridgedSocket>()
+let nextSocket = 1
+
 const location = signal({ path: '/', search: '' })
 const unavailable = (what: string) => () => {
   throw new Error(`${what} is not available to an isolated page`)
@@ -42,6 +100,15 @@ type Init = { type: 'init'; user: SessionUser; base: string; plugin: PageContext
 type ShellMessage =
   | Init
   | { type: 'location'; location?: RouteLocation }
+  | {
+      type: 'socket'
+      socket?: number
+      event?: string
+      data?: unknown
+      code?: number
+      reason?: string
+      protocol?: string
+    }
   | {
       type: 'api'
       id?: number
@@ -62,7 +129,13 @@ async function start(init: Init) {
     can: (role) => rank[init.user.role] >= rank[role],
     api,
     sse: unavailable('sse'),
-    socket: unavailable('socket'),
+    socket: (path, options = {}) => {
+      const id = nextSocket++
+      const socket = new BridgedSocket(id, path, options.binary === true)
+      sockets.set(id, socket)
+      post({ type: 'socket-open', socket: id, path, binary: options.binary === true })
+      return socket as unknown as WebSocket
+    },
     upload: unavailable('upload'),
     navigate: (to) => post({ type: 'navigate', to }),
     location,
@@ -91,6 +164,7 @@ addEventListener('message', (event: MessageEvent) => {
       document.getElementById('frame')!.textContent = `This page could not be loaded: ${err.message}`
     })
   else if (m.type === 'location' && m.location) location.value = m.location
+  else if (m.type === 'socket' && m.socket !== undefined) sockets.get(m.socket)?.relay(m)
   else if (m.type === 'api' && m.id !== undefined) {
     const waiting = pending.get(m.id)
     pending.delete(m.id)

@@ -1,11 +1,21 @@
+import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startTestKernel, type TestKernel } from '@hostd/sdk/testing'
 import hello from '../src/index.ts'
 
-describe('hello plugin', () => {
+/**
+ * The same tests in both of the modes a plugin can run in: in the kernel's process (a definition handed over, as a
+ * built-in plugin runs), and as a third-party plugin (its folder, run in a sandboxed process of its own).
+ */
+const modes = {
+  'in process': () => startTestKernel({ plugins: [hello], listen: true }),
+  isolated: () => startTestKernel({ thirdParty: [fileURLToPath(new URL('..', import.meta.url))], listen: true }),
+}
+
+describe.each(Object.entries(modes))('hello plugin (%s)', (_mode, start) => {
   let t: TestKernel
   beforeAll(async () => {
-    t = await startTestKernel({ plugins: [hello], listen: true })
+    t = await start()
   })
   afterAll(() => t.close())
 

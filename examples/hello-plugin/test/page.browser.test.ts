@@ -1,7 +1,8 @@
 /**
  * The hello plugin's page in a real browser (the pattern for any plugin's browser test): copied into a running
  * daemon's plugins folder, it appears in the navigation without a reload, its page renders and talks to its
- * route and socket, and it leaves the navigation when removed.
+ * route and socket, and it leaves the navigation when removed. A third-party plugin's page always runs in the
+ * sandboxed frame (its route and socket go through the shell's bridge), so the test looks inside the frame.
  */
 import { cp, rm } from 'node:fs/promises'
 import { join } from 'node:path'
@@ -24,12 +25,13 @@ describe('hello plugin page', { timeout: 120_000 }, () => {
     const dir = join(ui.daemon.pluginsDir, 'hello')
     await cp(join(import.meta.dirname, '..'), dir, { recursive: true, filter: (src) => !src.includes('node_modules') })
     await nav.getByRole('link', { name: 'Hello' }).click({ timeout: 20_000 })
-    await page.getByRole('heading', { name: 'Hello', level: 1 }).waitFor()
-    await page.getByText(/Hello, viewer\d*!/).waitFor()
-    await page.getByRole('button', { name: 'Connect' }).click()
-    await page.getByRole('textbox', { name: 'Message' }).fill('ping')
-    await page.getByRole('button', { name: 'Send' }).click()
-    await page.getByRole('list', { name: 'Echo replies' }).getByText('echo: ping').waitFor()
+    const frame = page.getByTitle('Hello').contentFrame()
+    await frame.getByRole('heading', { name: 'Hello', level: 1 }).waitFor()
+    await frame.getByText(/Hello, viewer\d*!/).waitFor()
+    await frame.getByRole('button', { name: 'Connect' }).click()
+    await frame.getByRole('textbox', { name: 'Message' }).fill('ping')
+    await frame.getByRole('button', { name: 'Send' }).click()
+    await frame.getByRole('list', { name: 'Echo replies' }).getByText('echo: ping').waitFor()
     await expectAccessible(page, 'hello page')
     await screenshot(page, 'plugin-hello')
 

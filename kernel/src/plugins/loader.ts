@@ -1,5 +1,5 @@
 import { registerHooks } from 'node:module'
-import { readFile, readdir, stat } from 'node:fs/promises'
+import { readFile, readdir, realpath, stat } from 'node:fs/promises'
 import { join, relative, sep } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { createHash } from 'node:crypto'
@@ -96,10 +96,14 @@ export async function readPluginPackage(dir: string, builtin = false): Promise<P
 
 let loads = 0
 
-/** Imports a plugin entry as a fresh module graph and returns its default export. */
+/**
+ * Imports a plugin entry as a fresh module graph and returns its default export. The root is the folder's real path:
+ * Node resolves a module to its real path, so for a plugin folder that is a symbolic link the files the entry imports
+ * resolve outside `dir` and, compared with `dir`, would keep the first load's modules (only the entry reloaded).
+ */
 export async function importPlugin(dir: string, entry: string): Promise<unknown> {
   const tag = `${Date.now().toString(36)}.${++loads}`
-  loadRoots.set(tag, pathToFileURL(dir + sep).href)
+  loadRoots.set(tag, pathToFileURL((await realpath(dir)) + sep).href)
   const mod = (await import(`${pathToFileURL(entry).href}?hostd-load=${tag}`)) as { default?: unknown }
   return mod.default
 }

@@ -4,7 +4,11 @@ import type { WebSocket } from 'ws'
 import type { HostdPlugin, Role, RouteDefinition, ServiceBinding, SocketDefinition } from '@hostd/sdk'
 import { uiInfo, type UiInfo } from '../ui/manifest.ts'
 
-export type PluginState = 'active' | 'disabled' | 'unavailable' | 'failed'
+/**
+ * `starting`: being imported or started (its routes answer 503 HOSTD_PLUGIN_STARTING meanwhile). `restarting`: an
+ * isolated plugin whose process ended, waiting to be started again (`reason` says why; its routes answer 503).
+ */
+export type PluginState = 'starting' | 'active' | 'restarting' | 'disabled' | 'unavailable' | 'failed'
 
 /** A definition's `provides`, `start` and `stop` with one load's deps and setup result bound. */
 export interface LoadHooks {
@@ -41,6 +45,10 @@ export interface PluginRecord {
   state: PluginState
   /** Why unavailable, or the error that failed it. */
   reason: string | null
+  /** Where the error that failed it came from: `file:line` in the plugin, or its entry for a missed deadline. */
+  origin: string | null
+  /** The entry file its package names (null for a definition handed over in-process, or no readable package). */
+  entry: string | null
   /** 'dependency' when unavailable because another plugin is not active: settled again on every change. */
   waitingOn: 'dependency' | 'condition' | null
   conditionsCheckedAt: number
@@ -55,6 +63,8 @@ export interface ExtensionInfo {
   state: PluginState
   reason?: string
   error?: string
+  /** Where `error` came from (`file:line`, or the plugin's entry when a call missed its deadline), when known. */
+  errorOrigin?: string
   /** What the definition uses of an older contract shape, and what to change (absent when nothing). */
   warnings?: string[]
   builtin: boolean
@@ -88,6 +98,8 @@ export function newRecord(
     definition,
     state: 'failed',
     reason: null,
+    origin: null,
+    entry: null,
     waitingOn: null,
     conditionsCheckedAt: 0,
     runtime: null,
@@ -101,6 +113,10 @@ export function awaitDependency(record: PluginRecord, reason: string): void {
   record.waitingOn = 'dependency'
 }
 
+/** A folder the registry is importing for the first time: listed as `starting`, not yet a plugin anybody can find. */
+export const isPlaceholder = (record: PluginRecord): boolean =>
+  record.definition === null && record.state === 'starting'
+
 /** Where the registry keeps a record: its folder, or `inline:<id>` for a definition handed over in-process. */
 export const recordKey = (record: PluginRecord): string => record.dir ?? `inline:${record.id}`
 
@@ -112,8 +128,11 @@ export function extensionInfo(record: PluginRecord, role: Role): ExtensionInfo {
     version: record.definition?.version ?? null,
     description: record.definition?.description ?? null,
     state: record.state,
-    ...(record.state === 'unavailable' && record.reason ? { reason: record.reason } : {}),
+    ...((record.state === 'unavailable' || record.state === 'restarting') && record.reason
+      ? { reason: record.reason }
+      : {}),
     ...(record.state === 'failed' && record.reason ? { error: record.reason } : {}),
+    ...(record.state === 'failed' && record.origin ? { errorOrigin: record.origin } : {}),
     ...(warnings.length > 0 ? { warnings: [...warnings] } : {}),
     builtin: record.builtin,
     ui: uiInfo(record, record.state, role),

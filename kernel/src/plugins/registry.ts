@@ -5,6 +5,7 @@ import type { DependencyContainer } from 'tsyringe'
 import type { Logger } from 'pino'
 import {
   Mutex,
+  defineError,
   tokens,
   type HostdPlugin,
   type Settings,
@@ -19,12 +20,22 @@ import { scopedSettings } from '../db/settings.ts'
 import type { KernelAudit } from '../audit/service.ts'
 import type { DocumentedRoute } from '../system/openapi.ts'
 import { uiProblem } from '../ui/manifest.ts'
-import { fingerprint, loadDefinition } from './loader.ts'
+import { fingerprint } from './loader.ts'
 import { checkConditions, conditionsStale } from './conditions.ts'
-import { ProvidedServices, kernelApiProblem, missingDependency, resolveDeps } from './dependencies.ts'
+import { ProvidedServices, grantThirdParty, kernelApiProblem, missingDependency, resolveDeps } from './dependencies.ts'
+import { InstallErrors } from './install.ts'
+import {
+  PermissionErrors,
+  PluginGrants,
+  describePermissions,
+  permissionInfo,
+  type HeldUpgrade,
+  type PermissionInfo,
+} from './permissions.ts'
 import {
   awaitDependency,
   extensionInfo,
+  isPlaceholder,
   newRecord,
   recordKey,
   type ExtensionInfo,
@@ -33,12 +44,24 @@ import {
   type Serving,
   type SocketTarget,
 } from './records.ts'
-import { mountRoutes, prepareRuntime, stopRuntime } from './runtime.ts'
-import { buildTables, documentedRoutes, uiPathConflict, type Tables } from './tables.ts'
+import { entryOf, importDefinition, mountRoutes, prepareRuntime, stopRuntime, type PluginCall } from './runtime.ts'
+import { DEFAULT_CALL_TIMEOUT_MS, PluginCallError, errorOrigin, withDeadline } from './supervision.ts'
+import { watchIsolated, type IsolationChange, type PluginIsolation } from '../isolation/index.ts'
+import { buildTables, documentedRoutes, groundProblem, uiPathConflict, type Tables } from './tables.ts'
 
 export type { ExtensionInfo, PluginRecord, PluginState, SocketTarget } from './records.ts'
 
 type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void
+
+/** A plugin route asked for while its plugin is still being imported or started (docs/API.md). */
+const pluginStarting = defineError('HOSTD_PLUGIN_STARTING', 503, 'This feature is starting: try again in a moment')
+
+/** The 503 for such a request, written straight to the response: no plugin instance is there to answer it yet. */
+function answerStarting(res: ServerResponse, message: string): void {
+  const err = pluginStarting(message)
+  res.writeHead(err.statusCode, { 'content-type': 'application/json; charset=utf-8', 'retry-after': '1' })
+  res.end(JSON.stringify({ error: err.code, message: err.message }))
+}
 
 export interface RegistryDeps {
   log: Logger
@@ -50,6 +73,10 @@ export interface RegistryDeps {
   kernelRoutes: RouteDefinition[]
   /** Services by token id that win over the kernel's and every provider's (the test harness's `services`). */
   overrides?: ReadonlyMap<string, unknown>
+  /** How long each call into plugin code may take (HOSTD_PLUGIN_CALL_TIMEOUT_MS; 10 s by default). */
+  callTimeoutMs?: number
+  /** Runs third-party plugins in sandboxed processes (kernel/src/isolation); without it they run in process. */
+  isolation?: PluginIsolation | null
 }
 
 /**
@@ -67,28 +94,67 @@ export class PluginRegistry {
   readonly #services: ProvidedServices
   #tables: Tables
   #conditionTimer: NodeJS.Timeout | null = null
+  readonly #callTimeoutMs: number
+  /** Aborted by `close`: a call into plugin code still waited on is abandoned, and nothing new loads. */
+  readonly #closing = new AbortController()
+  /** Loads in progress by record key: disable, removal and `close` abandon them, so a hanging call holds nothing. */
+  readonly #loads = new Map<string, AbortController>()
+  /** True during the daemon's first loads (`startUp`). */
+  #startingUp = false
 
   readonly #settings: Settings
+  /** What each third-party plugin was granted, and which ones an admin trusts to run in process. */
+  readonly #grants: PluginGrants
+  /** Third-party versions waiting for an admin to approve the permissions they ask for, by plugin id. */
+  readonly #held = new Map<string, HeldUpgrade>()
 
   constructor(deps: RegistryDeps) {
     this.#deps = deps
+    this.#callTimeoutMs = deps.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS
     this.#settings = scopedSettings(deps.db, 'kernel.plugins')
+    this.#grants = new PluginGrants(this.#settings)
+    if (deps.isolation) {
+      deps.isolation.trusted = (id) => this.#grants.isTrusted(id)
+      deps.isolation.networkGranted = (id) => this.#grants.networkGranted(id)
+    }
     this.#services = new ProvidedServices(deps.container)
     this.#tables = buildTables(deps.kernelRoutes, [])
   }
 
   async init(): Promise<void> {
     for (const id of (await this.#settings.get<string[]>('disabled')) ?? []) this.#disabled.add(id)
+    await this.#grants.load()
     this.#conditionTimer = setInterval(() => void this.#recheckConditions(), 10_000)
     this.#conditionTimer.unref()
   }
 
-  /** Every folder directly inside `root` that holds a package.json is a plugin. */
+  /**
+   * Every folder directly inside `root` that holds a package.json is a plugin. Each is listed `starting` at once, until
+   * its turn comes.
+   */
   async loadFolder(root: string, builtin: boolean, only: string[] | null = null): Promise<void> {
     const entries = await readdir(root, { withFileTypes: true }).catch(() => [])
-    for (const entry of entries) {
-      if (entry.isDirectory() && !entry.name.startsWith('.') && (!only || only.includes(entry.name)))
-        await this.reconcile(`${root}/${entry.name}`, builtin)
+    const dirs = entries
+      // A symbolic link to a folder is a plugin folder too, as the watcher's hot load has it (docs/ARCHITECTURE.md).
+      .filter((entry) => (entry.isDirectory() || entry.isSymbolicLink()) && !entry.name.startsWith('.'))
+      .filter((entry) => !only || only.includes(entry.name))
+      .map((entry) => `${root}/${entry.name}`)
+    for (const dir of dirs)
+      if (!this.#records.has(dir))
+        this.#records.set(dir, { ...newRecord(dir, dir, builtin, '', null), state: 'starting' })
+    for (const dir of dirs) await this.reconcile(dir, builtin)
+  }
+
+  /**
+   * Runs the daemon's first loads (`load`), which it starts once it listens: meanwhile a request under /api that no
+   * route takes answers 503 HOSTD_PLUGIN_STARTING, as its plugin may be one still to load.
+   */
+  async startUp(load: () => Promise<void>): Promise<void> {
+    this.#startingUp = true
+    try {
+      await load()
+    } finally {
+      this.#startingUp = false
     }
   }
 
@@ -96,6 +162,7 @@ export class PluginRegistry {
   add(definition: HostdPlugin): Promise<PluginRecord> {
     return this.#mutex.run(async () => {
       const record = newRecord(`inline:${definition.id}`, null, true, '', definition)
+      if (this.#closing.signal.aborted) return record
       await this.#install(record)
       return record
     })
@@ -106,8 +173,13 @@ export class PluginRegistry {
    * unload it if the folder is gone.
    */
   reconcile(dir: string, builtin: boolean): Promise<PluginRecord | null> {
+    // A folder removed while its plugin loads: the load is abandoned, not waited for (its import or start may hang).
+    if (this.#loads.has(dir))
+      void readdir(dir).catch(() => this.#loads.get(dir)?.abort(new Error('its folder was removed')))
     return this.#mutex.run(async () => {
-      const current = this.#records.get(dir)
+      const existing = this.#records.get(dir)
+      const current = existing && !isPlaceholder(existing) ? existing : undefined
+      if (this.#closing.signal.aborted) return current ?? null
       const print = await fingerprint(dir)
       const exists = await readdir(dir).then(
         () => true,
@@ -115,19 +187,34 @@ export class PluginRegistry {
       )
       if (!exists) {
         if (current) await this.#unload(current, 'removed')
+        else if (existing) this.#records.delete(dir)
         return null
       }
       if (current && current.fingerprint === print) return current
-      const loaded = await loadDefinition(dir, builtin)
-      const record = newRecord(dir, dir, builtin, print, typeof loaded === 'string' ? null : loaded)
-      if (typeof loaded === 'string') {
-        if (current) await this.#unload(current, 'replaced by a version that fails to load')
-        this.#records.set(dir, record)
-        this.#fail(record, loaded)
+      // Listed as `starting` while it is imported (a new folder; a new version of a known one is listed once imported).
+      if (!current) this.#records.set(dir, { ...newRecord(dir, dir, builtin, print, null), state: 'starting' })
+      const load = this.#beginLoad(dir)
+      try {
+        const entry = await entryOf(dir, builtin)
+        const loaded =
+          typeof entry === 'string'
+            ? await importDefinition(dir, entry, this.#caller(load.signal), builtin ? null : this.#deps.isolation)
+            : { error: entry, reason: entry.message }
+        const record = newRecord(dir, dir, builtin, print, 'definition' in loaded ? loaded.definition : null)
+        record.entry = typeof entry === 'string' ? entry : null
+        if ('error' in loaded) {
+          if (current) await this.#unload(current, 'replaced by a version that fails to load')
+          this.#records.set(dir, record)
+          this.#fail(record, loaded.error, loaded.reason)
+          return record
+        }
+        await this.#install(record, current)
         return record
+      } finally {
+        this.#endLoad(dir, load)
+        const left = this.#records.get(dir)
+        if (left && isPlaceholder(left)) this.#records.delete(dir)
       }
-      await this.#install(record, current)
-      return record
     })
   }
 
@@ -143,6 +230,9 @@ export class PluginRegistry {
   }
 
   disable(id: string): Promise<PluginRecord> {
+    // A start in progress is abandoned rather than waited for: it may never end.
+    const loading = this.find(id)
+    if (loading) this.#loads.get(recordKey(loading))?.abort(new Error('the plugin was disabled'))
     return this.#mutex.run(async () => {
       const record = this.#byId(id)
       this.#disabled.add(id)
@@ -156,8 +246,9 @@ export class PluginRegistry {
     })
   }
 
+  /** The plugin with this id (a folder still being imported for the first time has none yet). */
   find(id: string): PluginRecord | undefined {
-    for (const record of this.#records.values()) if (record.id === id) return record
+    for (const record of this.#records.values()) if (record.id === id && !isPlaceholder(record)) return record
     return undefined
   }
 
@@ -171,9 +262,67 @@ export class PluginRegistry {
   }
 
   /** Every plugin; `ui` holds the pages and cards `role` may see (all of them without a role). */
-  async list(role: Role = 'admin'): Promise<ExtensionInfo[]> {
+  async list(role: Role = 'admin'): Promise<(ExtensionInfo & PermissionInfo)[]> {
     await this.#recheckConditions(true)
-    return [...this.#records.values()].sort((a, b) => a.id.localeCompare(b.id)).map((r) => extensionInfo(r, role))
+    return [...this.#records.values()]
+      .sort((a, b) => a.id.localeCompare(b.id))
+      .map((r) => ({ ...extensionInfo(r, role), ...permissionInfo(r, this.#grants, this.#held.get(r.id)) }))
+  }
+
+  /** Whether an admin trusts the third-party plugin `id` to run in the daemon's process (the loader asks this). */
+  isTrusted(id: string): boolean {
+    return this.#grants.isTrusted(id)
+  }
+
+  /** Whether the third-party plugin `id` was granted outbound network (its sandbox asks this). */
+  networkGranted(id: string): boolean {
+    return this.#grants.networkGranted(id)
+  }
+
+  /**
+   * Marks a third-party plugin trusted to run in the daemon's process, or not, and loads it again so the change takes
+   * effect. Built-in plugins run in process anyway (409).
+   */
+  async setTrusted(id: string, trusted: boolean): Promise<PluginRecord> {
+    const record = this.#byId(id)
+    if (record.builtin)
+      throw InstallErrors.builtin(
+        "Built-in plugins run in the daemon's process already: only a third-party one is trusted",
+      )
+    await this.#grants.setTrusted(id, trusted)
+    if (!record.dir) return record
+    record.fingerprint = '' // load it again, in its new mode
+    return (await this.reconcile(record.dir, false)) ?? record
+  }
+
+  /**
+   * Activates the held version `version` of plugin `id` (one that asked for more than its plugin was granted): its
+   * permissions become the grant. 409 when no version, or another version, awaits approval.
+   */
+  approve(id: string, version: string): Promise<PluginRecord> {
+    return this.#mutex.run(async () => {
+      const held = this.#held.get(id)
+      if (!held) throw PermissionErrors.noApproval(`No upgrade of plugin "${id}" awaits approval`)
+      const def = held.record.definition!
+      if (def.version !== version)
+        throw PermissionErrors.staleApproval(`Version ${def.version} of ${id} awaits approval, not ${version}`)
+      await this.#grants.grant(def)
+      this.#held.delete(id)
+      const current = this.#records.get(recordKey(held.record))
+      if (current === held.record) {
+        this.#records.delete(recordKey(held.record))
+        await this.#install(held.record)
+      } else {
+        await this.#install(held.record, current)
+      }
+      return held.record
+    })
+  }
+
+  /** Forgets what a removed plugin was granted and whether it was trusted: installing it again is a first install. */
+  async forget(id: string): Promise<void> {
+    this.#held.delete(id)
+    await this.#grants.forget(id)
   }
 
   /** Every route the daemon serves, with its role and owner: the route-table test walks this. */
@@ -190,7 +339,10 @@ export class PluginRegistry {
     }
     const runtime = record?.runtime
     if (!runtime) {
-      unrouted(req, res) // no route, or its plugin is not running
+      if (record?.state === 'starting') answerStarting(res, `${record.id} is starting: try again in a moment`)
+      else if (record === undefined && this.#startingUp && req.url?.startsWith('/api/'))
+        answerStarting(res, 'hostd is starting its plugins: try again in a moment')
+      else unrouted(req, res) // no route, or its plugin is not running
       return
     }
     runtime.inflight++
@@ -202,10 +354,15 @@ export class PluginRegistry {
     return this.#tables.sockets.find('GET', url)
   }
 
+  /**
+   * Stops every plugin, side by side. A call into plugin code still waited on (an import or a start that hangs) is
+   * abandoned first, so the registry's lock comes free at once; each `stop` has its deadline.
+   */
   async close(): Promise<void> {
     if (this.#conditionTimer) clearInterval(this.#conditionTimer)
+    this.#closing.abort(new Error('the daemon is stopping'))
     await this.#mutex.run(async () => {
-      for (const record of this.#records.values()) await this.#retire(record)
+      await Promise.all([...this.#records.values()].map((record) => this.#retire(record)))
     })
   }
 
@@ -215,6 +372,7 @@ export class PluginRegistry {
       await checkConditions(record)
     }
     if (record.state === 'active') return null
+    if (record.state === 'starting') return pluginStarting(`${record.id} is starting: try again in a moment`)
     return KernelErrors.pluginUnavailable(`${record.id} is ${record.state}${record.reason ? `: ${record.reason}` : ''}`)
   }
 
@@ -243,6 +401,10 @@ export class PluginRegistry {
       this.#fail(record, unsupported)
       return
     }
+    if (!record.builtin && (await this.#hold(record, previous))) return
+    // Granted before it starts (its sandbox asks networkGranted), taken back if it fails: the grant follows what loads.
+    const granted = this.#grants.granted(def.id)
+    if (!record.builtin) await this.#grants.grant(def)
     this.#records.set(key, record)
     // Once per load: what the definition uses of an older contract shape (also listed by GET /api/extensions). A
     // definition made by a copy of an sdk older than 1.1.0 bundled into the plugin has no list.
@@ -253,16 +415,41 @@ export class PluginRegistry {
     } else {
       await this.#activate(record, previous)
     }
+    if (!record.builtin && record.state === 'failed') await this.#grants.restore(def.id, granted)
     if (previous) await this.#audit('plugin.upgrade', record, { from: previous.definition?.version ?? null })
     else await this.#audit('plugin.load', record)
     await this.#settle()
   }
 
   async #unload(record: PluginRecord, why: string): Promise<void> {
+    this.#held.delete(record.id)
     await this.#retire(record)
     this.#records.delete(recordKey(record))
     await this.#audit('plugin.unload', record, { why })
     await this.#settle()
+  }
+
+  /**
+   * Holds a third-party version that asks for more than its plugin was granted (permissions.ts), until an admin
+   * approves it: the version it replaces keeps serving if it runs; otherwise the held one is listed, unavailable with
+   * the reason. False when nothing more is asked (the grant then follows this version).
+   */
+  async #hold(record: PluginRecord, previous?: PluginRecord): Promise<boolean> {
+    const def = record.definition!
+    const asks = this.#grants.more(def)
+    if (!asks) {
+      this.#held.delete(def.id)
+      return false
+    }
+    this.#held.set(def.id, { record, asks })
+    const granted = this.#grants.granted(def.id)?.version
+    record.state = this.#disabled.has(def.id) ? 'disabled' : 'unavailable'
+    record.reason = `version ${def.version} awaits an admin's approval: it asks for more than version ${granted} was granted (${describePermissions(asks)})`
+    record.waitingOn = null
+    if (!previous?.runtime) this.#records.set(recordKey(record), record)
+    this.#deps.log.warn({ plugin: def.id, dir: record.dir }, `plugin held: ${record.reason}`)
+    await this.#audit('plugin.hold', record, { from: granted ?? null, asks })
+    return true
   }
 
   /**
@@ -271,6 +458,11 @@ export class PluginRegistry {
    */
   async #activate(record: PluginRecord, previous?: PluginRecord): Promise<void> {
     const def = record.definition!
+    if (this.#held.get(def.id)?.record === record) {
+      record.state = 'unavailable' // enabling a held version does not approve it
+      return
+    }
+    if (this.#closing.signal.aborted) return
     const missing = missingDependency(def, (id) => this.find(id))
     if (missing) {
       if (previous) await this.#retire(previous)
@@ -278,35 +470,93 @@ export class PluginRegistry {
       return
     }
     let runtime: PluginRuntime | null = null
+    const key = recordKey(record)
+    const load = this.#loads.has(key) ? null : this.#beginLoad(key)
+    const call = this.#caller(this.#loads.get(key)!.signal)
+    record.state = 'starting'
+    record.reason = null
+    record.origin = null
+    record.waitingOn = null
     try {
-      const deps = resolveDeps(this.#scope(def), def)
+      const deps = resolveDeps(this.#scope(def, record.builtin), def)
       const uiError = uiProblem(record) ?? uiPathConflict(record, this.#serving(previous, record))
       if (uiError) throw new Error(uiError)
-      runtime = await prepareRuntime(def, deps, this.#deps.instance)
+      runtime = await prepareRuntime(def, deps, this.#deps.instance, call)
+      const ground = groundProblem(record, runtime, this.#deps.kernelRoutes, this.#serving(previous, record))
+      if (ground) throw new Error(ground)
       // Build the next tables first: a route conflict fails this plugin before anything of it runs.
       const next = buildTables(this.#deps.kernelRoutes, [...this.#serving(previous, record), { record, runtime }])
+      // A new plugin's routes answer 503 HOSTD_PLUGIN_STARTING until it is active; a previous version serves on.
+      if (!previous?.runtime) this.#tables = next
       if (def.entities?.length) await this.#deps.db.addEntities(def.entities)
-      await mountRoutes(runtime, this.#deps.instance, def.id, this.#gateHook(record))
-      const provided = await runtime.hooks.provides()
-      runtime.started = true
-      await runtime.hooks.start()
+      const started = runtime
+      await mountRoutes(started, this.#deps.instance, def.id, this.#gateHook(record))
+      const provided = await call('provides()', () => started.hooks.provides())
+      this.#services.check(record, provided)
+      started.started = true
+      await call('start()', () => started.hooks.start())
       record.runtime = runtime
+      watchIsolated(started.state, (change) => this.#isolationChanged(record, started, change))
       await checkConditions(record)
       await this.#takeOver(record, runtime, provided, next, previous)
     } catch (err) {
       record.runtime = null
-      if (runtime) await stopRuntime(runtime, this.#pluginLog(record))
+      if (runtime) await this.#stop(record, runtime)
       if (previous) await this.#retire(previous)
-      this.#fail(record, (err as Error).message)
+      this.#tables = buildTables(this.#deps.kernelRoutes, this.#serving())
+      this.#fail(record, err)
+    } finally {
+      if (load) this.#endLoad(key, load)
     }
   }
 
+  /** An isolated plugin's process went down or came back (kernel/src/isolation): its state follows; given up, it fails. */
+  #isolationChanged(record: PluginRecord, runtime: PluginRuntime, change: IsolationChange): void {
+    if (record.runtime !== runtime) return
+    if (change.state !== 'failed') {
+      record.state = change.state === 'running' ? 'active' : 'restarting'
+      record.reason = change.state === 'running' ? null : change.reason
+      return
+    }
+    void this.#mutex.run(async () => {
+      if (record.runtime !== runtime) return
+      await this.#retire(record)
+      this.#fail(record, change.error, change.reason)
+      await this.#settle()
+    })
+  }
+
+  /** A runner for calls into plugin code: each has the deadline, and is abandoned on `signal` or when the daemon stops. */
+  #caller(signal: AbortSignal): PluginCall {
+    const any = AbortSignal.any([this.#closing.signal, signal])
+    return (what, fn) => withDeadline(what, fn, this.#callTimeoutMs, any)
+  }
+
+  #beginLoad(key: string): AbortController {
+    const load = new AbortController()
+    this.#loads.set(key, load)
+    return load
+  }
+
+  #endLoad(key: string, load: AbortController): void {
+    if (this.#loads.get(key) === load) this.#loads.delete(key)
+  }
+
+  /** Ends a load (runtime.ts); a `stop` that threw or missed its deadline is logged there and audited here. */
+  async #stop(record: PluginRecord, runtime: PluginRuntime): Promise<void> {
+    const failure = await stopRuntime(runtime, this.#pluginLog(record), this.#callTimeoutMs)
+    if (!failure) return
+    const origin = failure instanceof PluginCallError ? record.entry : errorOrigin(failure, record.dir)
+    await this.#audit('plugin.stop', record, { error: failure.message, origin }, 'failure')
+  }
+
   /** The services a plugin's deps resolve from: the kernel's and active plugins', with its own logger and settings. */
-  #scope(def: HostdPlugin): DependencyContainer {
+  #scope(def: HostdPlugin, builtin: boolean): DependencyContainer {
     const scope = this.#deps.container.createChildContainer()
     scope.register(tokens.logger.id, { useValue: this.#deps.log.child({ plugin: def.id }) })
     scope.register(tokens.settings.id, { useValue: scopedSettings(this.#deps.db, `plugin.${def.id}`) })
     for (const [id, value] of this.#deps.overrides ?? []) scope.register(id, { useValue: value })
+    if (!builtin) grantThirdParty(scope, def) // only what its permissions declare
     return scope
   }
 
@@ -332,7 +582,7 @@ export class PluginRegistry {
     if (previous?.runtime) {
       const old = previous.runtime
       previous.runtime = null
-      await stopRuntime(old, this.#pluginLog(previous))
+      await this.#stop(previous, old)
     }
     const { version } = record.definition!
     this.#pluginLog(record).info({ version, state: record.state, routes: runtime.routes.length }, 'plugin activated')
@@ -345,15 +595,21 @@ export class PluginRegistry {
     this.#services.withdraw(record)
     record.runtime = null
     this.#tables = buildTables(this.#deps.kernelRoutes, this.#serving())
-    await stopRuntime(runtime, this.#pluginLog(record))
+    await this.#stop(record, runtime)
   }
 
-  #fail(record: PluginRecord, reason: string): void {
+  /**
+   * Fails a plugin with `problem`: a sentence, or what was thrown (`reason` overrides its message). Where it came from
+   * is the plugin's line in the error's stack, or its entry for a call that missed its deadline or was abandoned.
+   */
+  #fail(record: PluginRecord, problem: unknown, reason?: string): void {
     record.state = 'failed'
-    record.reason = reason
+    record.reason = reason ?? (typeof problem === 'string' ? problem : ((problem as Error)?.message ?? String(problem)))
+    record.origin = problem instanceof PluginCallError ? record.entry : errorOrigin(problem, record.dir)
     record.waitingOn = null
-    this.#deps.log.warn({ plugin: record.id, dir: record.dir }, `plugin failed: ${reason}`)
-    void this.#audit('plugin.load', record, { error: reason }, 'failure')
+    const { reason: error, origin } = record
+    this.#deps.log.warn({ plugin: record.id, dir: record.dir, origin }, `plugin failed: ${error}`)
+    void this.#audit('plugin.load', record, { error, ...(origin ? { origin } : {}) }, 'failure')
   }
 
   /** After any change: start plugins whose dependencies are now active, stop those whose went away. */

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox'
-import type { RouteRegistrar } from '@hostd/sdk'
+import type { KernelRouteRegistrar } from '../http/registrar.ts'
 import type { KernelServices } from '../services.ts'
 import type { PluginRegistry } from './registry.ts'
 import { InstallErrors, deletePluginFolder, unpackPlugin } from './install.ts'
@@ -28,26 +28,67 @@ export const UiInfoSchema = Type.Object({
   isolate: Type.Boolean(),
 })
 
+const Access = Type.Union([Type.Literal('read'), Type.Literal('write')])
+export const PermissionsSchema = Type.Object(
+  {
+    services: Type.Record(Type.String(), Access, {
+      description: "Other plugins' services it consumes, by token id, with the access it declared",
+    }),
+    helper: Type.Array(Type.String(), { description: 'Root helper actions it may call' }),
+    network: Type.Boolean({ description: 'Outbound network from its own process' }),
+    kernel: Type.Array(Type.String(), { description: "The kernel's services it uses (its deps)" }),
+  },
+  { description: 'What the plugin declares it needs; a third-party plugin gets exactly this' },
+)
+
 export const ExtensionSchema = Type.Object({
   id: Type.String(),
   version: Type.Union([Type.String(), Type.Null()]),
   description: Type.Union([Type.String(), Type.Null()]),
   state: Type.Union([
+    Type.Literal('starting'),
     Type.Literal('active'),
+    Type.Literal('restarting'),
     Type.Literal('disabled'),
     Type.Literal('unavailable'),
     Type.Literal('failed'),
   ]),
   reason: Type.Optional(Type.String()),
   error: Type.Optional(Type.String()),
+  errorOrigin: Type.Optional(
+    Type.String({
+      description: 'Where `error` came from: file:line in the plugin, or its entry when a call missed its deadline',
+    }),
+  ),
   warnings: Type.Optional(
     Type.Array(Type.String(), { description: 'What the plugin uses of an older contract shape, and what to change' }),
   ),
   builtin: Type.Boolean(),
   ui: Type.Union([UiInfoSchema, Type.Null()]),
+  permissions: Type.Union([PermissionsSchema, Type.Null()]),
+  trusted: Type.Boolean({ description: "An admin trusts this third-party plugin to run in the daemon's process" }),
+  approval: Type.Optional(
+    Type.Object(
+      { version: Type.String(), asks: PermissionsSchema },
+      {
+        description: 'A newer version that asks for more than this plugin was granted, held until an admin approves it',
+      },
+    ),
+  ),
 })
 
 const IdParams = Type.Object({ id: Type.String({ pattern: '^[a-z][a-z0-9-]{0,39}$' }) })
+const ApproveBody = Type.Object(
+  {
+    version: Type.String({
+      minLength: 1,
+      maxLength: 256,
+      description: 'The held version, as GET /api/extensions listed it',
+    }),
+  },
+  { additionalProperties: false },
+)
+const TrustBody = Type.Object({ trusted: Type.Boolean() }, { additionalProperties: false })
 const MAX_ARCHIVE_BYTES = 64 * 1024 * 1024
 
 async function describe(registry: PluginRegistry, id: string) {
@@ -57,7 +98,7 @@ async function describe(registry: PluginRegistry, id: string) {
 }
 
 /** `GET /api/extensions` and the admin routes that change plugins. Every change is audited. */
-export function extensionRoutes(r: RouteRegistrar, k: KernelServices): void {
+export function extensionRoutes(r: KernelRouteRegistrar, k: KernelServices): void {
   r.get('/api/extensions', { role: 'viewer', schema: { response: { 200: Type.Array(ExtensionSchema) } } }, (req) =>
     k.registry().list(req.user!.role),
   )
@@ -74,16 +115,20 @@ export function extensionRoutes(r: RouteRegistrar, k: KernelServices): void {
       const { dir, replaced } = await unpackPlugin(k.config.pluginsDir, req.body)
       const record = await k.registry().reconcile(dir, false)
       if (!record) throw InstallErrors.badArchive()
+      const info = await describe(k.registry(), record.id)
       await k.audit.record(
         {
           action: replaced ? 'plugin.upgrade' : 'plugin.install',
           target: record.id,
           result: record.state === 'failed' ? 'failure' : 'success',
-          detail: { version: record.definition?.version ?? null },
+          detail: {
+            version: record.definition?.version ?? null,
+            ...(info.approval ? { awaitingApproval: info.approval } : {}),
+          },
         },
         req,
       )
-      return reply.code(201).send(await describe(k.registry(), record.id))
+      return reply.code(201).send(info)
     },
   )
 
@@ -107,6 +152,46 @@ export function extensionRoutes(r: RouteRegistrar, k: KernelServices): void {
     },
   )
 
+  // Granting more, and trusting a plugin with the daemon's process, are changes to what code runs with which rights:
+  // a person's session whose password was given in the last few minutes, like changes to users.
+  r.post(
+    '/api/extensions/:id/approve',
+    {
+      role: 'admin',
+      recentSignIn: true,
+      schema: { params: IdParams, body: ApproveBody, response: { 200: ExtensionSchema } },
+    },
+    async (req) => {
+      const registry = k.registry()
+      const asks = (await registry.list('admin')).find((e) => e.id === req.params.id)?.approval?.asks ?? null
+      const record = await registry.approve(req.params.id, req.body.version)
+      await k.audit.record(
+        { action: 'plugin.approve', target: req.params.id, detail: { version: req.body.version, granted: asks } },
+        req,
+      )
+      return describe(registry, record.id)
+    },
+  )
+
+  r.post(
+    '/api/extensions/:id/trust',
+    {
+      role: 'admin',
+      recentSignIn: true,
+      schema: { params: IdParams, body: TrustBody, response: { 200: ExtensionSchema } },
+    },
+    async (req) => {
+      const registry = k.registry()
+      if (!registry.find(req.params.id)) throw KernelErrors.pluginNotFound(`No plugin "${req.params.id}" is installed`)
+      await registry.setTrusted(req.params.id, req.body.trusted)
+      await k.audit.record(
+        { action: 'plugin.trust', target: req.params.id, detail: { trusted: req.body.trusted } },
+        req,
+      )
+      return describe(registry, req.params.id)
+    },
+  )
+
   r.post('/api/extensions/:id/remove', { role: 'admin', schema: { params: IdParams } }, async (req) => {
     const registry = k.registry()
     const record = registry.find(req.params.id)
@@ -114,6 +199,7 @@ export function extensionRoutes(r: RouteRegistrar, k: KernelServices): void {
     if (record.builtin || !record.dir) throw InstallErrors.builtin()
     await deletePluginFolder(k.config.pluginsDir, record.dir)
     await registry.reconcile(record.dir, false)
+    await registry.forget(req.params.id)
     await k.audit.record({ action: 'plugin.remove', target: req.params.id }, req)
   })
 }

@@ -19,7 +19,8 @@ export const QUIET_MS = 50
 
 /**
  * Watches the plugins dir: a folder dropped in is loaded, a changed one upgraded, a deleted one unloaded.
- * Events are grouped per top-level folder; dot-folders (staging) are ignored.
+ * Events are grouped per top-level folder (a symbolic link to a folder included); dot-folders (install staging) are
+ * ignored.
  */
 export async function watchPlugins(
   root: string,
@@ -59,6 +60,9 @@ export async function watchPlugins(
     // chokidar holds back unlink events 100 ms to report an editor's save-by-rename as one change; the quiet
     // period above already covers that, and removals should not wait for it.
     atomic: false,
+    // A plugin folder that is a symbolic link (a working copy linked in) is watched through the link, every file of
+    // it, as the start-time scan loads it (registry.ts, `loadFolder`).
+    followSymlinks: true,
     ignored: (path: string) => {
       const rel = relative(root, path)
       return rel.split(sep).some((part) => part.startsWith('.') || part === 'node_modules')

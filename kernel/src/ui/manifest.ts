@@ -43,11 +43,12 @@ export function uiProblem(owner: UiOwner): string | null {
 }
 
 /**
- * Which plugins have a UI: an active one, and an unavailable one (a condition or a dependency not met), whose pages
- * stay so they can say why and what to do (from `GET /api/extensions`: `state`, `reason`). Disabled and failed
- * plugins have none.
+ * Which plugins have a UI: an active one, and an unavailable or restarting one (a condition or a dependency not met,
+ * an isolated plugin's process being restarted), whose pages stay so they can say why and what to do (from
+ * `GET /api/extensions`: `state`, `reason`). Disabled and failed plugins have none.
  */
-export const showsUi = (state: string): boolean => state === 'active' || state === 'unavailable'
+export const showsUi = (state: string): boolean =>
+  state === 'active' || state === 'unavailable' || state === 'restarting'
 
 /** An unavailable plugin's overview cards are left out: the overview is no place for a feature that is off. */
 export function uiInfo(owner: UiOwner, state: string, role: Role): UiInfo | null {
@@ -66,5 +67,6 @@ export function uiInfo(owner: UiOwner, state: string, role: Role): UiInfo | null
       module: url(c.module),
     }))
     .filter((c) => roleSatisfies(role, c.role))
-  return { pages, cards, isolate: def.ui.isolate === true }
+  // A third-party plugin's pages always run isolated, whatever its manifest says: they must not reach the session.
+  return { pages, cards, isolate: def.ui.isolate === true || !owner.builtin }
 }

@@ -8,6 +8,11 @@ import { showsUi, uiProblem, uiRoot } from './manifest.ts'
 
 const IMMUTABLE = 'public, max-age=31536000, immutable'
 const REVALIDATE = 'no-cache'
+/** A third-party plugin's UI files: no document of theirs runs as the daemon's origin (see #servePlugin). */
+const THIRD_PARTY_FILE_HEADERS = {
+  'cache-control': REVALIDATE,
+  'content-security-policy': "sandbox; default-src 'none'; frame-ancestors 'none'",
+}
 /** A third-party plugin's ui/ folder is held in memory: these bound what one plugin may put there. */
 const PLUGIN_UI_LIMITS = { maxFiles: 500, maxBytes: 20 * 1024 * 1024 }
 
@@ -165,8 +170,10 @@ export class UiServer {
       record && showsUi(record.state) && record.definition?.version === version && rest.length > 0
         ? (await this.#filesOf(record))?.get(rest.join('/'))
         : undefined
-    // A version that is not the active one is a 404: after a hot upgrade an old page never gets a mix of files.
-    if (file) sendFile(req, res, file, { 'cache-control': REVALIDATE })
+    // A version that is not the active one is a 404: after a hot upgrade an old page never gets a mix of files. A
+    // third-party plugin's file opened as a document (an .html or .svg of its ui/ folder) is sandboxed: an opaque
+    // origin, no script, so it cannot act as the daemon's origin with the user's session. Its modules still load.
+    if (file) sendFile(req, res, file, record?.builtin ? { 'cache-control': REVALIDATE } : THIRD_PARTY_FILE_HEADERS)
     else notFound(res, path)
   }
 

@@ -99,10 +99,18 @@ export function bridgeAllows(pluginId: string, path: unknown): path is string {
   return path === own || path.startsWith(`${own}/`) || path.startsWith(`${own}?`)
 }
 
+/** How many sockets one frame may have open through the bridge at once. */
+const MAX_BRIDGED_SOCKETS = 16
+
 interface FrameMessage {
   hostd?: number
   type?: string
   id?: number
+  socket?: number
+  binary?: boolean
+  data?: unknown
+  code?: number
+  reason?: unknown
   method?: string
   path?: unknown
   body?: unknown
@@ -123,6 +131,23 @@ function mountFrame(
   frame.src = `/ui/frame.html#${encodeURIComponent(JSON.stringify({ module, element }))}`
   const send = (message: Record<string, unknown>) => frame.contentWindow?.postMessage({ hostd: 1, ...message }, '*')
   const pluginId = context.plugin!.id
+  const sockets = new Map<number, WebSocket>()
+  /** Opens a socket for the frame, only on its own plugin's paths, and relays its events to the frame. */
+  const openSocket = (id: number, path: unknown, binary: boolean) => {
+    const refuse = (reason: string) => send({ type: 'socket', socket: id, event: 'close', code: 4403, reason })
+    if (!bridgeAllows(pluginId, path))
+      return refuse(`An isolated page may open only its own plugin's sockets (/api/${pluginId}/...)`)
+    if (sockets.size >= MAX_BRIDGED_SOCKETS || sockets.has(id)) return refuse('Too many sockets open from this page')
+    const ws = context.socket(path, { binary })
+    sockets.set(id, ws)
+    ws.onopen = () => send({ type: 'socket', socket: id, event: 'open', protocol: ws.protocol })
+    ws.onmessage = (e) => send({ type: 'socket', socket: id, event: 'message', data: e.data })
+    ws.onerror = () => send({ type: 'socket', socket: id, event: 'error' })
+    ws.onclose = (e) => {
+      sockets.delete(id)
+      send({ type: 'socket', socket: id, event: 'close', code: e.code, reason: e.reason })
+    }
+  }
   const onMessage = (event: MessageEvent<FrameMessage>) => {
     if (event.source !== frame.contentWindow || event.data?.hostd !== 1) return
     const m = event.data
@@ -155,6 +180,27 @@ function mountFrame(
             send({ type: 'api', id: m.id, ok: false, error: { status: e.status, code: e.code, message: e.message } })
           },
         )
+        break
+      }
+      case 'socket-open':
+        if (typeof m.socket === 'number') openSocket(m.socket, m.path, m.binary === true)
+        break
+      case 'socket-send': {
+        const ws = typeof m.socket === 'number' ? sockets.get(m.socket) : undefined
+        const data = m.data
+        const sendable =
+          typeof data === 'string' || data instanceof ArrayBuffer || data instanceof Blob || ArrayBuffer.isView(data)
+        if (ws?.readyState === WebSocket.OPEN && sendable) ws.send(data)
+        break
+      }
+      case 'socket-close': {
+        const ws = typeof m.socket === 'number' ? sockets.get(m.socket) : undefined
+        const code = typeof m.code === 'number' && m.code >= 3000 && m.code <= 4999 ? m.code : 1000
+        try {
+          ws?.close(code, typeof m.reason === 'string' ? m.reason.slice(0, 30) : undefined)
+        } catch {
+          ws?.close(code)
+        }
         break
       }
       case 'toast': {
