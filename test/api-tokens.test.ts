@@ -278,6 +278,9 @@ describe('API tokens', () => {
         'POST /api/users/{id}/disabled',
         'POST /api/users/{id}/remove',
         'PUT /api/audit/retention',
+        // A third-party plugin's wider permissions and its trust with the daemon's process are a person's choice.
+        'POST /api/extensions/{id}/approve',
+        'POST /api/extensions/{id}/trust',
       ].sort(),
     )
     const ctx: Ctx = {
