@@ -172,7 +172,7 @@ describe('plugins that hang or fail while the daemon starts', () => {
     expect(await listed(d, token, 'start-never-resolves')).toMatchObject({
       state: 'failed',
       error: 'start() did not finish within 3 s',
-      errorOrigin: entry('start-never-resolves'),
+      errorOrigin: 'src/index.ts',
     })
     const throwLine =
       (await readFile(entry('setup-throws-late'), 'utf8')).split('\n').findIndex((l) => l.includes('throw new')) + 1
@@ -180,12 +180,12 @@ describe('plugins that hang or fail while the daemon starts', () => {
       state: 'failed',
       // An isolated plugin's error also names the line in its message ("... (at src/index.ts:13:11)").
       error: expect.stringMatching(/^setup gave up after its first await( \(at src\/index\.ts:\d+:\d+\))?$/),
-      errorOrigin: `${entry('setup-throws-late')}:${throwLine}`,
+      errorOrigin: `src/index.ts:${throwLine}`,
     })
     expect(await listed(d, token, 'slow-import')).toMatchObject({
       state: 'failed',
       error: 'could not load: import did not finish within 3 s',
-      errorOrigin: entry('slow-import'),
+      errorOrigin: 'src/index.ts',
     })
     expect(await listed(d, token, 'hello')).toMatchObject({ state: 'active' })
     expect((await d.api('/api/hello', { token })).status).toBe(200)

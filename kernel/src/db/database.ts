@@ -14,8 +14,13 @@ export interface KernelDatabase extends DatabaseService {
   readonly native: BetterSqlite3.Database
   /** What may have written to it, counted on every statement (write-counter.ts). */
   readonly writes: WriteCounter
-  /** Add a plugin's entities and create or extend their tables (never drops). */
-  addEntities(entities: EntitySchema[]): Promise<void>
+  /**
+   * Add a plugin's entities and create or extend their tables (never drops). Given `owner` (the plugin's id), they
+   * replace the entities the owner's previous load brought: a new version's (or a reload's) entities take the place
+   * of the old ones, their tables extended in place, the rows kept. A change the database refuses (a NOT NULL column
+   * without a default on a table with rows) throws EntityMigrationError, and the previous entities stay as they were.
+   */
+  addEntities(entities: EntitySchema[], owner?: string): Promise<void>
   close(): Promise<void>
 }
 
@@ -41,20 +46,54 @@ export async function openDatabase(dataDir: string): Promise<KernelDatabase> {
   native.pragma('foreign_keys = ON')
   await updateSchema(orm, native)
   const known = new Set<unknown>(kernelEntities)
+  /** Each plugin's entities as its running (or last) load brought them. */
+  const owned = new Map<string, EntitySchema[]>()
   return {
     orm,
     native,
     writes,
     em: () => orm.em.fork(),
-    async addEntities(entities) {
+    async addEntities(entities, owner) {
       const fresh = entities.filter((e) => !known.has(e))
-      if (fresh.length === 0) return
-      orm.discoverEntity(fresh)
+      const replaced = owner ? (owned.get(owner) ?? []).filter((e) => !entities.includes(e)) : []
+      if (fresh.length === 0 && replaced.length === 0) return
+      orm.discoverEntity(fresh, replaced)
+      try {
+        await updateSchema(orm, native)
+      } catch (err) {
+        orm.discoverEntity(replaced, fresh) // the previous load's entities, as they were
+        throw new EntityMigrationError(err)
+      }
+      for (const e of replaced) {
+        known.delete(e)
+        retarget(orm, e)
+      }
       fresh.forEach((e) => known.add(e))
-      await updateSchema(orm, native)
+      if (owner) owned.set(owner, [...entities])
     },
     close: () => orm.close(),
   }
+}
+
+/** A plugin's tables could not be brought to what its new entities ask for (the database refused the change). */
+export class EntityMigrationError extends Error {
+  constructor(cause: unknown) {
+    super(`its tables could not be migrated: ${cause instanceof Error ? cause.message : String(cause)}`, { cause })
+    this.name = 'EntityMigrationError'
+  }
+}
+
+/**
+ * Points a replaced entity (the previous load's, still serving until the new load takes over) at the metadata of the
+ * entity that replaced it (same name, else same table): the old version's queries keep working meanwhile, on the
+ * extended table. MikroORM resolves an EntitySchema by `meta.class`; once replaced it would find none.
+ */
+function retarget(orm: MikroORM, replaced: EntitySchema): void {
+  const old = replaced.meta
+  const metas = [...orm.getMetadata().getAll().values()]
+  const next =
+    metas.find((meta) => meta.className === old.className) ?? metas.find((meta) => meta.tableName === old.tableName)
+  if (next) old.class = next.class
 }
 
 /**

@@ -1,4 +1,4 @@
-import { basename } from 'node:path'
+import { basename, relative, sep } from 'node:path'
 import type { FastifyInstance } from 'fastify'
 import type { WebSocket } from 'ws'
 import type { HostdPlugin, Role, RouteDefinition, ServiceBinding, SocketDefinition } from '@hostd/sdk'
@@ -49,6 +49,10 @@ export interface PluginRecord {
   origin: string | null
   /** The entry file its package names (null for a definition handed over in-process, or no readable package). */
   entry: string | null
+  /** The version its package.json states (listed for a version that failed before its definition was read). */
+  packageVersion: string | null
+  /** What the kernel noticed about this load (a version mismatch, an upgrade that failed to migrate), listed with the definition's. */
+  warnings: string[]
   /** 'dependency' when unavailable because another plugin is not active: settled again on every change. */
   waitingOn: 'dependency' | 'condition' | null
   conditionsCheckedAt: number
@@ -100,6 +104,8 @@ export function newRecord(
     reason: null,
     origin: null,
     entry: null,
+    packageVersion: null,
+    warnings: [],
     waitingOn: null,
     conditionsCheckedAt: 0,
     runtime: null,
@@ -120,19 +126,28 @@ export const isPlaceholder = (record: PluginRecord): boolean =>
 /** Where the registry keeps a record: its folder, or `inline:<id>` for a definition handed over in-process. */
 export const recordKey = (record: PluginRecord): string => record.dir ?? `inline:${record.id}`
 
+/**
+ * `file:line` relative to the plugin's folder, as its author reads it: the host's paths (the data dir, the plugins
+ * dir) are not for every viewer. The log and the audit record keep the full path for the admin.
+ */
+function shownOrigin(record: PluginRecord): string {
+  const origin = record.origin!
+  return record.dir && origin.startsWith(record.dir + sep) ? relative(record.dir, origin) : origin
+}
+
 /** A record as `GET /api/extensions` lists it, its UI filtered for `role`. */
 export function extensionInfo(record: PluginRecord, role: Role): ExtensionInfo {
-  const warnings = record.definition?.warnings ?? []
+  const warnings = [...(record.definition?.warnings ?? []), ...record.warnings]
   return {
     id: record.id,
-    version: record.definition?.version ?? null,
+    version: record.definition?.version ?? record.packageVersion,
     description: record.definition?.description ?? null,
     state: record.state,
     ...((record.state === 'unavailable' || record.state === 'restarting') && record.reason
       ? { reason: record.reason }
       : {}),
     ...(record.state === 'failed' && record.reason ? { error: record.reason } : {}),
-    ...(record.state === 'failed' && record.origin ? { errorOrigin: record.origin } : {}),
+    ...(record.state === 'failed' && record.origin ? { errorOrigin: shownOrigin(record) } : {}),
     ...(warnings.length > 0 ? { warnings: [...warnings] } : {}),
     builtin: record.builtin,
     ui: uiInfo(record, record.state, role),

@@ -1,6 +1,7 @@
 import type { onRequestHookHandler } from 'fastify'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { readdir } from 'node:fs/promises'
+import { relative } from 'node:path'
 import type { DependencyContainer } from 'tsyringe'
 import type { Logger } from 'pino'
 import {
@@ -20,7 +21,8 @@ import { scopedSettings } from '../db/settings.ts'
 import type { KernelAudit } from '../audit/service.ts'
 import type { DocumentedRoute } from '../system/openapi.ts'
 import { uiProblem } from '../ui/manifest.ts'
-import { fingerprint } from './loader.ts'
+import { fingerprint, locateSyntaxError, packageVersion } from './loader.ts'
+import { EntityMigrationError } from '../db/database.ts'
 import { checkConditions, conditionsStale } from './conditions.ts'
 import { ProvidedServices, grantThirdParty, kernelApiProblem, missingDependency, resolveDeps } from './dependencies.ts'
 import { InstallErrors } from './install.ts'
@@ -202,12 +204,27 @@ export class PluginRegistry {
             : { error: entry, reason: entry.message }
         const record = newRecord(dir, dir, builtin, print, 'definition' in loaded ? loaded.definition : null)
         record.entry = typeof entry === 'string' ? entry : null
+        record.packageVersion = await packageVersion(dir)
         if ('error' in loaded) {
-          if (current) await this.#unload(current, 'replaced by a version that fails to load')
+          const syntax = await this.#syntaxProblem(record, loaded.error)
+          // One record for the outcome: the upgrade (or load) failed; the version it replaces stops serving.
+          if (current) {
+            this.#held.delete(current.id)
+            await this.#retire(current)
+            this.#records.delete(dir)
+          }
           this.#records.set(dir, record)
-          this.#fail(record, loaded.error, loaded.reason)
+          if (syntax) this.#fail(record, syntax, `${loaded.reason} (at ${syntax.at})`, current)
+          else this.#fail(record, loaded.error, loaded.reason, current)
+          if (current) await this.#settle()
           return record
         }
+        const declared = record.definition?.version
+        if (record.packageVersion && declared && record.packageVersion !== declared)
+          record.warnings.push(
+            `package.json says version ${record.packageVersion} but definePlugin says ${declared}: ${declared} is the ` +
+              'version listed, granted and audited. Write the same version in both',
+          )
         await this.#install(record, current)
         return record
       } finally {
@@ -396,9 +413,14 @@ export class PluginRegistry {
     }
     const unsupported = kernelApiProblem(def.kernel)
     if (unsupported) {
-      if (previous) await this.#unload(previous, 'replaced')
+      if (previous) {
+        this.#held.delete(previous.id)
+        await this.#retire(previous)
+        this.#records.delete(recordKey(previous))
+      }
       this.#records.set(key, record)
-      this.#fail(record, unsupported)
+      this.#fail(record, unsupported, undefined, previous)
+      if (previous) await this.#settle()
       return
     }
     if (!record.builtin && (await this.#hold(record, previous))) return
@@ -408,7 +430,8 @@ export class PluginRegistry {
     this.#records.set(key, record)
     // Once per load: what the definition uses of an older contract shape (also listed by GET /api/extensions). A
     // definition made by a copy of an sdk older than 1.1.0 bundled into the plugin has no list.
-    for (const warning of def.warnings ?? []) this.#deps.log.warn({ plugin: def.id, dir: record.dir }, warning)
+    for (const warning of [...(def.warnings ?? []), ...record.warnings])
+      this.#deps.log.warn({ plugin: def.id, dir: record.dir }, warning)
     if (this.#disabled.has(def.id)) {
       if (previous) await this.#retire(previous)
       record.state = 'disabled'
@@ -416,8 +439,11 @@ export class PluginRegistry {
       await this.#activate(record, previous)
     }
     if (!record.builtin && record.state === 'failed') await this.#grants.restore(def.id, granted)
-    if (previous) await this.#audit('plugin.upgrade', record, { from: previous.definition?.version ?? null })
-    else await this.#audit('plugin.load', record)
+    // A failure was audited where it happened (#fail): one record per outcome.
+    if (record.state !== 'failed') {
+      if (previous) await this.#audit('plugin.upgrade', record, { from: previous.definition?.version ?? null })
+      else await this.#audit('plugin.load', record)
+    }
     await this.#settle()
   }
 
@@ -488,7 +514,8 @@ export class PluginRegistry {
       const next = buildTables(this.#deps.kernelRoutes, [...this.#serving(previous, record), { record, runtime }])
       // A new plugin's routes answer 503 HOSTD_PLUGIN_STARTING until it is active; a previous version serves on.
       if (!previous?.runtime) this.#tables = next
-      if (def.entities?.length) await this.#deps.db.addEntities(def.entities)
+      // Its tables migrated while the version it replaces serves on (database.ts: the new entities replace the old).
+      if (def.entities?.length) await this.#deps.db.addEntities(def.entities, def.id)
       const started = runtime
       await mountRoutes(started, this.#deps.instance, def.id, this.#gateHook(record))
       const provided = await call('provides()', () => started.hooks.provides())
@@ -502,12 +529,49 @@ export class PluginRegistry {
     } catch (err) {
       record.runtime = null
       if (runtime) await this.#stop(record, runtime)
+      if (err instanceof EntityMigrationError && previous?.runtime) {
+        this.#keepServing(record, previous, err)
+        return
+      }
       if (previous) await this.#retire(previous)
       this.#tables = buildTables(this.#deps.kernelRoutes, this.#serving())
-      this.#fail(record, err)
+      this.#fail(record, err, undefined, previous)
     } finally {
       if (load) this.#endLoad(key, load)
     }
+  }
+
+  /**
+   * A new version whose tables could not be migrated: the version it replaces was never stopped, and stays listed and
+   * serving, saying so in its warnings; the new one is audited as a failed upgrade (`record`, failed, is not listed).
+   */
+  #keepServing(record: PluginRecord, previous: PluginRecord, err: EntityMigrationError): void {
+    this.#records.set(recordKey(previous), previous)
+    this.#tables = buildTables(this.#deps.kernelRoutes, this.#serving())
+    const to = record.definition?.version ?? '?'
+    const running = previous.definition?.version ?? '?'
+    previous.warnings = [
+      ...previous.warnings.filter((w) => !w.startsWith('version ')),
+      `version ${to} failed to load: ${err.message}; version ${running} keeps serving`,
+    ]
+    this.#fail(record, err, undefined, previous)
+  }
+
+  /**
+   * Where a folder that failed to import does not parse, for a SyntaxError or an error whose stack names no line of the
+   * plugin (Node names no location in an ES module's SyntaxError, and only the line for TypeScript): loader.ts parses
+   * its files again one by one. `at` (`file:line:column`) is relative to the folder.
+   */
+  async #syntaxProblem(record: PluginRecord, error: unknown): Promise<(Error & { at: string }) | null> {
+    if (!record.dir || error instanceof PluginCallError) return null // a deadline missed is no parse
+    const name = (error as Error | null)?.name
+    if (name !== 'SyntaxError' && errorOrigin(error, record.dir)) return null // a throw: its stack says where
+    const found = await locateSyntaxError(record.dir, record.entry)
+    if (!found) return null
+    const syntax = new SyntaxError(found.message) as SyntaxError & { at: string }
+    syntax.stack = `SyntaxError: ${found.message}\n    at ${found.origin}`
+    syntax.at = relative(record.dir, found.origin)
+    return syntax
   }
 
   /** An isolated plugin's process went down or came back (kernel/src/isolation): its state follows; given up, it fails. */
@@ -602,14 +666,21 @@ export class PluginRegistry {
    * Fails a plugin with `problem`: a sentence, or what was thrown (`reason` overrides its message). Where it came from
    * is the plugin's line in the error's stack, or its entry for a call that missed its deadline or was abandoned.
    */
-  #fail(record: PluginRecord, problem: unknown, reason?: string): void {
+  #fail(record: PluginRecord, problem: unknown, reason?: string, previous?: PluginRecord): void {
     record.state = 'failed'
     record.reason = reason ?? (typeof problem === 'string' ? problem : ((problem as Error)?.message ?? String(problem)))
     record.origin = problem instanceof PluginCallError ? record.entry : errorOrigin(problem, record.dir)
     record.waitingOn = null
     const { reason: error, origin } = record
     this.#deps.log.warn({ plugin: record.id, dir: record.dir, origin }, `plugin failed: ${error}`)
-    void this.#audit('plugin.load', record, { error, ...(origin ? { origin } : {}) }, 'failure')
+    // A new version that replaced (or failed to replace) a loaded one is a failed upgrade: one record, with both versions.
+    const upgrade = previous?.definition ? { from: previous.definition.version } : null
+    void this.#audit(
+      upgrade ? 'plugin.upgrade' : 'plugin.load',
+      record,
+      { error, ...(origin ? { origin } : {}), ...upgrade },
+      'failure',
+    )
   }
 
   /** After any change: start plugins whose dependencies are now active, stop those whose went away. */
@@ -661,7 +732,7 @@ export class PluginRegistry {
       action,
       target: record.id,
       result,
-      detail: { version: record.definition?.version ?? null, ...detail },
+      detail: { version: record.definition?.version ?? record.packageVersion, ...detail },
     })
   }
 }
