@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox'
+import { roleSatisfies } from '@hostd/sdk'
 import type { KernelRouteRegistrar } from '../http/registrar.ts'
 import type { KernelServices } from '../services.ts'
 import type { PluginRegistry } from './registry.ts'
@@ -67,6 +68,13 @@ export const ExtensionSchema = Type.Object({
   ui: Type.Union([UiInfoSchema, Type.Null()]),
   permissions: Type.Union([PermissionsSchema, Type.Null()]),
   trusted: Type.Boolean({ description: "An admin trusts this third-party plugin to run in the daemon's process" }),
+  dormantPages: Type.Optional(
+    Type.Array(Type.Object({ path: Type.String(), title: Type.String(), icon: Type.Optional(Type.String()) }), {
+      description:
+        "The pages a disabled or failed plugin would add (those the caller's role may see), so the navigation can lead " +
+        'to its entry on the Plugins page instead of a missing page',
+    }),
+  ),
   approval: Type.Optional(
     Type.Object(
       { version: Type.String(), asks: PermissionsSchema },
@@ -99,8 +107,20 @@ async function describe(registry: PluginRegistry, id: string) {
 
 /** `GET /api/extensions` and the admin routes that change plugins. Every change is audited. */
 export function extensionRoutes(r: KernelRouteRegistrar, k: KernelServices): void {
-  r.get('/api/extensions', { role: 'viewer', schema: { response: { 200: Type.Array(ExtensionSchema) } } }, (req) =>
-    k.registry().list(req.user!.role),
+  r.get(
+    '/api/extensions',
+    { role: 'viewer', schema: { response: { 200: Type.Array(ExtensionSchema) } } },
+    async (req) => {
+      const registry = k.registry()
+      const role = req.user!.role
+      return (await registry.list(role)).map((info) => {
+        if (info.state !== 'disabled' && info.state !== 'failed') return info
+        const pages = (registry.find(info.id)?.definition?.ui?.pages ?? [])
+          .filter((p) => roleSatisfies(role, p.role ?? 'viewer'))
+          .map((p) => ({ path: p.path, title: p.title, ...(p.icon ? { icon: p.icon } : {}) }))
+        return pages.length > 0 ? { ...info, dormantPages: pages } : info
+      })
+    },
   )
 
   r.post(

@@ -32,3 +32,25 @@ export function Forbidden({ requiredRole }: { requiredRole: string }) {
     </>
   )
 }
+
+/** A page of a plugin that is disabled or failed: says so and leads to the plugin on the Plugins page. */
+export function PluginNotRunning({ title, state, to }: { title: string; state: string; to: string }) {
+  return (
+    <>
+      <PageHeader title={title} />
+      <Empty
+        icon="puzzle"
+        title={state === 'failed' ? 'The plugin of this page failed to load' : 'The plugin of this page is disabled'}
+        action={
+          <Button variant="primary" onClick={() => navigate(to)}>
+            See it on the Plugins page
+          </Button>
+        }
+      >
+        {state === 'failed'
+          ? 'The Plugins page shows its error and where in its code it happened.'
+          : 'An administrator can enable it again on the Plugins page.'}
+      </Empty>
+    </>
+  )
+}

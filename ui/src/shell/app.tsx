@@ -1,13 +1,13 @@
 import { useEffect } from 'preact/hooks'
 import { Loading, ErrorState } from '../kit/feedback.tsx'
-import { extensions, pluginPages } from './extensions.ts'
+import { dormantPages, extensions, pluginEntryPath, pluginPages } from './extensions.ts'
 import { lazyPage } from './lazy.tsx'
 import { PluginElement } from './mount.tsx'
 import { Shell, Welcome } from './layout.tsx'
 import { here, navigate, route, safeNext } from './router.ts'
 import { boot, session } from './session.ts'
 import { useState } from 'preact/hooks'
-import { NotFound, Forbidden } from '../pages/not-found.tsx'
+import { NotFound, Forbidden, PluginNotRunning } from '../pages/not-found.tsx'
 
 const Setup = lazyPage(() => import('../pages/setup.tsx'), 'setup')
 const SignIn = lazyPage(() => import('../pages/sign-in.tsx'), 'sign-in')
@@ -18,6 +18,7 @@ const Account = lazyPage(() => import('../pages/account.tsx'), 'your account')
 const UserDetail = lazyPage(() => import('../pages/user-detail.tsx'), 'the user')
 const Enroll = lazyPage(() => import('../pages/enroll.tsx'), 'two-factor setup')
 const Gallery = lazyPage(() => import('../pages/gallery.tsx'), 'the kit gallery')
+const Plugins = lazyPage(() => import('../pages/plugins.tsx'), 'plugins')
 
 /** Where a session the two-factor policy holds is sent: nothing else answers it until it enrolls. */
 const ENROLL_PATH = '/account/two-factor'
@@ -80,6 +81,7 @@ export function App() {
   const path = route.value.path
   const admin = s.user.role === 'admin'
   const page = pluginPages.value.find((p) => path === p.path || path.startsWith(`${p.path}/`))
+  const dormant = page ? undefined : dormantPages.value.find((p) => path === p.path || path.startsWith(`${p.path}/`))
   const content =
     path === '/' ? (
       <Overview user={s.user} />
@@ -113,6 +115,10 @@ export function App() {
         base={page.path}
         title={page.title}
       />
+    ) : path === '/plugins' ? (
+      <Plugins user={s.user} />
+    ) : dormant ? (
+      <PluginNotRunning title={dormant.title} state={dormant.state} to={pluginEntryPath(dormant.plugin)} />
     ) : path === '/gallery' ? (
       // Not reserved from plugins (a plugin page at /gallery comes first) and not in the navigation: a page for
       // authors of pages, which any signed-in user may open.

@@ -35,6 +35,16 @@ interface Extension {
   version: string | null
   state: string
   ui: { pages: Omit<PluginPage, 'plugin'>[]; cards: Omit<PluginCard, 'plugin'>[]; isolate: boolean } | null
+  dormantPages?: { path: string; title: string; icon?: string }[]
+}
+
+/** A page of a disabled or failed plugin: its navigation entry leads to the plugin's entry on the Plugins page. */
+export interface DormantPage {
+  path: string
+  title: string
+  icon?: string
+  plugin: string
+  state: string
 }
 
 /** GET /api/extensions as last read; null until the first answer. */
@@ -48,6 +58,14 @@ export const pluginPages = computed<PluginPage[]>(() =>
       : [],
   ),
 )
+
+/** Pages of disabled and failed plugins (the server filtered them by role). */
+export const dormantPages = computed<DormantPage[]>(() =>
+  (extensions.value ?? []).flatMap((e) => (e.dormantPages ?? []).map((p) => ({ ...p, plugin: e.id, state: e.state }))),
+)
+
+/** Where a plugin's entry on the Plugins page is. */
+export const pluginEntryPath = (id: string): string => `/plugins#${id}`
 
 /** Overview cards, by order then plugin id. */
 export const pluginCards = computed<PluginCard[]>(() =>
@@ -66,6 +84,8 @@ export const pluginCards = computed<PluginCard[]>(() =>
  * that long (the kit's `startRefreshing`); the signal changes only when the answer does.
  */
 const POLL_MS = 4000
+/** A window event the Plugins page sends after a change, so the navigation follows at once. */
+export const EXTENSIONS_CHANGED = 'hostd:extensions-changed'
 let last = ''
 
 async function refresh(signal: AbortSignal): Promise<void> {
@@ -93,7 +113,7 @@ effect(() => {
   const signedIn = session.value.state === 'signed-in'
   if (signedIn && !polling) {
     polling = new AbortController()
-    startRefreshing(refresh, { every: POLL_MS, signal: polling.signal })
+    startRefreshing(refresh, { every: POLL_MS, on: [EXTENSIONS_CHANGED], signal: polling.signal })
   } else if (!signedIn && polling) {
     polling.abort()
     polling = null

@@ -5,7 +5,7 @@ import { Icon } from '../kit/icons.tsx'
 import { ToastRegion } from '../kit/toast.tsx'
 import { ReauthHost } from './reauth-dialog.tsx'
 import type { Role, SessionUser } from '../kit/context.ts'
-import { pluginPages } from './extensions.ts'
+import { dormantPages, pluginEntryPath, pluginPages } from './extensions.ts'
 import { route } from './router.ts'
 import { branding, signOut } from './session.ts'
 
@@ -14,6 +14,8 @@ interface NavItem {
   title: string
   icon?: string
   role: Role
+  /** A disabled or failed plugin's page: the entry leads to the plugin on the Plugins page, marked with its state. */
+  dormant?: string
 }
 
 const RANK: Record<Role, number> = { viewer: 0, operator: 1, admin: 2 }
@@ -21,6 +23,7 @@ const RANK: Record<Role, number> = { viewer: 0, operator: 1, admin: 2 }
 /** The kernel's own pages; plugin pages come between Overview and these. */
 const KERNEL_TOP: NavItem[] = [{ path: '/', title: 'Overview', icon: 'layout-dashboard', role: 'viewer' }]
 const KERNEL_BOTTOM: NavItem[] = [
+  { path: '/plugins', title: 'Plugins', icon: 'puzzle', role: 'viewer' },
   { path: '/users', title: 'Users', icon: 'users', role: 'admin' },
   { path: '/audit', title: 'Audit log', icon: 'scroll-text', role: 'admin' },
 ]
@@ -92,7 +95,14 @@ export function Shell({ user, children }: { user: SessionUser; children: Compone
   const path = route.value.path
   useEffect(() => setNavOpen(false), [path])
   const allowed = (item: NavItem) => RANK[user.role] >= RANK[item.role]
-  const items = [...KERNEL_TOP, ...pluginPages.value, ...KERNEL_BOTTOM].filter(allowed)
+  const dormant: NavItem[] = dormantPages.value.map((p) => ({
+    path: pluginEntryPath(p.plugin),
+    title: p.title,
+    icon: p.icon,
+    role: 'viewer',
+    dormant: p.state,
+  }))
+  const items: NavItem[] = [...KERNEL_TOP, ...pluginPages.value, ...dormant, ...KERNEL_BOTTOM].filter(allowed)
   return (
     <div class="shell">
       <a class="skip-link" href="#main">
@@ -121,10 +131,15 @@ export function Shell({ user, children }: { user: SessionUser; children: Compone
         <nav id="main-nav" class={`sidebar${navOpen ? ' open' : ''}`} aria-label="Main">
           <ul>
             {items.map((item) => (
-              <li key={item.path}>
-                <a href={item.path} class="nav-link" aria-current={isCurrent(path, item.path) ? 'page' : undefined}>
+              <li key={`${item.path} ${item.title}`}>
+                <a
+                  href={item.path}
+                  class={`nav-link${item.dormant ? ' nav-dormant' : ''}`}
+                  aria-current={!item.dormant && isCurrent(path, item.path) ? 'page' : undefined}
+                >
                   <Icon name={item.icon ?? 'puzzle'} />
                   <span>{item.title}</span>
+                  {item.dormant && <span class="nav-state">{item.dormant === 'failed' ? 'failed' : 'off'}</span>}
                 </a>
               </li>
             ))}

@@ -38,7 +38,8 @@ document.addEventListener('click', (event) => {
     return
   const link = (event.target as Element | null)?.closest?.('a')
   if (!link || link.target || link.hasAttribute('download') || link.origin !== location.origin) return
-  if (/^\/(api|ui|plugins)(\/|$)/.test(link.pathname)) return
+  // The Plugins page is /plugins; the files of plugins' pages are below it.
+  if (/^\/(api|ui)(\/|$)|^\/plugins\//.test(link.pathname)) return
   if (link.hash && link.pathname === location.pathname && link.search === location.search) return // in-page (skip link)
   event.preventDefault()
   navigate(`${link.pathname}${link.search}${link.hash}`)
