@@ -59,7 +59,7 @@ function inputsHash(plugins) {
   return hashInputs(sources, [`esbuild@${version('esbuild')}`, `node@${process.versions.node}`, ...vendored])
 }
 
-const COMMON = {
+export const COMMON = {
   bundle: true,
   platform: 'node',
   format: 'esm',
@@ -76,7 +76,7 @@ const COMMON = {
 }
 
 /** The kernel imports the sdk's built file by a relative path, so it is linked with the kernel, before any hook. */
-const sdkForKernel = {
+export const sdkForKernel = {
   name: 'hostd-sdk-for-kernel',
   setup(build) {
     build.onResolve({ filter: /^@hostd\/sdk$/ }, () => ({ path: '../../sdk/dist/index.mjs', external: true }))
@@ -104,7 +104,7 @@ const packageOf = (specifier) =>
     .join('/')
 
 /** Points imports of a vendored package at its bundle, by a path relative to the importing output file. */
-const vendoredFrom = (toSdkDist) => ({
+export const vendoredFrom = (toSdkDist) => ({
   name: 'hostd-vendored',
   setup(build) {
     build.onResolve({ filter: /^[^./]/ }, (args) => {
