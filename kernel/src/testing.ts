@@ -1,14 +1,16 @@
 import { randomBytes } from 'node:crypto'
-import { cp, mkdtemp, rm } from 'node:fs/promises'
+import { cp, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { basename, join, resolve } from 'node:path'
 import { request as httpRequest } from 'node:http'
 import { request as httpsRequest } from 'node:https'
 import { inject, type InjectOptions, type Response } from 'light-my-request'
 import pino from 'pino'
+import type { Static } from '@sinclair/typebox'
 import type { HostdPlugin, Role, ServiceBinding } from '@hostd/sdk'
 import { loadConfig } from './config.ts'
 import { createKernel, type Kernel } from './kernel.ts'
+import type { ExtensionSchema } from './plugins/routes.ts'
 
 export interface TestKernelOptions {
   /** Plugin definitions to run, as imported by the test. */
@@ -27,6 +29,12 @@ export interface TestKernelOptions {
   services?: ServiceBinding[]
   /** Extra HOSTD_* variables. */
   env?: Record<string, string>
+  /**
+   * Watch the plugins folder as the daemon does: a file changed in an installed plugin's folder (`t.plugins.folder`)
+   * reloads it after a quiet moment; poll its outcome with `eventually`. Off by default: `t.plugins.reload` does the
+   * same at once.
+   */
+  watch?: boolean
   /** Listen on a loopback port (for WebSockets); `tls` makes it HTTPS with a generated certificate. */
   listen?: boolean
   tls?: boolean
@@ -67,6 +75,38 @@ export interface RouteSampleRequest {
 }
 export type RouteSamples = Record<string, (ctx: RouteSampleContext) => Promise<RouteSampleRequest>>
 
+/** A plugin's entry in `GET /api/extensions`, as an admin sees it: `state`, `version`, `error`, `errorOrigin`, `ui`... */
+export type ExtensionEntry = Static<typeof ExtensionSchema>
+
+/**
+ * Installs, upgrades, reloads and removes third-party plugins the way the daemon does, each awaiting the outcome and
+ * answering the plugin's `GET /api/extensions` entry. A plugin that fails to load is an answer too (`state: 'failed'`,
+ * with `error` and `errorOrigin`); a request the daemon refuses (not a plugin package, say) throws with its code.
+ */
+export interface TestPlugins {
+  /**
+   * Installs a plugin as `POST /api/extensions/install` (the Plugins page's upload) does, from a tarball (`npm pack`
+   * output: a .tgz with package.json at its root or under package/) or from a folder, which is packed first: all of
+   * it but `node_modules` and dot-files (test what `npm pack` ships, its `files`, by installing its tarball). It runs
+   * sandboxed unless the kernel has `env: { HOSTD_PLUGINS_ISOLATION: 'off' }`. Installing over an installed version
+   * upgrades it.
+   */
+  install(source: string): Promise<ExtensionEntry>
+  /** Installs a new version of the installed plugin `id` from a tarball or a folder; throws if `id` is not installed. */
+  upgrade(id: string, source: string): Promise<ExtensionEntry>
+  /**
+   * Loads plugin `id` again from its folder if its files changed, as the daemon's watcher does on a file change (edit
+   * the files in `folder(id)` first). A reload that fails retires the version that ran: the entry says why.
+   */
+  reload(id: string): Promise<ExtensionEntry>
+  /** Removes plugin `id` as `POST /api/extensions/:id/remove` does (its folder deleted, the plugin unloaded). */
+  remove(id: string): Promise<void>
+  /** The folder plugin `id` was installed to, inside the kernel's plugins folder: edit its files, then `reload`. */
+  folder(id: string): string
+  /** Plugin `id`'s entry in `GET /api/extensions` now, or undefined when it is not listed. */
+  entry(id: string): Promise<ExtensionEntry | undefined>
+}
+
 export interface TestKernel {
   kernel: Kernel
   /** Set when `listen` was asked for. */
@@ -75,6 +115,8 @@ export interface TestKernel {
   inject(request: TestRequest): Promise<Response>
   /** A fresh user of that role and a session token for it. */
   login(role: Role, username?: string): Promise<{ token: string; userId: string; username: string }>
+  /** Install, upgrade, reload and remove third-party plugins as the daemon does. */
+  plugins: TestPlugins
   close(): Promise<void>
 }
 
@@ -100,7 +142,7 @@ export async function startTestKernel(options: TestKernelOptions = {}): Promise<
   const kernel = await createKernel(config, {
     plugins: options.plugins,
     insecureHttp: !options.tls,
-    watch: false,
+    watch: options.watch === true,
     serviceOverrides: options.services,
     logger: pino({ level: process.env.HOSTD_TEST_LOG ?? 'silent' }),
   })
@@ -114,28 +156,112 @@ export async function startTestKernel(options: TestKernelOptions = {}): Promise<
     return { token: kernel.services.sessions.create(user.id, '127.0.0.1'), userId: user.id, username }
   }
 
+  const injectAs: TestKernel['inject'] = async ({ as, headers, ...request }) => {
+    let token: string | undefined
+    if (typeof as === 'string') {
+      token = tokens.get(as)
+      if (!token) tokens.set(as, (token = (await login(as)).token))
+    } else if (as) token = as.token
+    const options = {
+      method: 'GET',
+      ...request,
+      headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers },
+    } as InjectOptions
+    return url && overNetwork ? sendOverNetwork(url, options) : inject(kernel.handler, options)
+  }
+
   return {
     kernel,
     url,
     login,
-    async inject({ as, headers, ...request }) {
-      let token: string | undefined
-      if (typeof as === 'string') {
-        token = tokens.get(as)
-        if (!token) tokens.set(as, (token = (await login(as)).token))
-      } else if (as) token = as.token
-      const options = {
-        method: 'GET',
-        ...request,
-        headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers },
-      } as InjectOptions
-      return url && overNetwork ? sendOverNetwork(url, options) : inject(kernel.handler, options)
-    },
+    inject: injectAs,
+    plugins: testPlugins(kernel, injectAs),
     async close() {
       await kernel.close()
       await rm(dataDir, { recursive: true, force: true })
     },
   }
+}
+
+/** `t.plugins`: every change through the route or the registry call the daemon itself uses. */
+function testPlugins(kernel: Kernel, send: TestKernel['inject']): TestPlugins {
+  const installed = (id: string) => {
+    const record = kernel.registry.find(id)
+    if (!record) throw new Error(`plugin "${id}" is not installed`)
+    if (!record.dir || record.builtin)
+      throw new Error(
+        `plugin "${id}" was not installed from a folder or a tarball: it has nothing to reload or replace`,
+      )
+    return record
+  }
+  const entry = async (id: string) => {
+    const res = await send({ url: '/api/extensions', as: 'admin' })
+    return (res.json() as ExtensionEntry[]).find((e) => e.id === id)
+  }
+  const install = async (source: string) => {
+    const res = await send({
+      method: 'POST',
+      url: '/api/extensions/install',
+      as: 'admin',
+      headers: { 'content-type': 'application/gzip' },
+      payload: await archiveOf(source),
+    })
+    if (res.statusCode !== 201) throw refused(`installing ${source}`, res)
+    const answer = res.json() as ExtensionEntry
+    return (await entry(answer.id)) ?? answer // as listed (a failed plugin's dormantPages too)
+  }
+  return {
+    install,
+    async upgrade(id, source) {
+      installed(id)
+      const upgraded = await install(source)
+      if (upgraded.id !== id) throw new Error(`${source} installed plugin "${upgraded.id}", not a version of "${id}"`)
+      return upgraded
+    },
+    async reload(id) {
+      const record = installed(id)
+      await kernel.registry.reconcile(record.dir!, false)
+      const reloaded = await entry(id)
+      if (!reloaded) throw new Error(`plugin "${id}" is no longer listed: its folder ${record.dir} is gone`)
+      return reloaded
+    },
+    async remove(id) {
+      installed(id)
+      const res = await send({ method: 'POST', url: `/api/extensions/${id}/remove`, as: 'admin', payload: {} })
+      if (res.statusCode >= 300) throw refused(`removing ${id}`, res)
+    },
+    folder: (id) => installed(id).dir!,
+    entry,
+  }
+}
+
+/** The archive to upload for `source`: a tarball as it is, or a folder packed as `npm pack` lays one out (package/). */
+async function archiveOf(source: string): Promise<Buffer> {
+  const info = await stat(source).catch(() => null)
+  if (!info) throw new Error(`${source}: no such file or folder`)
+  if (info.isFile()) return readFile(source)
+  const { create } = await import('tar')
+  const skipped = (path: string) => path.split('/').some((part) => part === 'node_modules' || /^\.[^./]/.test(part))
+  const names = (await readdir(source)).filter((name) => !skipped(name))
+  const chunks: Buffer[] = []
+  const pack = create(
+    { gzip: true, cwd: source, prefix: 'package', portable: true, follow: true, filter: (path) => !skipped(path) },
+    names,
+  )
+  for await (const chunk of pack) chunks.push(chunk as Buffer)
+  return Buffer.concat(chunks)
+}
+
+/** An error for a request the daemon refused, with its status and code. */
+function refused(what: string, res: Response): Error {
+  let body: { error?: string; message?: string } = {}
+  try {
+    body = res.json()
+  } catch {}
+  return Object.assign(new Error(`${what}: ${res.statusCode} ${body.error ?? ''} ${body.message ?? res.body}`.trim()), {
+    statusCode: res.statusCode,
+    code: body.error,
+  })
 }
 
 /**

@@ -11,6 +11,8 @@ import type { TestKernel, TestKernelOptions } from '@hostd/kernel/testing'
 export type {
   TestKernel,
   TestKernelOptions,
+  TestPlugins,
+  ExtensionEntry,
   TestRequest,
   RouteSamples,
   RouteSampleContext,
@@ -25,6 +27,9 @@ export { openSocket, type SocketMessage, type SocketSession } from './testing-so
  *
  *   const t = await startTestKernel({ plugins: [myPlugin], services: [bind(tokens.helper, fakeHelper)] })
  *   const res = await t.inject({ url: '/api/hello', as: 'viewer' })
+ *
+ * `t.plugins` installs, upgrades and reloads a plugin from its folder or tarball as the daemon does, and answers its
+ * `GET /api/extensions` entry (`await t.plugins.install('./my-plugin-1.0.0.tgz')`).
  */
 export async function startTestKernel(options: TestKernelOptions = {}): Promise<TestKernel> {
   const harness = await import('@hostd/kernel/testing')

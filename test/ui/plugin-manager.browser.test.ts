@@ -2,8 +2,9 @@
  * The Plugins page (issue 28) in Debian's Chromium against a real daemon: every plugin with its state, a failed
  * third-party plugin's error with the file and line that threw, the navigation entry of a failed or disabled plugin
  * leading to its entry, uploading a packed plugin with the answer shown, disable, enable and remove with their
- * confirmations (a built-in plugin has no Remove), and a viewer who sees the list without any action. Driven by role
- * and accessible name; checked with axe and saved as screenshots.
+ * confirmations (a built-in plugin has no Remove; removal keeps its data folder unless asked to delete it too), and
+ * a viewer who sees the list without any action. Driven by role and accessible name; checked with axe and saved as
+ * screenshots.
  */
 import { existsSync } from 'node:fs'
 import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
@@ -195,17 +196,38 @@ describe('web UI: the Plugins page', { timeout: 180_000 }, () => {
     await trust.getByRole('button', { name: 'Cancel' }).click()
     expect((await entry('hello'))?.trusted).toBe(false)
 
-    // Remove says what it keeps.
+    // Remove says what it keeps, and keeps it unless asked: its data folder (made when its sandbox started).
+    const dataFolder = join(ui.daemon.dataDir, 'plugin-data', 'hello')
+    expect(existsSync(dataFolder)).toBe(true)
     await hello.getByRole('button', { name: 'Remove hello' }).click()
     const remove = page.getByRole('dialog', { name: 'Remove hello?' })
     await remove.getByText(/its data folder on the server/).waitFor()
+    const alsoDelete = remove.getByRole('checkbox', { name: /^Also delete its data/ })
+    expect(await alsoDelete.isChecked()).toBe(false)
     await expectAccessible(page, 'remove confirmation')
     await screenshot(page, 'plugins-remove')
     await remove.getByRole('button', { name: 'Remove plugin' }).click()
+    await page.getByText('hello was removed; kept: its data folder').waitFor()
     await hello.waitFor({ state: 'detached' })
     expect(await entry('hello')).toBeUndefined()
     expect(existsSync(join(ui.daemon.pluginsDir, 'hello'))).toBe(false)
     await nav.getByRole('link', { name: /^Hello/ }).waitFor({ state: 'detached' })
+    expect(existsSync(dataFolder)).toBe(true)
+
+    // Installed again (it finds its data folder), then removed with its data.
+    await writeFile(join(dataFolder, 'left-behind.txt'), 'from the first install')
+    await page.getByLabel('Plugin package').setInputFiles(helloTgz)
+    await hello.getByText('active', { exact: true }).waitFor()
+    expect(existsSync(join(dataFolder, 'left-behind.txt'))).toBe(true)
+    await hello.getByRole('button', { name: 'Remove hello' }).click()
+    await remove.getByRole('checkbox', { name: /^Also delete its data/ }).check()
+    await screenshot(page, 'plugins-remove-data')
+    await remove.getByRole('button', { name: 'Remove plugin' }).click()
+    await page.getByText('hello was removed; deleted: its data folder').waitFor()
+    await hello.waitFor({ state: 'detached' })
+    expect(await entry('hello')).toBeUndefined()
+    expect(existsSync(dataFolder)).toBe(false)
+    expect(existsSync(join(ui.daemon.dataDir, 'plugin-data'))).toBe(true)
     await page.close()
   })
 

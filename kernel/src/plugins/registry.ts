@@ -18,6 +18,8 @@ import type { InstanceDeps } from '../http/instance.ts'
 import { KernelErrors } from '../http/errors.ts'
 import type { KernelDatabase } from '../db/database.ts'
 import { scopedSettings } from '../db/settings.ts'
+import { SettingEntity, kernelEntities } from '../db/entities.ts'
+import type { EntitySchema } from '@mikro-orm/core'
 import type { KernelAudit } from '../audit/service.ts'
 import type { DocumentedRoute } from '../system/openapi.ts'
 import { uiProblem } from '../ui/manifest.ts'
@@ -79,6 +81,12 @@ export interface RegistryDeps {
   callTimeoutMs?: number
   /** Runs third-party plugins in sandboxed processes (kernel/src/isolation); without it they run in process. */
   isolation?: PluginIsolation | null
+}
+
+/** A removed plugin's settings keys and tables (storedData). */
+export interface StoredData {
+  settings: string[]
+  tables: string[]
 }
 
 /**
@@ -340,6 +348,31 @@ export class PluginRegistry {
   async forget(id: string): Promise<void> {
     this.#held.delete(id)
     await this.#grants.forget(id)
+  }
+
+  /**
+   * What a plugin keeps in the kernel's database when it is removed: its settings' keys (scope `plugin.<id>`) and the
+   * tables its entities declared that exist. With `remove`, they are deleted: the settings, and the tables dropped and
+   * their entities forgotten by the ORM (so no later schema update makes them again). Called after it was unloaded.
+   */
+  async storedData(id: string, entities: readonly EntitySchema[], remove: boolean): Promise<StoredData> {
+    const db = this.#deps.db
+    const scope = `plugin.${id}`
+    const settings = (await db.em().find(SettingEntity, { scope }, { orderBy: { key: 'asc' } })).map((row) => row.key)
+    const metas = [...db.orm.getMetadata().getAll().values()]
+    const kernelTables = new Set(kernelEntities.map((e) => e.meta.tableName))
+    const exists = db.native.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?")
+    const tables = [
+      ...new Set(
+        entities.map((e) => metas.find((meta) => meta.className === e.meta.className)?.tableName ?? e.meta.tableName),
+      ),
+    ].filter((table): table is string => !!table && !kernelTables.has(table) && exists.get(table) !== undefined)
+    if (remove) {
+      await db.em().nativeDelete(SettingEntity, { scope })
+      if (entities.length > 0) db.orm.discoverEntity([], [...entities])
+      for (const table of tables) db.native.exec(`DROP TABLE IF EXISTS "${table.replaceAll('"', '""')}"`)
+    }
+    return { settings, tables }
   }
 
   /** Every route the daemon serves, with its role and owner: the route-table test walks this. */

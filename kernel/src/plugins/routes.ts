@@ -1,10 +1,12 @@
-import { Type } from '@sinclair/typebox'
+import { type Static, Type } from '@sinclair/typebox'
+import { Value } from '@sinclair/typebox/value'
 import { roleSatisfies } from '@hostd/sdk'
 import type { KernelRouteRegistrar } from '../http/registrar.ts'
 import type { KernelServices } from '../services.ts'
 import type { PluginRegistry } from './registry.ts'
 import { InstallErrors, deletePluginFolder, unpackPlugin } from './install.ts'
 import { KernelErrors } from '../http/errors.ts'
+import { checkDataFolder, dataFolderOf, deleteDataFolder } from './plugin-data.ts'
 
 const Role = Type.Union([Type.Literal('viewer'), Type.Literal('operator'), Type.Literal('admin')])
 const UiPageSchema = Type.Object({
@@ -96,6 +98,18 @@ const ApproveBody = Type.Object(
   },
   { additionalProperties: false },
 )
+const RemoveBody = Type.Object(
+  { deleteData: Type.Optional(Type.Boolean({ description: 'Also delete its data folder, settings and tables' })) },
+  { additionalProperties: false },
+)
+const StoredDataSchema = Type.Object({
+  dataFolder: Type.Union([Type.String(), Type.Null()], {
+    description: 'Its data folder (<data dir>/plugin-data/<id>)',
+  }),
+  settings: Type.Array(Type.String(), { description: 'Its settings keys' }),
+  tables: Type.Array(Type.String(), { description: 'The tables its entities declared' }),
+})
+export const RemovedSchema = Type.Object({ id: Type.String(), deleted: StoredDataSchema, kept: StoredDataSchema })
 const TrustBody = Type.Object({ trusted: Type.Boolean() }, { additionalProperties: false })
 const MAX_ARCHIVE_BYTES = 64 * 1024 * 1024
 
@@ -212,14 +226,46 @@ export function extensionRoutes(r: KernelRouteRegistrar, k: KernelServices): voi
     },
   )
 
-  r.post('/api/extensions/:id/remove', { role: 'admin', schema: { params: IdParams } }, async (req) => {
-    const registry = k.registry()
-    const record = registry.find(req.params.id)
-    if (!record) throw KernelErrors.pluginNotFound(`No plugin "${req.params.id}" is installed`)
-    if (record.builtin || !record.dir) throw InstallErrors.builtin()
-    await deletePluginFolder(k.config.pluginsDir, record.dir)
-    await registry.reconcile(record.dir, false)
-    await registry.forget(req.params.id)
-    await k.audit.record({ action: 'plugin.remove', target: req.params.id }, req)
-  })
+  // Without a body: 204, as before (its data kept). With one: 200, what was deleted and what was kept. Deleting its
+  // data too is a change like trusting one: a person's session with a recent sign-in (checked here, since it depends on
+  // the body: removal alone stays open to API tokens).
+  r.post(
+    '/api/extensions/:id/remove',
+    { role: 'admin', schema: { params: IdParams, response: { 200: RemovedSchema } } },
+    async (req, reply) => {
+      // Validated here: a schema would refuse the request without a body that removal has always taken.
+      const body: unknown = req.body
+      if (body !== undefined && !Value.Check(RemoveBody, body))
+        throw KernelErrors.validation('The body is optional: {} or { "deleteData": true } (or false), nothing else')
+      const deleteData = (body as Static<typeof RemoveBody> | undefined)?.deleteData === true
+      if (deleteData) {
+        if (req.apiToken) throw KernelErrors.sessionRequired()
+        if (!req.sessionToken || !k.sessions.recentlyAuthenticated(req.sessionToken))
+          throw KernelErrors.reauthRequired()
+      }
+      const registry = k.registry()
+      const record = registry.find(req.params.id)
+      if (!record) throw KernelErrors.pluginNotFound(`No plugin "${req.params.id}" is installed`)
+      if (record.builtin || !record.dir) throw InstallErrors.builtin()
+      const entities = record.definition?.entities ?? []
+      if (deleteData) await checkDataFolder(k.config.dataDir, req.params.id)
+      await deletePluginFolder(k.config.pluginsDir, record.dir)
+      await registry.reconcile(record.dir, false)
+      await registry.forget(req.params.id)
+      const id = req.params.id
+      const stored = await registry.storedData(id, entities, deleteData)
+      const folder = deleteData
+        ? await deleteDataFolder(k.config.dataDir, id)
+        : await dataFolderOf(k.config.dataDir, id)
+      const data = { dataFolder: folder, settings: stored.settings, tables: stored.tables }
+      const none = { dataFolder: null, settings: [], tables: [] }
+      const answer = { id, deleted: deleteData ? data : none, kept: deleteData ? none : data }
+      await k.audit.record(
+        { action: 'plugin.remove', target: id, detail: { deleteData, deleted: answer.deleted, kept: answer.kept } },
+        req,
+      )
+      if (body === undefined) return reply.code(204).send()
+      return answer
+    },
+  )
 }

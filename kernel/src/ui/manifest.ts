@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs'
 import { basename, join } from 'node:path'
 import { roleSatisfies, type Role, type UiCard, type UiManifest, type UiPage } from '@hostd/sdk'
 
@@ -32,13 +33,25 @@ export function uiRoot(owner: UiOwner, uiDist: string | null): string | null {
   return owner.dir ? join(owner.dir, 'ui') : null
 }
 
-/** Why a plugin's UI cannot be served, or null. Only built-in plugins are compiled: others ship JavaScript. */
+/**
+ * Why a plugin's UI cannot be served, or null. Only built-in plugins are compiled: others ship JavaScript, and each
+ * module their manifest names must be a file in their folder (else the page would load as active and fail in the
+ * browser). A built-in plugin's modules are checked by the UI build, which compiles them.
+ */
 export function uiProblem(owner: UiOwner): string | null {
   const ui = owner.definition?.ui
   if (!ui || owner.builtin) return null
-  const ts = [...(ui.pages ?? []), ...(ui.cards ?? [])].find((e) => TYPESCRIPT.test(e.module))
-  return ts
-    ? `its UI module ${ts.module} is TypeScript; only built-in plugins are compiled, so ship JavaScript (.js or .mjs)`
+  const entries = [
+    ...(ui.pages ?? []).map((e) => ({ ...e, kind: 'page' })),
+    ...(ui.cards ?? []).map((e) => ({ ...e, kind: 'card' })),
+  ]
+  const ts = entries.find((e) => TYPESCRIPT.test(e.module))
+  if (ts)
+    return `its UI module ${ts.module} is TypeScript; only built-in plugins are compiled, so ship JavaScript (.js or .mjs)`
+  const dir = owner.dir
+  const missing = dir ? entries.find((e) => !statSync(join(dir, e.module), { throwIfNoEntry: false })?.isFile()) : null
+  return missing
+    ? `its UI ${missing.kind} "${missing.title}" names the module ${missing.module}, which is not a file in the plugin's folder`
     : null
 }
 

@@ -1,11 +1,12 @@
 import type { Static } from '@sinclair/typebox'
 import type { ComponentChildren } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
-import type { ExtensionSchema, PermissionsSchema } from '../../../kernel/src/plugins/routes.ts'
+import type { ExtensionSchema, PermissionsSchema, RemovedSchema } from '../../../kernel/src/plugins/routes.ts'
 import { ApiError, errorMessage, upload } from '../kit/api.ts'
 import { Button } from '../kit/button.tsx'
 import type { SessionUser } from '../kit/context.ts'
 import { confirm } from '../kit/dialog.tsx'
+import { Checkbox } from '../kit/form.tsx'
 import { Async, Badge, Callout, Empty, ProgressBar, type Tone } from '../kit/feedback.tsx'
 import { formatBytes } from '../kit/format.ts'
 import { Icon } from '../kit/icons.tsx'
@@ -19,6 +20,20 @@ import { api, sessionEnded } from '../shell/session.ts'
 /** A plugin as `GET /api/extensions` lists it (the kernel's schema, as a type only). */
 type Extension = Static<typeof ExtensionSchema>
 type Permissions = Static<typeof PermissionsSchema>
+type Removed = Static<typeof RemovedSchema>
+
+/** What the toast says after a removal: what was deleted, or what was kept. */
+function removedMessage({ id, deleted, kept }: Removed, deleteData: boolean): string {
+  const what = (d: Removed['kept']) =>
+    [
+      d.dataFolder ? 'its data folder' : null,
+      d.settings.length > 0 ? `${d.settings.length} setting${d.settings.length === 1 ? '' : 's'}` : null,
+      d.tables.length > 0 ? `its tables ${d.tables.join(', ')}` : null,
+    ].filter((part) => part !== null)
+  const parts = what(deleteData ? deleted : kept)
+  if (parts.length === 0) return `${id} was removed; it had no data${deleteData ? ' to delete' : ''}`
+  return `${id} was removed; ${deleteData ? 'deleted' : 'kept'}: ${parts.join(', ')}`
+}
 
 const STATE_TONE: Record<Extension['state'], Tone> = {
   active: 'success',
@@ -73,11 +88,11 @@ function PluginEntry({
 }) {
   const [working, setWorking] = useState<string | null>(null)
   const headingId = `plugin-${e.id}-name`
-  const run = async (what: string, action: () => Promise<unknown>, done: string) => {
+  const run = async <T,>(what: string, action: () => Promise<T>, done: string | ((result: T) => string)) => {
     setWorking(what)
     try {
-      await action()
-      toast.success(done)
+      const result = await action()
+      toast.success(typeof done === 'string' ? done : done(result))
     } catch (err) {
       toast.error(err)
     } finally {
@@ -109,6 +124,7 @@ function PluginEntry({
   }
 
   const remove = async () => {
+    let deleteData = false
     if (
       !(await confirm({
         title: `Remove ${e.id}?`,
@@ -118,10 +134,18 @@ function PluginEntry({
               Its folder is deleted and it stops at once. What it was granted and whether it was trusted are forgotten.
             </p>
             <p>
-              <strong>Kept:</strong> its data folder on the server (<span class="mono">{`<data dir>/${e.id}/`}</span>),
-              its settings and its database tables. Installing it again finds them; delete them on the server if they
-              should go too.
+              <strong>Kept</strong> unless you tick the box: its data folder on the server (
+              <span class="mono">{`<data dir>/plugin-data/${e.id}/`}</span>), its settings and its database tables.
+              Installing it again finds them.
             </p>
+            <Checkbox
+              name="deleteData"
+              label="Also delete its data (its data folder, settings and tables)"
+              hint="This cannot be undone."
+              onChange={(ev: Event) => {
+                deleteData = (ev.currentTarget as HTMLInputElement).checked
+              }}
+            />
           </div>
         ),
         confirmLabel: 'Remove plugin',
@@ -129,7 +153,11 @@ function PluginEntry({
       }))
     )
       return
-    await run('remove', () => api.post(`/api/extensions/${e.id}/remove`), `${e.id} was removed`)
+    await run(
+      'remove',
+      () => api.post<Removed>(`/api/extensions/${e.id}/remove`, { deleteData }),
+      (answer) => removedMessage(answer, deleteData),
+    )
   }
 
   const trust = async () => {
