@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { mkdir, mkdtemp, writeFile, rm } from 'node:fs/promises'
+import { mkdir, mkdtemp, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { c as tar } from 'tar'
 import { roleSatisfies, ROLES, type Role, type RouteRole } from '@hostd/sdk'
 import { startTestKernel, type TestKernel } from '@hostd/kernel/testing'
+import { writePluginFolder } from '@hostd/sdk/testing'
 import hello from '../examples/hello-plugin/src/index.ts'
 import { builtins, PASSWORD, SAMPLES, type Ctx } from './support/route-samples.ts'
 
@@ -26,22 +27,14 @@ describe('route table', () => {
     await mkdir(join(import.meta.dirname, '..', '.hostd-test'), { recursive: true })
     work = await mkdtemp(join(import.meta.dirname, '..', '.hostd-test', 'routes-'))
     const pkg = join(work, 'pkg', 'package')
-    await mkdir(join(pkg, 'src'), { recursive: true })
-    await writeFile(
-      join(pkg, 'package.json'),
-      JSON.stringify({
-        name: 'hostd-plugin-tabletest',
-        version: '1.0.0',
-        type: 'module',
-        hostd: { entry: 'src/index.ts' },
-      }),
-    )
-    await writeFile(
-      join(pkg, 'src', 'index.ts'),
-      `import { definePlugin } from '@hostd/sdk'
+    await writePluginFolder(pkg, {
+      name: 'hostd-plugin-tabletest',
+      files: {
+        'src/index.ts': `import { definePlugin } from '@hostd/sdk'
 export default definePlugin({ id: 'tabletest', version: '1.0.0', kernel: '^1.0.0',
   routes: (r) => r.get('/api/tabletest', { role: 'operator' }, () => ({ ok: true })) })\n`,
-    )
+      },
+    })
     const chunks: Buffer[] = []
     for await (const chunk of tar({ gzip: true, cwd: join(work, 'pkg') }, ['package'])) chunks.push(chunk as Buffer)
     t = await startTestKernel({

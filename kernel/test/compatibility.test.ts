@@ -3,7 +3,7 @@
  * its warning logged once per load and listed by GET /api/extensions; one that needs a newer kernel API is refused
  * with the reason.
  */
-import { mkdtemp, rm, mkdir, writeFile } from 'node:fs/promises'
+import { mkdtemp, rm, mkdir } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -11,6 +11,7 @@ import { inject } from 'light-my-request'
 import pino from 'pino'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { KERNEL_API_VERSION } from '@hostd/sdk'
+import { writePluginFolder } from '@hostd/sdk/testing'
 import { loadConfig } from '../src/config.ts'
 import { createKernel, type Kernel } from '../src/kernel.ts'
 
@@ -21,13 +22,10 @@ const NEXT_MINOR = `^${major}.${minor! + 1}.0`
 
 /** A third-party plugin folder: package.json, index.js, and its ui/ files. */
 async function writePlugin(dir: string, source: string, ui: Record<string, string> = {}) {
+  const files = Object.fromEntries(Object.entries(ui).map(([file, text]) => [`ui/${file}`, text]))
+  files['index.js'] = `import { definePlugin } from '@hostd/sdk'\nexport default ${source}\n`
   await mkdir(join(dir, 'ui'), { recursive: true })
-  await writeFile(
-    join(dir, 'package.json'),
-    '{ "name": "p", "version": "1.0.0", "type": "module", "main": "index.js" }',
-  )
-  await writeFile(join(dir, 'index.js'), `import { definePlugin } from '@hostd/sdk'\nexport default ${source}\n`)
-  for (const [file, text] of Object.entries(ui)) await writeFile(join(dir, 'ui', file), text)
+  await writePluginFolder(dir, { name: 'p', entry: 'index.js', files })
 }
 
 describe('the plugin contract across versions', () => {

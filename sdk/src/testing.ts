@@ -18,7 +18,7 @@ export type {
   RouteSampleContext,
   RouteSampleRequest,
 } from '@hostd/kernel/testing'
-export { eventually, freePort } from './testing-helpers.ts'
+export { eventually, freePort, writePluginFolder, type PluginFolder } from './testing-helpers.ts'
 export { openSocket, type SocketMessage, type SocketSession } from './testing-socket.ts'
 
 /**

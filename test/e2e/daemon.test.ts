@@ -12,6 +12,7 @@ import { connect } from 'node:tls'
 import { create as createTar } from 'tar'
 import { generate } from 'selfsigned'
 import WebSocket from 'ws'
+import { writePluginFolder } from '@hostd/sdk/testing'
 import {
   REPO_ROOT,
   runDaemonExpectingExit,
@@ -152,16 +153,7 @@ function echo(ws: WebSocket, message: string, timeoutMs = 2000): Promise<string>
 // ---------- plugin folders written by the tests ----------
 
 async function writePlugin(dir: string, pkgName: string, version: string, source: string): Promise<void> {
-  await mkdir(join(dir, 'src'), { recursive: true })
-  await writeFile(join(dir, 'src', 'index.ts'), source)
-  await writeFile(
-    join(dir, 'package.json'),
-    JSON.stringify(
-      { name: pkgName, version, type: 'module', private: true, hostd: { entry: 'src/index.ts' } },
-      null,
-      2,
-    ),
-  )
+  await writePluginFolder(dir, { name: pkgName, version, files: { 'src/index.ts': source } })
 }
 
 /**
@@ -578,16 +570,8 @@ describe('hot loading on a running daemon', () => {
     // Any load before the last write would import a file cut inside its opening comment and fail; the watcher
     // waits for the folder to be quiet, so the audit shows exactly one load, a successful one.
     const dir = join(d.pluginsDir, 'third')
+    await writePluginFolder(dir, { name: 'hostd-plugin-third' })
     await mkdir(join(dir, 'src'), { recursive: true })
-    await writeFile(
-      join(dir, 'package.json'),
-      JSON.stringify({
-        name: 'hostd-plugin-third',
-        version: '1.0.0',
-        type: 'module',
-        hostd: { entry: 'src/index.ts' },
-      }),
-    )
     const source =
       `/*\n${'padding line\n'.repeat(150_000)}*/\nimport { definePlugin } from '@hostd/sdk'\n` +
       "export default definePlugin({ id: 'third', version: '1.0.0', kernel: '^1.0.0', " +
@@ -705,8 +689,13 @@ describe('install through the API', () => {
   beforeAll(async () => {
     scratch = await mkdtemp(join(tmpdir(), 'hostd-e2e-pack-'))
     const file = join(scratch, 'hostd-plugin-hello-1.0.0.tgz')
-    // What `npm pack` makes: a gzipped tar with everything under package/.
-    await createTar({ gzip: true, cwd: HELLO_DIR, prefix: 'package', file, portable: true }, ['package.json', 'src'])
+    // What `npm pack` makes: a gzipped tar with everything under package/ (package.json `files`: src, ui; a page
+    // module the manifest names must be in the package).
+    await createTar({ gzip: true, cwd: HELLO_DIR, prefix: 'package', file, portable: true }, [
+      'package.json',
+      'src',
+      'ui',
+    ])
     archive = await readFile(file)
     d = await startDaemon()
     admin = await setupAdmin(d)

@@ -5,10 +5,10 @@
  * secrets were read, the sign-in password captured, every route hung. Here none of that reaches the daemon.
  */
 import { existsSync } from 'node:fs'
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { readFile, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { eventually } from '@hostd/sdk/testing'
+import { eventually, writePluginFolder } from '@hostd/sdk/testing'
 import { REPO_ROOT } from '../support/daemon.ts'
 import { FIXTURES, HELLO, allGone, pluginProcesses, startIsolationDaemon, type IsolationDaemon } from './support.ts'
 
@@ -140,20 +140,11 @@ describe('prototype-then: a thenable Object.prototype stays in its own process',
 describe('the channel: a plugin that forges what it sends the kernel', () => {
   it('is stopped for breaking the protocol (its request in flight gets 503), then restarted', async () => {
     const dir = join(d.dataDir, 'forger-source')
-    await mkdir(join(dir, 'src'), { recursive: true })
-    await writeFile(
-      join(dir, 'package.json'),
-      JSON.stringify({
-        name: 'hostd-plugin-forger',
-        version: '1.0.0',
-        type: 'module',
-        hostd: { entry: 'src/index.ts' },
-      }),
-    )
     // It writes straight to its end of the channel (descriptor 3): a frame that says it is 4 GiB long.
-    await writeFile(
-      join(dir, 'src', 'index.ts'),
-      `import { writeSync } from 'node:fs'
+    await writePluginFolder(dir, {
+      name: 'hostd-plugin-forger',
+      files: {
+        'src/index.ts': `import { writeSync } from 'node:fs'
 import { definePlugin } from '@hostd/sdk'
 export default definePlugin({
   id: 'forger', version: '1.0.0', kernel: '^1.1.0',
@@ -165,7 +156,8 @@ export default definePlugin({
   },
 })
 `,
-    )
+      },
+    })
     await d.drop(dir, 'forger')
     await d.until('forger', (e) => e.state === 'active')
     const res = await d.api('/api/forger/forge', { method: 'POST' })

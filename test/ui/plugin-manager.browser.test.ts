@@ -7,12 +7,12 @@
  * screenshots.
  */
 import { existsSync } from 'node:fs'
-import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { create as createTar } from 'tar'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { eventually } from '@hostd/sdk/testing'
+import { eventually, writePluginFolder } from '@hostd/sdk/testing'
 import { expectAccessible, screenshot, startUi, type UiHarness } from '../support/browser.ts'
 
 const REPO_ROOT = join(import.meta.dirname, '..', '..')
@@ -63,21 +63,11 @@ describe('web UI: the Plugins page', { timeout: 180_000 }, () => {
     await writeFile(garbage, 'this is not a tarball at all')
 
     const broken = join(ui.daemon.pluginsDir, 'broken')
-    await mkdir(join(broken, 'src'), { recursive: true })
-    await mkdir(join(broken, 'ui'), { recursive: true })
-    await writeFile(
-      join(broken, 'package.json'),
-      JSON.stringify({
-        name: 'hostd-plugin-broken',
-        version: '1.2.3',
-        type: 'module',
-        hostd: { entry: 'src/index.ts' },
-      }),
-    )
-    await writeFile(
-      join(broken, 'ui', 'page.js'),
-      "customElements.define('broken-page', class extends HTMLElement {})\n",
-    )
+    await writePluginFolder(broken, {
+      name: 'hostd-plugin-broken',
+      version: '1.2.3',
+      files: { 'ui/page.js': "customElements.define('broken-page', class extends HTMLElement {})\n" },
+    })
     await writeFile(join(broken, 'src', 'index.ts'), BROKEN_SOURCE)
     await cp(join(import.meta.dirname, 'fixtures', 'isolated-plugin'), join(ui.daemon.pluginsDir, 'isolated'), {
       recursive: true,
