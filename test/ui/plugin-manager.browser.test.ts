@@ -66,9 +66,11 @@ describe('web UI: the Plugins page', { timeout: 180_000 }, () => {
     await writePluginFolder(broken, {
       name: 'hostd-plugin-broken',
       version: '1.2.3',
-      files: { 'ui/page.js': "customElements.define('broken-page', class extends HTMLElement {})\n" },
+      files: {
+        'src/index.ts': BROKEN_SOURCE,
+        'ui/page.js': "customElements.define('broken-page', class extends HTMLElement {})\n",
+      },
     })
-    await writeFile(join(broken, 'src', 'index.ts'), BROKEN_SOURCE)
     await cp(join(import.meta.dirname, 'fixtures', 'isolated-plugin'), join(ui.daemon.pluginsDir, 'isolated'), {
       recursive: true,
     })
