@@ -33,6 +33,11 @@ export interface KernelConfig {
   pluginCallTimeoutMs?: number
   /** How third-party plugins run: sandboxed (heap cap, deadlines, heartbeat, restarts): kernel/src/isolation. */
   isolation?: IsolationSettings
+  /**
+   * Development mode (HOSTD_DEV=1): an open page of a third-party plugin loads its module again when the plugin's files
+   * change (docs/PLUGINS.md, "Development mode"). Off by default.
+   */
+  dev?: boolean
 }
 
 /** A configuration mistake: main prints its message as one line and exits non-zero. */
@@ -62,6 +67,7 @@ export const CONFIG_KEYS = [
   'HOSTD_LOG_LEVEL',
   'HOSTD_COMMIT',
   'HOSTD_PLUGIN_CALL_TIMEOUT_MS',
+  'HOSTD_DEV',
   ...ISOLATION_KEYS,
 ]
 
@@ -108,6 +114,8 @@ export function loadConfig(processEnv: Env = process.env, repoRoot?: string): Ke
   }
   const builtin = builtinSetting === '0' ? null : repoRoot ? join(repoRoot, 'plugins') : null
   const levels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
+  const dev = env.HOSTD_DEV || '0'
+  if (dev !== '0' && dev !== '1') throw new ConfigError(`HOSTD_DEV="${dev}" must be 1 (development mode) or 0`)
   const logLevel = env.HOSTD_LOG_LEVEL || 'info'
   if (!levels.includes(logLevel))
     throw new ConfigError(`HOSTD_LOG_LEVEL="${logLevel}" is not one of ${levels.join(', ')}`)
@@ -132,6 +140,7 @@ export function loadConfig(processEnv: Env = process.env, repoRoot?: string): Ke
     loginWindowSeconds: int(env, 'HOSTD_LOGIN_WINDOW_SECONDS', 15 * 60, 1, 24 * 3600),
     logLevel,
     pluginCallTimeoutMs: int(env, 'HOSTD_PLUGIN_CALL_TIMEOUT_MS', 10_000, 50, 600_000),
+    dev: dev === '1',
     isolation: isolationSettings(
       env,
       int,

@@ -83,6 +83,12 @@ export type ExtensionEntry = Static<typeof ExtensionSchema>
  * answering the plugin's `GET /api/extensions` entry. A plugin that fails to load is an answer too (`state: 'failed'`,
  * with `error` and `errorOrigin`); a request the daemon refuses (not a plugin package, say) throws with its code.
  */
+/** How `t.plugins.install` and `upgrade` treat a version the daemon holds for an admin's approval. */
+export interface InstallOptions {
+  /** Approve it as the admin (true), or leave it held (false). Default: true for a first install, false for an upgrade. */
+  approve?: boolean
+}
+
 export interface TestPlugins {
   /**
    * Installs a plugin as `POST /api/extensions/install` (the Plugins page's upload) does, from a tarball (`npm pack`
@@ -90,10 +96,15 @@ export interface TestPlugins {
    * it but `node_modules` and dot-files (test what `npm pack` ships, its `files`, by installing its tarball). It runs
    * sandboxed unless the kernel has `env: { HOSTD_PLUGINS_ISOLATION: 'off' }`. Installing over an installed version
    * upgrades it.
+   *
+   * The daemon holds a first install that declares services of other plugins, helper actions or network until an admin
+   * approves it, and an upgrade that asks for more than was granted. `approve` says what the harness does with such a
+   * held version: approve it as the admin would on the Plugins page (`POST /api/extensions/:id/approve`), or leave it
+   * held (the entry then has `approval`). Default: a held first install is approved, a held upgrade is not.
    */
-  install(source: string): Promise<ExtensionEntry>
+  install(source: string, options?: InstallOptions): Promise<ExtensionEntry>
   /** Installs a new version of the installed plugin `id` from a tarball or a folder; throws if `id` is not installed. */
-  upgrade(id: string, source: string): Promise<ExtensionEntry>
+  upgrade(id: string, source: string, options?: InstallOptions): Promise<ExtensionEntry>
   /**
    * Loads plugin `id` again from its folder if its files changed, as the daemon's watcher does on a file change (edit
    * the files in `folder(id)` first). A reload that fails retires the version that ran: the entry says why.
@@ -175,7 +186,7 @@ export async function startTestKernel(options: TestKernelOptions = {}): Promise<
     url,
     login,
     inject: injectAs,
-    plugins: testPlugins(kernel, injectAs),
+    plugins: testPlugins(kernel, injectAs, login),
     async close() {
       await kernel.close()
       await rm(dataDir, { recursive: true, force: true })
@@ -184,7 +195,7 @@ export async function startTestKernel(options: TestKernelOptions = {}): Promise<
 }
 
 /** `t.plugins`: every change through the route or the registry call the daemon itself uses. */
-function testPlugins(kernel: Kernel, send: TestKernel['inject']): TestPlugins {
+function testPlugins(kernel: Kernel, send: TestKernel['inject'], login: TestKernel['login']): TestPlugins {
   const installed = (id: string) => {
     const record = kernel.registry.find(id)
     if (!record) throw new Error(`plugin "${id}" is not installed`)
@@ -198,7 +209,7 @@ function testPlugins(kernel: Kernel, send: TestKernel['inject']): TestPlugins {
     const res = await send({ url: '/api/extensions', as: 'admin' })
     return (res.json() as ExtensionEntry[]).find((e) => e.id === id)
   }
-  const install = async (source: string) => {
+  const install = async (source: string, options: InstallOptions = {}) => {
     const res = await send({
       method: 'POST',
       url: '/api/extensions/install',
@@ -208,13 +219,24 @@ function testPlugins(kernel: Kernel, send: TestKernel['inject']): TestPlugins {
     })
     if (res.statusCode !== 201) throw refused(`installing ${source}`, res)
     const answer = res.json() as ExtensionEntry
+    const held = answer.approval
+    if (held && (options.approve ?? held.granted === null)) {
+      // Approval asks for a recent sign-in: a fresh admin session has one, however long the test has run.
+      const approved = await send({
+        method: 'POST',
+        url: `/api/extensions/${answer.id}/approve`,
+        as: { token: (await login('admin')).token },
+        payload: { version: held.version },
+      })
+      if (approved.statusCode !== 200) throw refused(`approving ${answer.id} ${held.version}`, approved)
+    }
     return (await entry(answer.id)) ?? answer // as listed (a failed plugin's dormantPages too)
   }
   return {
     install,
-    async upgrade(id, source) {
+    async upgrade(id, source, options) {
       installed(id)
-      const upgraded = await install(source)
+      const upgraded = await install(source, options)
       if (upgraded.id !== id) throw new Error(`${source} installed plugin "${upgraded.id}", not a version of "${id}"`)
       return upgraded
     },

@@ -12,6 +12,7 @@ export type {
   TestKernel,
   TestKernelOptions,
   TestPlugins,
+  InstallOptions,
   ExtensionEntry,
   TestRequest,
   RouteSamples,

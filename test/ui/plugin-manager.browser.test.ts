@@ -49,8 +49,9 @@ describe('web UI: the Plugins page', { timeout: 180_000 }, () => {
   const entry = async (id: string) => (await list()).find((e) => e.id === id)
 
   beforeAll(async () => {
-    // One small built-in plugin (with a page), so the page shows a built-in entry without starting them all.
-    ui = await startUi({ env: { HOSTD_BUILTIN_PLUGINS: 'branding' } })
+    // One small built-in plugin (with a page), so the page shows a built-in entry without starting them all. In
+    // development mode: a third-party page's module reloads in the open page when its files change.
+    ui = await startUi({ env: { HOSTD_BUILTIN_PLUGINS: 'branding', HOSTD_DEV: '1' } })
     scratch = await mkdtemp(join(tmpdir(), 'hostd-plugin-manager-'))
     // What `npm pack` makes of the hello example: a gzipped tar with everything under package/.
     helloTgz = join(scratch, 'hostd-plugin-hello-1.0.0.tgz')
@@ -163,6 +164,16 @@ describe('web UI: the Plugins page', { timeout: 180_000 }, () => {
     const hello = plugins.getByRole('listitem', { name: 'hello', exact: true })
     await hello.getByText('active', { exact: true }).waitFor()
     expect((await entry('hello'))?.state).toBe('active')
+    // Its routes with their methods and roles, and its socket.
+    const endpoints = hello.getByRole('list', { name: 'Routes and sockets of hello' })
+    const route = endpoints.getByRole('listitem').filter({ has: page.getByText('/api/hello', { exact: true }) })
+    await route.getByText('GET', { exact: true }).waitFor()
+    await route.getByText('viewer').waitFor()
+    const socket = endpoints.getByRole('listitem').filter({ hasText: '/api/hello/echo' })
+    await socket.getByText('WS', { exact: true }).waitFor()
+    expect(await endpoints.getByRole('listitem').count()).toBe(
+      ((await entry('hello'))?.routes.length ?? 0) + ((await entry('hello'))?.sockets.length ?? 0),
+    )
     const nav = page.getByRole('navigation', { name: 'Main' })
     await nav.getByRole('link', { name: 'Hello', exact: true }).waitFor()
     await expectAccessible(page, 'plugins (admin)')
@@ -253,6 +264,92 @@ describe('web UI: the Plugins page', { timeout: 180_000 }, () => {
     expect(after?.version).toBe('1.1.0')
     expect(after?.approval).toBeUndefined()
     expect(after?.permissions?.network).toBe(true)
+    await page.close()
+  })
+
+  it('holds a first install that asks for network until an admin approves it, showing what it asks for', async () => {
+    const dir = join(scratch, 'asker')
+    await writePluginFolder(dir, {
+      name: 'hostd-plugin-asker',
+      entry: 'src/index.js',
+      files: {
+        'src/index.js': `import { definePlugin } from '@hostd/sdk'
+export default definePlugin({
+  id: 'asker',
+  version: '1.0.0',
+  kernel: '^1.2.0',
+  description: 'Asks for outbound network before it first runs.',
+  permissions: { network: true },
+  routes: (r) => {
+    r.get('/api/asker', { role: 'viewer' }, () => ({ asked: true }))
+    r.post('/api/asker/fetch', { role: 'operator' }, () => ({ fetched: true }))
+  },
+  sockets: (s) => {
+    s.ws('/api/asker/live', { role: 'viewer' }, (socket) => socket.close())
+  },
+})
+`,
+      },
+    })
+    const tgz = join(scratch, 'hostd-plugin-asker-1.0.0.tgz')
+    await createTar({ gzip: true, cwd: dir, prefix: 'package', file: tgz, portable: true }, ['package.json', 'src'])
+    const page = await ui.open('admin', '/plugins')
+    await page.getByLabel('Plugin package').setInputFiles(tgz)
+    await page.getByRole('status').filter({ hasText: 'asker 1.0.0 is installed and waits for your approval' }).waitFor()
+    const asker = page.getByRole('list', { name: 'Plugins' }).getByRole('listitem', { name: 'asker', exact: true })
+    await asker.getByText('Version 1.0.0 is installed and waits for approval before it first runs.').waitFor()
+    await asker.getByText('unavailable', { exact: true }).waitFor()
+    await asker.getByText('known once it runs').waitFor()
+    await asker.getByRole('button', { name: 'Remove asker without running it' }).waitFor()
+    expect(await entry('asker')).toMatchObject({ state: 'unavailable', approval: { granted: null, version: '1.0.0' } })
+    const route = await ui.daemon.fetch('/api/asker', { headers: { authorization: `Bearer ${ui.adminToken}` } })
+    expect(route.status).toBe(404)
+    await expectAccessible(page, 'plugins (held first install)')
+    await asker.scrollIntoViewIfNeeded()
+    await screenshot(page, 'plugins-held-install')
+
+    await asker.getByRole('button', { name: 'Approve asker 1.0.0' }).click()
+    const dialog = page.getByRole('dialog', { name: 'Approve asker 1.0.0?' })
+    await dialog.getByText('It starts at once, granted what it asks for:').waitFor()
+    await dialog.getByRole('button', { name: 'Approve and activate' }).click()
+    await asker.getByText('active', { exact: true }).waitFor()
+    const endpoints = asker.getByRole('list', { name: 'Routes and sockets of asker' })
+    await endpoints.getByRole('listitem').filter({ hasText: '/api/asker/fetch' }).getByText('operator').waitFor()
+    await endpoints.getByRole('listitem').filter({ hasText: '/api/asker/live' }).getByText('WS').waitFor()
+    expect((await entry('asker'))?.approval).toBeUndefined()
+    // The install's answer above follows: approved, it no longer says it waits.
+    await page.getByRole('status').filter({ hasText: 'Installed asker 1.0.0: active' }).waitFor()
+    expect(await page.getByRole('status').filter({ hasText: 'waits for your approval' }).count()).toBe(0)
+    await asker.scrollIntoViewIfNeeded()
+    await screenshot(page, 'plugins-routes')
+    await page.close()
+
+    // A viewer sees the routes too, and no action.
+    const viewer = await ui.open('viewer', '/plugins#asker')
+    const seen = viewer.getByRole('list', { name: 'Plugins' }).getByRole('listitem', { name: 'asker', exact: true })
+    await seen.getByRole('list', { name: 'Routes and sockets of asker' }).getByText('/api/asker/fetch').waitFor()
+    expect(await seen.getByRole('button').count()).toBe(0)
+    await screenshot(viewer, 'plugins-routes-viewer')
+    await viewer.close()
+  })
+
+  it("reloads an open page's module when its files change, in development mode, without reloading the shell", async () => {
+    const page = await ui.open('admin', '/isolated')
+    const frame = page.frameLocator('iframe[title="Isolated"]')
+    await frame.getByRole('heading', { name: 'Isolated page' }).waitFor()
+    await page.evaluate(() => {
+      ;(window as unknown as { marker: string }).marker = 'the same document'
+    })
+    const file = join(ui.daemon.pluginsDir, 'isolated', 'ui', 'page.js')
+    await writeFile(
+      file,
+      (await readFile(file, 'utf8')).replace('title="Isolated page"', 'title="Isolated page, edited"'),
+    )
+    await frame.getByRole('heading', { name: 'Isolated page, edited' }).waitFor({ timeout: 20_000 })
+    // Neither reloaded nor navigated: the shell's document is the one the marker was set in.
+    expect(await page.evaluate(() => (window as unknown as { marker?: string }).marker)).toBe('the same document')
+    expect(new URL(page.url()).pathname).toBe('/isolated')
+    await screenshot(page, 'plugins-dev-reload')
     await page.close()
   })
 })

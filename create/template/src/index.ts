@@ -1,4 +1,4 @@
-import { definePlugin, Type, tokens } from '@hostd/sdk'
+import { definePlugin, Type, tokens, type IconName } from '@hostd/sdk'
 
 export const CountSchema = Type.Object({ count: Type.Integer(), by: Type.Union([Type.String(), Type.Null()]) })
 const TickQuery = Type.Object({ every: Type.Optional(Type.Integer({ minimum: 50, maximum: 60_000 })) })
@@ -22,7 +22,16 @@ export default definePlugin({
   deps: { log: tokens.logger, audit: tokens.audit },
   setup: () => new Counter(),
   ui: {
-    pages: [{ path: '/starter', title: 'Starter', icon: 'activity', module: 'ui/page.js', element: 'starter-page' }],
+    // `satisfies IconName`: the type check refuses an icon the UI kit does not have (docs/PLUGINS.md, "Icons").
+    pages: [
+      {
+        path: '/starter',
+        title: 'Starter',
+        icon: 'activity' satisfies IconName,
+        module: 'ui/page.js',
+        element: 'starter-page',
+      },
+    ],
     cards: [{ title: 'Starter', module: 'ui/card.js', element: 'starter-card', size: 'small' }],
   },
   routes: (r, { audit }, counter) => {

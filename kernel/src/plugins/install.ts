@@ -70,9 +70,14 @@ export function folderNameFor(packageName: string): string {
 /**
  * Unpacks an `npm pack` tarball in a staging folder inside the plugins dir (links and devices refused, paths
  * confined), then moves it into place (the steps above); the watcher or the caller then loads it. A disk that fills
- * up is a 507 naming the plugins dir, with the installed version (if any) untouched.
+ * up is a 507 naming the plugins dir, with the installed version (if any) untouched. `placing` is told the folder just
+ * before the new version goes in place (the install route marks its load as the admin's).
  */
-export function unpackPlugin(pluginsDir: string, archive: Buffer): Promise<{ dir: string; replaced: boolean }> {
+export function unpackPlugin(
+  pluginsDir: string,
+  archive: Buffer,
+  placing?: (dir: string) => void,
+): Promise<{ dir: string; replaced: boolean }> {
   return installs.run(async () => {
     await mkdir(pluginsDir, { recursive: true })
     const staging = await mkdtemp(join(pluginsDir, STAGING))
@@ -82,6 +87,7 @@ export function unpackPlugin(pluginsDir: string, archive: Buffer): Promise<{ dir
       await writeIntent(staging, folder)
       crashPoint('intent')
       const replaced = await exists(join(pluginsDir, folder))
+      placing?.(join(pluginsDir, folder))
       await finish(pluginsDir, staging, folder)
       return { dir: join(pluginsDir, folder), replaced }
     } catch (err) {

@@ -167,7 +167,11 @@ export class UiServer {
     const [, , id, version, ...rest] = path.split('/')
     const record = id ? this.#opts.registry.find(id) : undefined
     const file =
-      record && showsUi(record.state) && record.definition?.version === version && rest.length > 0
+      record &&
+      showsUi(record.state) &&
+      !this.#opts.registry.isHeld(record) && // a version held for approval runs nothing, its pages included
+      record.definition?.version === version &&
+      rest.length > 0
         ? (await this.#filesOf(record))?.get(rest.join('/'))
         : undefined
     // A version that is not the active one is a 404: after a hot upgrade an old page never gets a mix of files. A

@@ -65,9 +65,15 @@ import {
   Zap,
   type IconNode,
 } from 'lucide'
+import type { IconName } from '../../../sdk/src/icons.ts'
 
-/** The icon names pages and nav entries may use (lucide's names). Unknown names show `puzzle`. */
-const ICONS: Record<string, IconNode> = {
+export type { IconName }
+
+/**
+ * The icon names pages and nav entries may use. The names are the sdk's `ICON_NAMES` (sdk/src/icons.ts), the one list:
+ * this record must draw exactly those (the type check fails on a missing or an extra one). Unknown names show `puzzle`.
+ */
+const ICONS: Record<IconName, IconNode> = {
   activity: Activity,
   'arrow-down': ArrowDown,
   'arrow-up': ArrowUp,
@@ -134,7 +140,7 @@ const ICONS: Record<string, IconNode> = {
   zap: Zap,
 }
 
-export const iconNames = Object.keys(ICONS)
+export const iconNames: string[] = Object.keys(ICONS)
 
 export interface IconProps {
   name: string
@@ -146,7 +152,7 @@ export interface IconProps {
 
 /** A 24-unit stroke icon in the current text colour. */
 export function Icon({ name, size = 18, label, class: cls }: IconProps) {
-  const node = ICONS[name] ?? ICONS.puzzle!
+  const node = ICONS[name as IconName] ?? ICONS.puzzle
   return (
     <svg
       class={`icon${cls ? ` ${cls}` : ''}`}

@@ -70,6 +70,38 @@ function permissionItems(p: Permissions): [string, ComponentChildren][] {
   ]
 }
 
+/** A running plugin's routes and sockets, each with its method and role; null when it does not run. */
+function Endpoints({ e }: { e: Extension }) {
+  if (!e.routes && !e.sockets) return <span class="muted">known once it runs</span>
+  const routes = e.routes ?? []
+  const sockets = e.sockets ?? []
+  if (routes.length === 0 && sockets.length === 0) return <span class="muted">none</span>
+  return (
+    <ul class="plugin-endpoints" aria-label={`Routes and sockets of ${e.id}`}>
+      {routes.map((r) => (
+        <li key={`${r.method} ${r.path}`}>
+          <span class={`plugin-method method-${r.method.toLowerCase()}`}>{r.method}</span>
+          <span class="mono">{r.path}</span>
+          <span class="muted">
+            {r.role}
+            {r.sessionOnly ? ', session only' : ''}
+          </span>
+        </li>
+      ))}
+      {sockets.map((so) => (
+        <li key={`WS ${so.path}`}>
+          <span class="plugin-method method-ws">WS</span>
+          <span class="mono">{so.path}</span>
+          <span class="muted">
+            {so.role}
+            {so.sessionOnly ? ', session only' : ''}
+          </span>
+        </li>
+      ))}
+    </ul>
+  )
+}
+
 function pagesOf(e: Extension): ComponentChildren {
   const pages = e.ui?.pages.map((p) => `${p.path} (${p.role})`) ?? e.dormantPages?.map((p) => p.path) ?? []
   return pages.length > 0 ? list(pages) : null
@@ -203,7 +235,11 @@ function PluginEntry({
         title: `Approve ${e.id} ${held.version}?`,
         message: (
           <div class="stack">
-            <p>It is activated at once and granted what it asks for beyond {e.version ?? 'the installed version'}:</p>
+            <p>
+              {held.granted === null
+                ? 'It starts at once, granted what it asks for:'
+                : `It is activated at once and granted what it asks for beyond ${held.granted}:`}
+            </p>
             <KeyValues items={permissionItems(held.asks)} />
           </div>
         ),
@@ -256,7 +292,7 @@ function PluginEntry({
           </div>
         </div>
       )}
-      {e.reason && (
+      {e.reason && !e.approval && (
         <div class="plugin-problem tone-warning">
           <Icon name="triangle-alert" size={16} />
           <span>{e.reason}</span>
@@ -266,7 +302,7 @@ function PluginEntry({
         <div class="plugin-problem tone-warning">
           <Icon name="info" size={16} />
           <div>
-            <strong>Uses an older contract shape:</strong>
+            <strong>Warnings:</strong>
             <ul>
               {e.warnings.map((w) => (
                 <li key={w}>{w}</li>
@@ -277,23 +313,47 @@ function PluginEntry({
       )}
       {e.approval && (
         <div class="plugin-approval">
-          <p>
-            <Icon name="shield" size={16} /> <strong>Version {e.approval.version} is waiting for approval.</strong> It
-            asks for more than {e.version ?? 'the installed version'} was granted; until then the installed version
-            keeps running.
-          </p>
+          {e.approval.granted === null ? (
+            <p>
+              <Icon name="shield" size={16} />{' '}
+              <strong>Version {e.approval.version} is installed and waits for approval before it first runs.</strong> It
+              asks for:
+            </p>
+          ) : (
+            <p>
+              <Icon name="shield" size={16} /> <strong>Version {e.approval.version} is waiting for approval.</strong> It
+              asks for more than {e.approval.granted} was granted; until then{' '}
+              {e.state === 'active' ? `${e.version} keeps running` : 'it does not run'}.
+            </p>
+          )}
           <KeyValues items={permissionItems(e.approval.asks)} />
           {admin && (
-            <Button
-              variant="primary"
-              size="sm"
-              icon="check"
-              busy={working === 'approve'}
-              aria-label={`Approve ${e.id} ${e.approval.version}`}
-              onClick={() => void approve()}
-            >
-              Approve
-            </Button>
+            <div class="plugin-actions">
+              <Button
+                variant="primary"
+                size="sm"
+                icon="check"
+                busy={working === 'approve'}
+                disabled={working !== null}
+                aria-label={`Approve ${e.id} ${e.approval.version}`}
+                onClick={() => void approve()}
+              >
+                Approve
+              </Button>
+              {e.approval.granted === null && (
+                <Button
+                  size="sm"
+                  variant="ghost"
+                  icon="trash"
+                  busy={working === 'remove'}
+                  disabled={working !== null}
+                  aria-label={`Remove ${e.id} without running it`}
+                  onClick={() => void remove()}
+                >
+                  Remove
+                </Button>
+              )}
+            </div>
           )}
         </div>
       )}
@@ -302,7 +362,8 @@ function PluginEntry({
         {e.permissions ? (
           <KeyValues
             items={[
-              ...(e.builtin ? [] : permissionItems(e.permissions)),
+              // A held first install lists what it asks for above, with Approve.
+              ...(e.builtin || e.approval?.granted === null ? [] : permissionItems(e.permissions)),
               ...(pages ? ([['Pages', pages]] as [string, ComponentChildren][]) : []),
               [
                 'Runs',
@@ -312,6 +373,7 @@ function PluginEntry({
                     ? "in the daemon's process (trusted)"
                     : 'sandboxed, in its own process',
               ],
+              ['Routes and sockets', <Endpoints key="endpoints" e={e} />],
             ]}
           />
         ) : (
@@ -368,8 +430,11 @@ type Upload =
   | { state: 'done'; name: string; plugin: Extension }
   | { state: 'failed'; name: string; error: unknown }
 
-/** What the answer to an install says, in a sentence and a list of what it was granted. */
-function UploadResult({ result }: { result: Upload }) {
+/**
+ * What the answer to an install says, in a sentence and a list of what it was granted, kept to what the plugin's entry
+ * says now (`current`): approved since, the sentence follows.
+ */
+function UploadResult({ result, current }: { result: Upload; current: Extension[] | undefined }) {
   if (result.state === 'failed') {
     const code = result.error instanceof ApiError && result.error.code ? ` (${result.error.code})` : ''
     return (
@@ -380,7 +445,19 @@ function UploadResult({ result }: { result: Upload }) {
     )
   }
   if (result.state !== 'done') return null
-  const p = result.plugin
+  const p = current?.find((e) => e.id === result.plugin.id) ?? result.plugin
+  if (p.approval?.granted === null)
+    return (
+      <div class="plugin-result tone-warning" role="status">
+        <strong>
+          {p.id} {p.approval.version} is installed and waits for your approval
+        </strong>
+        <p>
+          It does not run until you approve what it asks for. Its entry below lists it, with Approve and Remove buttons.
+        </p>
+        <KeyValues items={permissionItems(p.approval.asks)} />
+      </div>
+    )
   if (p.approval)
     return (
       <div class="plugin-result tone-warning" role="status">
@@ -425,7 +502,7 @@ function UploadResult({ result }: { result: Upload }) {
   )
 }
 
-function InstallCard({ onInstalled }: { onInstalled: () => void }) {
+function InstallCard({ onInstalled, plugins }: { onInstalled: () => void; plugins: Extension[] | undefined }) {
   const [result, setResult] = useState<Upload>({ state: 'idle' })
   const send = async (file: File) => {
     setResult({ state: 'sending', name: file.name, loaded: 0, total: file.size })
@@ -451,9 +528,9 @@ function InstallCard({ onInstalled }: { onInstalled: () => void }) {
     <Card title="Install a plugin">
       <p class="muted card-intro">
         A plugin package is the <span class="mono">.tgz</span> file <span class="mono">npm pack</span> makes of a
-        plugin's folder. A package with the id of an installed plugin upgrades it; an upgrade that asks for more than
-        the installed version was granted waits for your approval. A third-party plugin runs sandboxed, with only what
-        it declares.
+        plugin's folder. A package with the id of an installed plugin upgrades it. A new plugin that asks for services
+        of other plugins, root helper actions or network, and an upgrade that asks for more than was granted, wait for
+        your approval. A third-party plugin runs sandboxed, with only what it declares.
       </p>
       <FileDrop
         label="Plugin package"
@@ -476,7 +553,7 @@ function InstallCard({ onInstalled }: { onInstalled: () => void }) {
           }
         />
       )}
-      <UploadResult result={result} />
+      <UploadResult result={result} current={plugins} />
     </Card>
   )
 }
@@ -539,7 +616,7 @@ export default function PluginsPage({ user }: { user: SessionUser }) {
             : 'Everything that extends this server: its state, what it may do, and why one did not load. Only an admin can change them.'
         }
       />
-      {admin && <InstallCard onInstalled={plugins.reload} />}
+      {admin && <InstallCard onInstalled={plugins.reload} plugins={plugins.data} />}
       <section class="section-gap" aria-labelledby="plugins-list-title">
         <h2 id="plugins-list-title" class="sr-only">
           Installed plugins
