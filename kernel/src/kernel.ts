@@ -29,6 +29,7 @@ import { SecretBox } from './auth/secret-box.ts'
 import { accountRoutes } from './auth/account-routes.ts'
 import { UserService } from './users/service.ts'
 import { KernelAudit } from './audit/service.ts'
+import { KernelEventHub } from './events.ts'
 import { UnixHelperClient } from './helper-client.ts'
 import { createInstance, mountRoute } from './http/instance.ts'
 import { SecureResponse, setSecurityHeaders } from './http/security-headers.ts'
@@ -110,9 +111,14 @@ export async function createKernel(config: KernelConfig, options: KernelOptions 
     log.error({ err }, 'closing a live connection failed'),
   )
   const secretBox = await SecretBox.load(config.dataDir)
-  const audit = new KernelAudit(db, log, scopedSettings(db, 'kernel'), config.loginWindowSeconds)
+  // Plugin state changes and audit records, for built-in plugins (`tokens.events`; never granted to third-party ones).
+  const events = new KernelEventHub(log)
+  const audit = new KernelAudit(db, log, scopedSettings(db, 'kernel'), config.loginWindowSeconds, events)
   await audit.start()
   const overrides = new Map<string, unknown>((options.serviceOverrides ?? []).map((b) => [b.token.id, b.value]))
+  const overrideExposures = new Map(
+    (options.serviceOverrides ?? []).flatMap((b) => (b.expose ? [[b.token.id, b.expose] as const] : [])),
+  )
   const helper =
     (overrides.get(tokens.helper.id) as HelperClient | undefined) ?? new UnixHelperClient(config.helperSocket)
   const version = readVersion(REPO_ROOT)
@@ -130,6 +136,7 @@ export async function createKernel(config: KernelConfig, options: KernelOptions 
   container.register(tokens.settings.id, { useValue: scopedSettings(db, 'kernel') })
   container.register(tokens.helper.id, { useValue: helper })
   container.register(tokens.kernel.id, { useValue: kernelInfo })
+  container.register(tokens.events.id, { useValue: events })
   // Optional dependencies: looked up per call; a service withdrawn by an unloaded plugin throws, so it reads as absent.
   const optional: OptionalServices = {
     get: <T>(token: ServiceToken<T>) => {
@@ -178,9 +185,13 @@ export async function createKernel(config: KernelConfig, options: KernelOptions 
     instance: instanceDeps,
     db,
     audit,
+    events,
     kernelRoutes,
+    dataDir: config.dataDir,
     overrides,
+    overrideExposures,
     callTimeoutMs: config.pluginCallTimeoutMs,
+    dev: config.dev,
     // Third-party plugins run in sandboxed processes of their own (docs/ARCHITECTURE.md, "the trust boundary").
     isolation: new PluginIsolation({ settings: config.isolation ?? DEFAULT_ISOLATION, dataDir: config.dataDir, log }),
   })

@@ -5,6 +5,7 @@
  * service of the kernel or take another's name; its routes, sockets and pages lie under its own id; an upgrade that
  * asks for more waits for an admin; an admin may trust it to run in process; its pages always run isolated.
  */
+import { existsSync } from 'node:fs'
 import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -28,7 +29,7 @@ interface Extension {
   builtin: boolean
   trusted: boolean
   permissions: { services: Record<string, string>; helper: string[]; network: boolean; kernel: string[] } | null
-  approval?: { version: string; asks: Extension['permissions'] }
+  approval?: { version: string; asks: Extension['permissions']; granted: string | null }
   ui: { isolate: boolean } | null
 }
 
@@ -133,14 +134,28 @@ function kernelWithPlugins(isolation: 'on' | 'off') {
       for await (const chunk of tar({ gzip: true, cwd: root }, ['package'])) chunks.push(chunk as Buffer)
       return Buffer.concat(chunks)
     },
-    install: (archive: Buffer) =>
-      k.t.inject({
+    /**
+     * Uploads as the Plugins page does. A first install that declares permissions is held for approval (issue 28):
+     * these tests are about what follows, so it is approved as an admin would, and the answer is the approved entry.
+     */
+    async install(archive: Buffer) {
+      const res = await k.t.inject({
         method: 'POST',
         url: '/api/extensions/install',
         as: 'admin',
         headers: { 'content-type': 'application/gzip' },
         payload: archive,
-      }),
+      })
+      const held = res.statusCode === 201 ? (res.json() as Extension).approval : undefined
+      if (!held || held.granted !== null) return res
+      const approved = await k.t.inject({
+        method: 'POST',
+        url: `/api/extensions/${(res.json() as Extension).id}/approve`,
+        as: 'admin',
+        payload: { version: held.version },
+      })
+      return Object.assign(approved, { statusCode: 201 })
+    },
   }
 }
 
@@ -166,15 +181,16 @@ describe('declared permissions and the kernel ground of third-party plugins, in 
       expect((await t.inject({ url: '/api/token-hijack/caught' })).statusCode).toBe(404)
     })
 
-    it('never grants the kernel database: the load fails with the reason and no hash is answered', async () => {
+    it('never grants the kernel database: tokens.database is its own, where no hash is found', async () => {
       const { record } = await drop('token-hijack', 'src/database.ts')
-      expect(record.state).toBe('failed')
-      expect(record.reason).toBe(
-        'asks the kernel\'s service "hostd.database" (deps.db), which is never granted to a third-party plugin',
-      )
+      expect(record.state).toBe('active')
       const res = await t.inject({ url: '/api/token-hijack/hashes' })
-      expect(res.statusCode).toBe(404)
+      expect(res.statusCode).toBe(500)
       expect(res.body).not.toContain('argon2')
+      expect(existsSync(join(t.kernel.config.dataDir, 'plugin-data', 'token-hijack', 'plugin.sqlite'))).toBe(true)
+      // The next tests drop other versions of it: gone and forgotten, each is a first load again.
+      await removeFolder('token-hijack')
+      await t.kernel.registry.forget('token-hijack')
     })
 
     it('refuses the kernel database through tokens.optional too, at the call', async () => {
@@ -223,19 +239,22 @@ export default definePlugin({ id: 'undeclared', version: '1.0.0', kernel: '^1.2.
       await removeFolder('undeclared')
     })
 
-    it("refuses entities: a third-party plugin's tables would be in the kernel's database", async () => {
+    it("keeps its entities in a database of its own: a table it names users is not the kernel's", async () => {
       const dir = join(pluginsDir, 'tables')
       await mkdir(join(dir, 'src'), { recursive: true })
       await writeFile(join(dir, 'package.json'), '{ "name": "tables", "type": "module", "main": "src/index.ts" }')
       await writeFile(
         join(dir, 'src', 'index.ts'),
-        `import { defineEntity, definePlugin, p } from '@hostd/sdk'
+        `import { defineEntity, definePlugin, p, tokens } from '@hostd/sdk'
 const Users = defineEntity({ name: 'Shadow', tableName: 'users', properties: { id: p.string().primary() } })
-export default definePlugin({ id: 'tables', version: '1.0.0', kernel: '^1.2.0', entities: [Users] })\n`,
+export default definePlugin({ id: 'tables', version: '1.0.0', kernel: '^1.3.0', entities: [Users],
+  deps: { db: tokens.database },
+  routes: (r, { db }) => r.get('/api/tables/count', { role: 'public' }, async () => ({ count: await db.em().count(Users) })) })\n`,
       )
-      expect((await t.kernel.registry.reconcile(dir, false))?.reason).toBe(
-        "declares entities: a third-party plugin's tables would live in the kernel's database, so it may have none",
-      )
+      expect((await t.kernel.registry.reconcile(dir, false))?.state).toBe('active')
+      expect((await t.inject({ url: '/api/tables/count' })).json()).toEqual({ count: 0 })
+      const kernelUsers = t.kernel.db.native.prepare('SELECT count(*) AS n FROM users').get() as { n: number }
+      expect(kernelUsers.n).toBeGreaterThan(0)
       await removeFolder('tables')
     })
 
@@ -351,9 +370,13 @@ export default definePlugin({ id: 'stamper', version: '1.0.0', kernel: '^1.2.0',
       expect((await t.inject({ method: 'POST', url: '/api/greedy-upgrade/install', as: 'admin' })).statusCode).toBe(404)
       expect(t.kernel.registry.networkGranted('greedy-upgrade')).toBe(false)
       const records = (await audit()).items.filter((e) => e.target === 'greedy-upgrade')
-      expect(records.find((e) => e.action === 'plugin.hold')?.detail).toMatchObject({ version: '2.0.0', asks })
+      // One record for the upload (issue 28): the upgrade, held for approval, with what more it asks (newest first).
+      expect(records.filter((e) => e.action === 'plugin.hold')).toEqual([])
       expect(records.find((e) => e.action === 'plugin.upgrade')?.detail).toMatchObject({
-        awaitingApproval: { version: '2.0.0', asks },
+        version: '2.0.0',
+        from: '1.1.0',
+        outcome: 'held for approval',
+        asks,
       })
     })
 
@@ -474,12 +497,18 @@ export default definePlugin({ id: 'stamper', version: '1.0.0', kernel: '^1.2.0',
 describe('declared permissions and the kernel ground of third-party plugins, isolated', () => {
   const { k, extension, audit, drop, pack, install } = kernelWithPlugins('on')
 
-  it('token-hijack: providing the audit service or taking the database fails the load; records stay', async () => {
-    for (const entry of ['src/index.ts', 'src/database.ts', 'src/squat-service.ts']) {
+  it('token-hijack: providing the audit service fails the load, the database it takes is its own; records stay', async () => {
+    for (const entry of ['src/index.ts', 'src/squat-service.ts']) {
       const { record } = await drop('token-hijack', entry)
       expect(record.state, entry).toBe('failed')
-      expect(record.reason, entry).toMatch(/hostd\.audit|provides|hostd\.database|containers\.volumes/)
+      expect(record.reason, entry).toMatch(/hostd\.audit|provides|containers\.volumes/)
     }
+    const { record } = await drop('token-hijack', 'src/database.ts')
+    expect(record.state, record.reason ?? '').toBe('active')
+    const hashes = await k.t.inject({ url: '/api/token-hijack/hashes' })
+    expect(hashes.statusCode).toBe(500)
+    expect(hashes.body).not.toContain('argon2')
+    await drop('token-hijack', 'src/index.ts')
     expect((await k.t.inject({ method: 'POST', url: '/api/auditor/note', as: 'viewer' })).statusCode).toBe(204)
     expect((await audit()).items.filter((e) => e.action === 'auditor.note')).toHaveLength(1)
     for (const path of ['/api/token-hijack/caught', '/api/token-hijack/hashes'])

@@ -175,6 +175,25 @@ describe('plugin registry', () => {
     expect(await state('engine')).toMatchObject({ state: 'active' })
   })
 
+  it('a condition check that never answers makes its plugin unavailable at its deadline, with the reason', async () => {
+    // The deadline is the calls' (HOSTD_PLUGIN_CALL_TIMEOUT_MS), at most 5 s.
+    const k = await startTestKernel({ env: { HOSTD_PLUGIN_CALL_TIMEOUT_MS: '300' } })
+    let hang = true
+    await k.kernel.registry.add(
+      ok('hangs', {
+        conditions: [{ name: 'probe', check: () => (hang ? new Promise<true>(() => undefined) : true) }],
+      }),
+    )
+    expect(k.kernel.registry.find('hangs')).toMatchObject({
+      state: 'unavailable',
+      reason: 'probe: condition probe did not finish within 300 ms',
+    })
+    hang = false
+    k.kernel.registry.find('hangs')!.conditionsCheckedAt = 0
+    expect((await k.inject({ url: '/api/hangs', as: 'viewer' })).statusCode).toBe(200)
+    await k.close()
+  })
+
   it("keeps an unavailable plugin's pages (they say why) but not its overview cards", async () => {
     let ready = false
     const ui = {
@@ -329,6 +348,8 @@ describe('plugin registry', () => {
       state: 'active',
       builtin: true,
       ui: null,
+      routes: [{ method: 'GET', path: '/api/alpha', role: 'viewer', sessionOnly: false }],
+      sockets: [],
       permissions: { services: {}, helper: [], network: false, kernel: [] },
       trusted: false,
     })

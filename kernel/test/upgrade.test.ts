@@ -8,6 +8,7 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { c as tar } from 'tar'
+import Database from 'better-sqlite3'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { eventually } from '@hostd/sdk/testing'
 import { startTestKernel, type TestKernel } from '../src/testing.ts'
@@ -83,13 +84,13 @@ const install = (archive: Buffer) =>
     payload: archive,
   })
 
-async function listed(id: string): Promise<Listed | undefined> {
-  return ((await t.inject({ url: '/api/extensions', as: 'admin' })).json() as Listed[]).find((e) => e.id === id)
+async function listed(id: string, kernel = t): Promise<Listed | undefined> {
+  return ((await kernel.inject({ url: '/api/extensions', as: 'admin' })).json() as Listed[]).find((e) => e.id === id)
 }
 
 /** Audit records of plugin `target` written by the registry (no actor), oldest first. */
-async function auditOf(target: string): Promise<AuditItem[]> {
-  const items = (await t.kernel.services.audit.list('all', 500, 0)).items as unknown as AuditItem[]
+async function auditOf(target: string, kernel = t): Promise<AuditItem[]> {
+  const items = (await kernel.kernel.services.audit.list('all', 500, 0)).items as unknown as AuditItem[]
   return items.filter((e) => e.target === target && e.action.startsWith('plugin.')).reverse()
 }
 
@@ -231,20 +232,46 @@ export default definePlugin({
   }
 }
 
-describe('a plugin with entities (item 1)', () => {
+/**
+ * A built-in plugin's tables are in the kernel's database; a third-party plugin's in a database of its own in its data
+ * folder, which its runner opens inside its sandbox: the same upgrades hold for both.
+ */
+const entityKinds = [
+  { kind: 'built-in', builtin: true },
+  { kind: 'third-party, isolated', builtin: false },
+] as const
+
+describe.each(entityKinds)('a plugin with entities (item 1), $kind', ({ builtin }) => {
   let dir: string
+  let k: TestKernel
   beforeAll(async () => {
-    dir = join(await mkdtemp(join(work, 'builtin-')), 'notes-up')
+    dir = join(await mkdtemp(join(work, 'entities-')), 'notes-up')
+    k = builtin ? t : await startTestKernel({ env: { HOSTD_PLUGINS_DIR: pluginsDir } })
   })
-  const get = async () => (await t.inject({ url: '/api/notes-up', as: 'viewer' })).json()
+  afterAll(async () => {
+    if (!builtin) await k?.close()
+  })
+  const get = async () => (await k.inject({ url: '/api/notes-up', as: 'viewer' })).json()
   const add = (text: string) =>
-    t.inject({ method: 'POST', url: '/api/notes-up', as: 'admin', payload: { text } }).then((res) => res.statusCode)
-  const columns = () =>
-    (t.kernel.db.native.prepare('PRAGMA table_info(upgrade_notes)').all() as { name: string }[]).map((c) => c.name)
+    k.inject({ method: 'POST', url: '/api/notes-up', as: 'admin', payload: { text } }).then((res) => res.statusCode)
+  /** Its database: the kernel's, or its own file (read beside the plugin's process, which holds it open). */
+  const query = <T>(sql: string): T[] => {
+    if (builtin) return k.kernel.db.native.prepare(sql).all() as T[]
+    const own = new Database(join(k.kernel.config.dataDir, 'plugin-data', 'notes-up', 'plugin.sqlite'), {
+      readonly: true,
+    })
+    try {
+      return own.prepare(sql).all() as T[]
+    } finally {
+      own.close()
+    }
+  }
+  const columns = () => query<{ name: string }>('PRAGMA table_info(upgrade_notes)').map((c) => c.name)
+  const reconcile = () => k.kernel.registry.reconcile(dir, builtin)
 
   it('upgrades 1.0.0 -> 1.1.0 (a column added) hot, under load: no failed request, the 1.0.0 rows kept', async () => {
     await writeFolder(dir, withEntities('1.0.0', {}))
-    expect((await t.kernel.registry.reconcile(dir, true))?.state).toBe('active')
+    expect((await reconcile())?.state).toBe('active')
     for (const text of ['first', 'second', 'third']) expect(await add(text)).toBe(200)
 
     const statuses: number[] = []
@@ -252,14 +279,14 @@ describe('a plugin with entities (item 1)', () => {
     const load = async (n: number) => {
       for (let i = 0; loading; i++) {
         const res =
-          i % 2 ? await add(`load ${n}.${i}`) : (await t.inject({ url: '/api/notes-up', as: 'viewer' })).statusCode
+          i % 2 ? await add(`load ${n}.${i}`) : (await k.inject({ url: '/api/notes-up', as: 'viewer' })).statusCode
         statuses.push(res)
       }
     }
     const clients = [0, 1, 2, 3].map(load)
     await eventually(() => statuses.length > 20)
     await writeFolder(dir, withEntities('1.1.0', { note: 'p.string().nullable()' }))
-    const upgraded = await t.kernel.registry.reconcile(dir, true)
+    const upgraded = await reconcile()
     expect(upgraded).toMatchObject({ state: 'active', reason: null })
     const during = statuses.length
     await eventually(() => statuses.length > during + 20)
@@ -276,9 +303,12 @@ describe('a plugin with entities (item 1)', () => {
       { id: 3, text: 'third' },
     ])
     expect(await add('with a note')).toBe(200)
-    const row = t.kernel.db.native.prepare("SELECT text, note FROM upgrade_notes WHERE text = 'with a note'").get()
-    expect(row).toEqual({ text: 'with a note', note: 'set by 1.1.0' })
-    const audited = (await auditOf('notes-up')).map((e) => [e.action, e.result])
+    const rows = query("SELECT text, note FROM upgrade_notes WHERE text = 'with a note'")
+    expect(rows).toEqual([{ text: 'with a note', note: 'set by 1.1.0' }])
+    // A third-party plugin's table is in its own file only, never in the kernel's database.
+    const inKernel = k.kernel.db.native.prepare("SELECT name FROM sqlite_master WHERE name = 'upgrade_notes'").all()
+    expect(inKernel).toHaveLength(builtin ? 1 : 0)
+    const audited = (await auditOf('notes-up', k)).map((e) => [e.action, e.result])
     expect(audited).toEqual([
       ['plugin.load', 'success'],
       ['plugin.upgrade', 'success'],
@@ -288,17 +318,17 @@ describe('a plugin with entities (item 1)', () => {
   it('reloads the same version hot (its entities are new objects): no duplicate tables', async () => {
     const files = withEntities('1.1.0', { note: 'p.string().nullable()' })
     await writeFolder(dir, { ...files, 'src/index.ts': `${files['src/index.ts']}// edited\n` })
-    expect(await t.kernel.registry.reconcile(dir, true)).toMatchObject({ state: 'active', reason: null })
+    expect(await reconcile()).toMatchObject({ state: 'active', reason: null })
     expect((await get()).notes.length).toBeGreaterThan(3)
   })
 
   it('a migration the database refuses leaves the old version serving, with a warning and a failed upgrade audited', async () => {
     const before = (await get()).notes.length
     await writeFolder(dir, withEntities('1.2.0', { note: 'p.string().nullable()', required: 'p.string()' }))
-    const failed = await t.kernel.registry.reconcile(dir, true)
+    const failed = await reconcile()
     expect(failed).toMatchObject({ state: 'failed' })
     expect(failed?.reason).toMatch(/^its tables could not be migrated: .*NOT NULL/)
-    const entry = await listed('notes-up')
+    const entry = await listed('notes-up', k)
     expect(entry).toMatchObject({ version: '1.1.0', state: 'active' })
     expect(entry?.warnings?.[0]).toMatch(
       /^version 1\.2\.0 failed to load: its tables could not be migrated: .*; version 1\.1\.0 keeps serving$/,
@@ -307,7 +337,7 @@ describe('a plugin with entities (item 1)', () => {
     expect(await add('still served')).toBe(200)
     expect((await get()).notes.length).toBe(before + 1)
     expect(columns()).toEqual(['id', 'text', 'note'])
-    const last = (await auditOf('notes-up')).at(-1)!
+    const last = (await auditOf('notes-up', k)).at(-1)!
     expect([last.action, last.result, last.detail?.version, last.detail?.from]).toEqual([
       'plugin.upgrade',
       'failure',
@@ -320,9 +350,9 @@ describe('a plugin with entities (item 1)', () => {
       dir,
       withEntities('1.2.0', { note: 'p.string().nullable()', required: "p.string().default('none')" }),
     )
-    expect(await t.kernel.registry.reconcile(dir, true)).toMatchObject({ state: 'active' })
-    expect(await listed('notes-up')).toMatchObject({ version: '1.2.0', state: 'active' })
-    expect((await listed('notes-up'))?.warnings).toBeUndefined()
+    expect(await reconcile()).toMatchObject({ state: 'active' })
+    expect(await listed('notes-up', k)).toMatchObject({ version: '1.2.0', state: 'active' })
+    expect((await listed('notes-up', k))?.warnings).toBeUndefined()
     expect(columns()).toEqual(['id', 'text', 'note', 'required'])
   })
 })

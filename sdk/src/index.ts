@@ -8,7 +8,7 @@
  * major with every break. sdk/CHANGELOG.md says what each version added, changed and deprecated; sdk/contract.json
  * records the exported types of this version, and a test fails when they change and this does not.
  */
-export const KERNEL_API_VERSION = '1.2.0'
+export const KERNEL_API_VERSION = '1.3.0'
 
 export { Type } from '@sinclair/typebox'
 export type { Static, TSchema } from '@sinclair/typebox'
@@ -34,6 +34,10 @@ export type {
   KernelInfo,
   SessionUser,
   OptionalServices,
+  KernelEvents,
+  KernelEvent,
+  PluginStateEvent,
+  AuditRecordEvent,
 } from './tokens.ts'
 export { definePlugin, isHostdPlugin, bind, PLUGIN_BRAND } from './plugin.ts'
 export { Mutex } from './mutex.ts'
@@ -63,6 +67,8 @@ export type {
   UiEntry,
   UiList,
   ServiceBinding,
+  ServiceExposure,
+  ServiceMethod,
   PluginPermissions,
   ServiceAccess,
 } from './plugin.ts'
@@ -70,3 +76,4 @@ export * as conditions from './conditions.ts'
 export { findDuplicateKey, findUnsafeKey, type UnsafeKey } from './json.ts'
 export { sendJson, closeWithError, receiveFirstMessage } from './sockets.ts'
 export { UuidSchema } from './schemas.ts'
+export { ICON_NAMES, type IconName } from './icons.ts'

@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { IconName } from './icons.ts'
 import type { Static, TSchema } from '@sinclair/typebox'
 import type { WebSocket } from 'ws'
 import type { EntitySchema } from '@mikro-orm/core'
@@ -177,14 +178,26 @@ export interface UiPage {
   path: string
   /** The nav label and the page's name. */
   title: string
-  /** An icon name from the kit's set (lucide names: `box`, `server`, `hard-drive`...); unknown names show a puzzle piece. */
-  icon?: string
+  /**
+   * An icon name from the kit's set, {@link ICON_NAMES} (`box`, `server`, `hard-drive`...): editors complete them. An
+   * unknown name shows a puzzle piece and its load warns, naming the nearest ones; write `'server' satisfies IconName`
+   * to have the type check refuse one (any string is still accepted here until 2.0.0).
+   * @since 1.3.0 typed as an {@link IconName} or any string (1.1.0: a string)
+   */
+  icon?: IconName | (string & {})
   /** The least role that sees the entry (default viewer). The server still checks every API call. */
   role?: Exclude<RouteRole, 'public'>
   /** The ES module that defines the element: a file in the plugin's `ui/` folder (`ui/page.js`; built-in plugins may name `.tsx`). */
   module: string
   /** The custom element's tag name, e.g. `hello-page`. */
   element: string
+  /**
+   * A GET route of this plugin (at `/api/<id>` or below) answering `{ count: number, label: string }`: while `count`
+   * is above 0 the shell shows it in its header on every page, named by `label` and linking to this page (read when a
+   * page opens and every 30 s). For a figure that needs people (the alerts plugin's firing alerts).
+   * @since 1.3.0
+   */
+  badge?: string
 }
 
 /**
@@ -239,6 +252,27 @@ export type UiList = ((UiPage & { id?: string }) | UiEntry)[]
 export interface ServiceBinding {
   token: ServiceToken<unknown>
   value: unknown
+  /** The methods a third-party plugin may call. @since 1.3.0 */
+  expose?: ServiceExposure
+}
+
+/** The names of the methods of a service type. */
+export type ServiceMethod<T> = {
+  [K in keyof T]-?: T[K] extends (...args: never[]) => unknown ? K : never
+}[keyof T] &
+  string
+
+/**
+ * The methods of a service that a third-party plugin may call, by the access it must have declared for the service in
+ * `permissions.services`: one granted `read` may call the `read` methods, one granted `write` both lists. A method in
+ * neither list is refused to every third-party plugin (built-in plugins get the whole service). A third-party plugin
+ * running isolated calls them across its process boundary: their arguments and results must be plain JSON (no
+ * callbacks, streams or signals), and a method that takes a role or an actor from its caller must not be listed.
+ * @since 1.3.0
+ */
+export interface ServiceExposure<T = unknown> {
+  read?: readonly (unknown extends T ? string : ServiceMethod<T>)[]
+  write?: readonly (unknown extends T ? string : ServiceMethod<T>)[]
 }
 
 /**
@@ -470,6 +504,7 @@ export function isHostdPlugin(value: unknown): value is HostdPlugin {
   return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[PLUGIN_BRAND] === true
 }
 
-export function bind<T>(token: ServiceToken<T>, value: T): ServiceBinding {
-  return { token, value }
+/** `expose` since 1.3.0: the methods a third-party plugin may call ({@link ServiceExposure}); none without it. */
+export function bind<T>(token: ServiceToken<T>, value: T, expose?: ServiceExposure<T>): ServiceBinding {
+  return expose ? { token, value, expose: expose as ServiceExposure } : { token, value }
 }

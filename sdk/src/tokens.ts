@@ -126,6 +126,57 @@ export interface OptionalServices {
   get<T>(token: ServiceToken<T>): T | undefined
 }
 
+/**
+ * A plugin's state changed: it is starting, active, restarting (an isolated plugin's process came down), disabled,
+ * unavailable (a dependency or condition is missing), failed, or removed (unloaded).
+ * @since 1.3.0
+ */
+export interface PluginStateEvent {
+  type: 'plugin.state'
+  id: string
+  version: string | null
+  state: 'starting' | 'active' | 'restarting' | 'disabled' | 'unavailable' | 'failed' | 'removed'
+  /** Why it is unavailable, restarting or failed (the error); null otherwise. */
+  reason: string | null
+  builtin: boolean
+  time: string
+}
+
+/**
+ * An audit record was written, or a repeated failure counted again into its record (`count`). Its detail's plain
+ * values only (audit records hold no secrets).
+ * @since 1.3.0
+ */
+export interface AuditRecordEvent {
+  type: 'audit'
+  action: string
+  target: string | null
+  result: 'success' | 'failure'
+  /** Who acted, when someone signed in did. */
+  username: string | null
+  ip: string | null
+  /** A repeated failure (a wrong password...): how many its record counts now, 1 for the first; null otherwise. */
+  count: number | null
+  detail: Record<string, string | number | boolean | null>
+  time: string
+}
+
+/** @since 1.3.0 */
+export type KernelEvent = PluginStateEvent | AuditRecordEvent
+
+/**
+ * What happens in the kernel, as it happens: plugin state changes and audit records. For built-in plugins only (a
+ * third-party plugin asking for it fails its load).
+ * @since 1.3.0
+ */
+export interface KernelEvents {
+  /** Calls `listener` with each event from now on (after the change, never inside it) until `signal` aborts or the
+   * answered function is called. */
+  on(listener: (event: KernelEvent) => void, signal?: AbortSignal): () => void
+  /** The last state of each plugin the kernel knows now (removed ones left out). */
+  plugins(): PluginStateEvent[]
+}
+
 export const tokens = {
   logger: createServiceToken<Logger>('hostd.logger'),
   audit: createServiceToken<AuditService>('hostd.audit'),
@@ -135,6 +186,8 @@ export const tokens = {
   kernel: createServiceToken<KernelInfo>('hostd.kernel'),
   /** @since 1.1.0 */
   optional: createServiceToken<OptionalServices>('hostd.optional'),
+  /** Built-in plugins only. @since 1.3.0 */
+  events: createServiceToken<KernelEvents>('hostd.events'),
 } as const
 
 export type { EntitySchema }

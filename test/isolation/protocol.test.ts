@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest'
 import { encodeFrame, FrameReader, originOf } from '../../sdk/src/isolated/protocol.ts'
 import { childMessageProblem } from '../../kernel/src/isolation/channel.ts'
 import pino from 'pino'
-import { PluginIsolation, descriptionProblem } from '../../kernel/src/isolation/index.ts'
+import { PluginIsolation } from '../../kernel/src/isolation/index.ts'
 import { DEFAULT_ISOLATION } from '../../kernel/src/isolation/settings.ts'
 import { manifestProblem, schemaProblem } from '../../kernel/src/isolation/load.ts'
 
@@ -55,29 +55,7 @@ describe('messages from a plugin’s process', () => {
   })
 })
 
-describe('what an isolated plugin may have in this version', () => {
-  const description = {
-    id: 'p',
-    version: '1.0.0',
-    kernel: '^1.1.0',
-    deps: { log: 'hostd.logger', settings: 'hostd.settings' },
-    warnings: [],
-    provides: false,
-    entities: 0,
-    conditions: [],
-  }
-
-  it('its logger, settings, audit and kernel facts; nothing else, each refusal naming what it asked', () => {
-    expect(descriptionProblem(description)).toBeNull()
-    expect(descriptionProblem({ ...description, deps: { db: 'hostd.database' } })).toMatch(
-      /asks for hostd\.database \(deps\.db\), and an isolated plugin can have only hostd\.logger/,
-    )
-    expect(descriptionProblem({ ...description, deps: { c: 'hostd.containers' } })).toMatch(/hostd\.containers/)
-    expect(descriptionProblem({ ...description, deps: { o: 'hostd.optional' } })).toMatch(/hostd\.optional/)
-    expect(descriptionProblem({ ...description, provides: true })).toMatch(/provides services/)
-    expect(descriptionProblem({ ...description, entities: 1 })).toMatch(/database tables/)
-  })
-
+describe('what an isolated plugin may serve in this version', () => {
   it('routes with a role, a JSON body and schemas the kernel can run safely', () => {
     const route = (options: Record<string, unknown>) => ({
       routes: [{ method: 'GET' as const, path: '/api/p/x', options: { role: 'viewer', ...options } }],

@@ -12,6 +12,7 @@ import type { Logger } from 'pino'
 import type { KernelDatabase } from '../db/database.ts'
 import { storageFullError } from '../db/storage.ts'
 import { AuditEntity } from '../db/entities.ts'
+import type { KernelEventHub } from '../events.ts'
 
 export const AUDIT_RANGES = {
   '24h': 24 * 3600_000,
@@ -71,11 +72,22 @@ export class KernelAudit implements AuditService {
   readonly #settings: Settings
   readonly #repeatWindowMs: number
   readonly #repeats = new Map<string, Repeat>()
+  readonly #events: KernelEventHub | null
   #retention: AuditRetention = DEFAULT_RETENTION
   #pruneTimer: NodeJS.Timeout | null = null
 
-  /** `repeatWindowSeconds`: how long repeated failures go into one record (the sign-in throttle's window). */
-  constructor(db: KernelDatabase, log: Logger, settings: Settings, repeatWindowSeconds: number) {
+  /**
+   * `repeatWindowSeconds`: how long repeated failures go into one record (the sign-in throttle's window). `events`:
+   * where each record written (and each repeated failure counted) is announced (`hostd.events`).
+   */
+  constructor(
+    db: KernelDatabase,
+    log: Logger,
+    settings: Settings,
+    repeatWindowSeconds: number,
+    events: KernelEventHub | null = null,
+  ) {
+    this.#events = events
     this.#db = db
     this.#log = log
     this.#settings = settings
@@ -126,7 +138,10 @@ export class KernelAudit implements AuditService {
       }
       try {
         // Still there (the retention may have removed it): otherwise a new record starts the count again.
-        if ((await this.#db.em().nativeUpdate(AuditEntity, { id: seen.id }, { detail })) === 1) return
+        if ((await this.#db.em().nativeUpdate(AuditEntity, { id: seen.id }, { detail })) === 1) {
+          this.#announce(event, who, seen.count)
+          return
+        }
       } catch (err) {
         this.#log.error({ err, action: event.action }, 'audit write failed')
         if (actor) throwIfFull(err)
@@ -138,6 +153,7 @@ export class KernelAudit implements AuditService {
       { ...event, detail: { ...event.detail, count: 1, ...(anyTarget ? { targets } : {}) } },
       who,
       actor !== undefined,
+      1,
     )
     if (id === null) return
     if (this.#repeats.size >= MAX_REPEATS) this.#forgetRepeats(now)
@@ -145,7 +161,12 @@ export class KernelAudit implements AuditService {
     this.#repeats.set(key, { id, count: 1, targets, until: now + this.#repeatWindowMs })
   }
 
-  async #insert(event: AuditEvent, who: Actor & { apiToken?: ApiTokenRef }, answered = false): Promise<number | null> {
+  async #insert(
+    event: AuditEvent,
+    who: Actor & { apiToken?: ApiTokenRef },
+    answered = false,
+    count: number | null = null,
+  ): Promise<number | null> {
     try {
       const em = this.#db.em()
       const row = em.create(AuditEntity, {
@@ -160,6 +181,7 @@ export class KernelAudit implements AuditService {
         detail: who.apiToken ? { ...event.detail, apiToken: who.apiToken } : (event.detail ?? null),
       })
       await em.flush()
+      this.#announce(event, who, count)
       return row.id
     } catch (err) {
       // An audit write must never be lost silently; the action itself has already happened.
@@ -167,6 +189,21 @@ export class KernelAudit implements AuditService {
       if (answered) throwIfFull(err)
       return null
     }
+  }
+
+  /** Tells `hostd.events` of a record written (its detail's plain values; records hold no secrets). */
+  #announce(event: AuditEvent, who: Actor, count: number | null): void {
+    this.#events?.audit(
+      {
+        action: event.action,
+        target: event.target ?? null,
+        result: event.result ?? 'success',
+        username: who.username ?? null,
+        ip: who.ip ?? null,
+        count,
+      },
+      event.detail ?? null,
+    )
   }
 
   #forgetRepeats(now: number): void {

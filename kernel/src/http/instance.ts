@@ -8,6 +8,7 @@ import Fastify, {
   type FastifyServerFactory,
   type onRequestHookHandler,
 } from 'fastify'
+import { Readable } from 'node:stream'
 import type { Logger as PinoLogger } from 'pino'
 import {
   findUnsafeKey,
@@ -350,9 +351,18 @@ export function mountRoute(
 const isThenable = (value: unknown): value is PromiseLike<unknown> =>
   typeof (value as PromiseLike<unknown> | null)?.then === 'function'
 
-/** What Fastify should send for a handler's result: nothing if the handler answered itself, 204 for no result. */
+/**
+ * What Fastify should send for a handler's result: nothing if the handler answered itself, 204 for no result, and an
+ * async iterable that is not already a stream (an async generator: server-sent events) as a stream, which Fastify
+ * sends as it comes (an isolated plugin's answer streams the same way).
+ */
 function finishReply(reply: FastifyReply, out: unknown): unknown {
   if (reply.sent) return undefined
   if (out === undefined) reply.code(204).send()
+  if (isAsyncIterable(out) && typeof (out as { pipe?: unknown }).pipe !== 'function')
+    return Readable.from(out, { objectMode: false })
   return out
 }
+
+const isAsyncIterable = (value: unknown): value is AsyncIterable<unknown> =>
+  typeof (value as { [Symbol.asyncIterator]?: unknown } | null)?.[Symbol.asyncIterator] === 'function'

@@ -13,14 +13,18 @@
 import { basename, join, relative } from 'node:path'
 import type { Logger } from 'pino'
 import {
+  createServiceToken,
   definePlugin,
   tokens,
+  type HelperClient,
   type HostdPlugin,
+  type OptionalServices,
   type PluginPermissions,
   type ServiceToken,
   type UiManifest,
 } from '@hostd/sdk'
-import { ISOLATED_SERVICES, SANDBOX_PATHS, type PluginDescription } from '../../../sdk/src/isolated/protocol.ts'
+import { SANDBOX_PATHS, type PluginDescription } from '../../../sdk/src/isolated/protocol.ts'
+import { PermissionErrors } from '../plugins/permissions.ts'
 import { CallError } from './channel.ts'
 import { IsolatedLoad, pluginError, type IsolatedDeps, type IsolatedPluginInfo, type IsolationChange } from './load.ts'
 import { PluginProcess } from './process.ts'
@@ -31,28 +35,15 @@ export type { IsolationChange } from './load.ts'
 export type { IsolationSettings } from './settings.ts'
 
 const ISOLATED = Symbol('hostd.isolated')
-const ISOLATED_TOKENS: Record<string, ServiceToken<unknown>> = Object.fromEntries(
-  [tokens.logger, tokens.settings, tokens.audit, tokens.kernel].map((token) => [token.id, token]),
+/** The kernel's services by id: an isolated plugin may ask any in `deps`, granted as to any third-party plugin. */
+const KERNEL_TOKENS: Record<string, ServiceToken<unknown>> = Object.fromEntries(
+  Object.values(tokens).map((token) => [token.id, token]),
 )
 /** The registry starts a load right after its `setup` (or stops it): a load it did neither to within this was abandoned. */
 const ADOPTION_MS = 10_000
 
 /** How a third-party plugin runs: in its own sandboxed process, or (trusted, or isolation off) in the daemon's. */
 export type PluginMode = 'isolated' | 'in-process'
-
-/** Why an isolated plugin cannot have what its definition asks for (in this version), or null. */
-export function descriptionProblem(d: PluginDescription): string | null {
-  const allowed: readonly string[] = ISOLATED_SERVICES
-  const refused = Object.entries(d.deps).filter(([, id]) => !allowed.includes(id))
-  if (refused.length > 0)
-    return (
-      `it asks for ${refused.map(([name, id]) => `${id} (deps.${name})`).join(', ')}, and an isolated plugin can ` +
-      `have only ${ISOLATED_SERVICES.join(', ')} in this version`
-    )
-  if (d.provides) return 'it provides services to other plugins (provides), which an isolated plugin cannot do yet'
-  if (d.entities > 0) return 'it declares database tables (entities), which an isolated plugin cannot have yet'
-  return null
-}
 
 export interface PluginIsolationOptions {
   settings: IsolationSettings
@@ -114,8 +105,6 @@ export class PluginIsolation {
     const inside = `${SANDBOX_PATHS.plugin}/${relative(dir, entry)}`
     const description = await this.#describe(base, dir, inside)
     if (await this.trusted(description.id)) return null
-    const problem = descriptionProblem(description)
-    if (problem) throw new Error(problem)
     return proxyDefinition({
       dir,
       entry: inside,
@@ -174,9 +163,11 @@ function proxyDefinition(info: IsolatedPluginInfo): HostdPlugin {
     ...(d.dependsOn ? { dependsOn: d.dependsOn } : {}),
     ...(d.ui === undefined ? {} : { ui: d.ui as UiManifest }),
     ...(d.permissions === undefined ? {} : { permissions: d.permissions as PluginPermissions }),
-    // The plugin's own deps (only services an isolated plugin may have: descriptionProblem), under its own names, so
+    // The plugin's own deps under its own names (the kernel's tokens, other plugins' by id), so
     // that what it is granted (permissions.ts) is the same whether it runs isolated or trusted in process.
-    deps: Object.fromEntries(Object.entries(d.deps).map(([name, id]) => [name, ISOLATED_TOKENS[id]!])),
+    deps: Object.fromEntries(
+      Object.entries(d.deps).map(([name, id]) => [name, KERNEL_TOKENS[id] ?? createServiceToken(id)]),
+    ),
     ...(d.conditions.length > 0
       ? {
           conditions: d.conditions.map((name, index) => ({
@@ -186,21 +177,31 @@ function proxyDefinition(info: IsolatedPluginInfo): HostdPlugin {
         }
       : {}),
     setup: async (resolved) => {
-      const byId = (id: string): never => {
+      const byId = <T = never>(id: string): T => {
         const name = Object.keys(d.deps).find((key) => d.deps[key] === id)
-        return (name === undefined ? undefined : (resolved as Record<string, unknown>)[name]) as never
+        return (name === undefined ? undefined : (resolved as Record<string, unknown>)[name]) as T
       }
+      const optional: OptionalServices | undefined = byId(tokens.optional.id)
       const deps: IsolatedDeps = {
         log: byId(tokens.logger.id) ?? info.log,
         settings: byId(tokens.settings.id),
         audit: byId(tokens.audit.id),
         kernel: byId(tokens.kernel.id),
+        helper: byId<HelperClient>(tokens.helper.id),
+        // What it named in deps (already its limited view), else the live provider through its limited optional.
+        service: (id) => {
+          const named = byId<unknown>(id)
+          if (named !== undefined) return named
+          if (!optional) throw PermissionErrors.denied(`plugin ${d.id} did not name the service "${id}" in its deps`)
+          return optional.get(createServiceToken(id))
+        },
       }
       const load = await IsolatedLoad.create(info, deps)
       current = load
       load.expectAdoption(ADOPTION_MS)
       return load
     },
+    ...(d.provides ? { provides: (_deps: unknown, load: IsolatedLoad) => load.provides() } : {}),
     routes: (r, _deps, load) => load.declareRoutes(r),
     sockets: (s, _deps, load) => load.declareSockets(s),
     start: (_deps, load) => load.start(),

@@ -5,20 +5,25 @@
  * failed with the reason). The registry hears of each change through `watch` (restarting, running again, failed).
  */
 import { mkdir } from 'node:fs/promises'
+import { PassThrough } from 'node:stream'
 import { join } from 'node:path'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import safeRegex from 'safe-regex2'
 import type { WebSocket } from 'ws'
 import {
+  createServiceToken,
   HostdError,
   ROLES,
+  tokens,
   type AuditService,
+  type HelperClient,
   type KernelInfo,
   type Logger,
   type Role,
   type RouteRegistrar,
   type RouteRole,
   type RouteSchema,
+  type ServiceBinding,
   type Settings,
   type SocketAdmission,
   type SocketContext,
@@ -32,8 +37,11 @@ import {
   type ChildMessage,
   type PluginDescription,
   type PluginManifest,
+  type ProvidedService,
   type ResponseMessage,
 } from '../../../sdk/src/isolated/protocol.ts'
+import { MIGRATION_FAILED } from '../../../sdk/src/isolated/database.ts'
+import { EntityMigrationError } from '../db/database.ts'
 import { KernelErrors } from '../http/errors.ts'
 import { CallError, seconds } from './channel.ts'
 import { IsolationErrors } from './errors.ts'
@@ -50,6 +58,13 @@ export interface IsolatedDeps {
   settings?: Settings
   audit?: AuditService
   kernel?: KernelInfo
+  /** The root helper, limited to the actions it declared (dependencies.ts, grantThirdParty). */
+  helper?: HelperClient
+  /**
+   * Another plugin's service by token id, as the plugin's limited view of it (plugins/service-access.ts): what it
+   * named in `deps`, then, when it asked for `tokens.optional`, the current provider of any service it declared.
+   */
+  service(id: string): unknown
 }
 
 /**
@@ -93,6 +108,10 @@ const SETTINGS_RATE = 50
 const SETTINGS_BURST = 200
 /** Identities of requests and sockets remembered for audit records that name them as actor. */
 const MAX_IDENTITIES = 1024
+/** What one socket of an isolated plugin may have waiting for a slow client before it is closed (1013). */
+const MAX_SOCKET_BUFFER = 8 * 1024 * 1024
+/** The same for a streamed answer, which is then cut. */
+const MAX_STREAM_BUFFER = 8 * 1024 * 1024
 /** The largest settings value (JSON). */
 const MAX_SETTING_BYTES = 1024 * 1024
 
@@ -220,6 +239,13 @@ export function pluginError(message: string, origin: string | null | undefined, 
   return err
 }
 
+/** A failed kernel call as it crosses to the plugin: the message, and the code and status of a HostdError. */
+function callError(err: unknown): { message: string; code?: string; status?: number } {
+  const message = (err instanceof Error ? err.message : String(err)).slice(0, 4000)
+  if (err instanceof HostdError) return { message, code: err.code, status: err.statusCode }
+  return { message }
+}
+
 /** An error from the plugin's side as the kernel reports it: the message and, where known, the file:line. */
 function explain(err: unknown, dir = ''): Error {
   if (err instanceof CallError && err.origin) return pluginError(`${err.message} (at ${err.origin})`, err.origin, dir)
@@ -240,6 +266,8 @@ export class IsolatedLoad {
   readonly #requests = new Map<number, PendingRequest>()
   readonly #identities = new Map<string, Identity>()
   readonly #sockets = new Map<number, WebSocket>()
+  /** Streamed answers in progress, by request id. */
+  readonly #streams = new Map<number, PassThrough>()
   readonly #auditBudget = new Budget(AUDIT_RATE, AUDIT_BURST)
   readonly #settingsBudget = new Budget(SETTINGS_RATE, SETTINGS_BURST)
   #calls = 0
@@ -248,6 +276,8 @@ export class IsolatedLoad {
   /** The registry took this load up: started, stopped or released it. */
   #claimed = false
   #lastOrigin: string | null = null
+  /** The services its `provides` offered (the registry published them): a restarted process must offer the same. */
+  #offered: ProvidedService[] | null = null
 
   private constructor(info: IsolatedPluginInfo, deps: IsolatedDeps) {
     this.#info = info
@@ -383,6 +413,52 @@ export class IsolatedLoad {
     })
   }
 
+  /**
+   * The services it provides, as the registry publishes them: for each, an object whose methods call the plugin's
+   * process (`serve`, within the call deadline; JSON arguments and results), and what it exposes to third-party
+   * plugins.
+   */
+  async provides(): Promise<ServiceBinding[]> {
+    const proc = this.#proc
+    if (!proc?.alive) throw new Error(`its process ended before provides: ${this.#reason ?? 'unknown reason'}`)
+    let offered: ProvidedService[]
+    try {
+      offered = (await proc.call('provides', [], this.#info.settings.callTimeoutMs)) as ProvidedService[]
+    } catch (err) {
+      throw await this.#failedCall(proc, 'provides', err)
+    }
+    this.#offered = offered
+    return offered.map((service) => ({
+      token: createServiceToken(service.id),
+      value: Object.freeze(
+        Object.fromEntries(
+          service.methods.map((method) => [
+            method,
+            (...args: unknown[]) => this.#callProvided(service.id, method, args),
+          ]),
+        ),
+      ),
+      ...(service.expose ? { expose: service.expose } : {}),
+    }))
+  }
+
+  /** One call of a method of a service it provides, made by another plugin. */
+  async #callProvided(id: string, method: string, args: unknown[]): Promise<unknown> {
+    const proc = this.#proc
+    if (this.#status !== 'running' || !proc?.alive) throw this.#unavailable()
+    try {
+      // Arguments cross as JSON, as they do for an isolated consumer.
+      return await proc.call('serve', [id, method, JSON.parse(JSON.stringify(args))], this.#info.settings.callTimeoutMs)
+    } catch (err) {
+      if (err instanceof CallError && err.code && err.status) throw new HostdError(err.code, err.status, err.message)
+      if (err instanceof CallError && err.kind === 'timeout')
+        throw IsolationErrors.timeout(`The plugin ${this.#id} did not answer ${id}.${method} in time`)
+      throw KernelErrors.pluginUnavailable(
+        `The plugin ${this.#id} failed in ${id}.${method}: ${explain(err, this.#info.dir).message}`,
+      )
+    }
+  }
+
   async condition(index: number): Promise<true | string> {
     const proc = this.#proc
     if (this.#status !== 'running' || !proc?.alive) return `its process is ${this.#status}`
@@ -449,6 +525,7 @@ export class IsolatedLoad {
       dataDir,
       heapMb: settings.heapMb,
       network: (description.permissions as { network?: unknown } | undefined)?.network === true && this.#info.network(),
+      addons: description.entities > 0 || Object.values(description.deps).includes(tokens.database.id),
       log: this.#deps.log as never,
       onMessage: (message) => this.#onMessage(proc!, message),
     })
@@ -467,7 +544,9 @@ export class IsolatedLoad {
       const manifest = (await proc.call('setup', [{ kernel }], settings.callTimeoutMs)) as PluginManifest
       return { proc, manifest }
     } catch (err) {
-      throw await this.#failedCall(proc, 'its load', err)
+      const failed = await this.#failedCall(proc, 'its load', err)
+      // Its own database refused the new tables: the registry keeps the version it replaces serving.
+      throw err instanceof CallError && err.code === MIGRATION_FAILED ? new EntityMigrationError(failed) : failed
     }
   }
 
@@ -555,6 +634,12 @@ export class IsolatedLoad {
     }
     this.#adopt(proc, manifest)
     try {
+      // The services it provides are served by the new process: it runs its `provides` again, offering the same.
+      if (this.#offered) {
+        const offered = await proc.call('provides', [], this.#info.settings.callTimeoutMs)
+        if (JSON.stringify(offered) !== JSON.stringify(this.#offered))
+          throw new Error('its services changed after a restart: reload the plugin')
+      }
       await proc.call('start', [], this.#info.settings.callTimeoutMs)
     } catch (err) {
       const error = await this.#failedCall(proc, 'start', err)
@@ -586,6 +671,10 @@ export class IsolatedLoad {
       this.#requests.delete(id)
       pending.reject(KernelErrors.pluginUnavailable(message))
     }
+    for (const [id, body] of this.#streams) {
+      this.#streams.delete(id)
+      body.destroy(new Error(message))
+    }
     for (const [sid, socket] of this.#sockets) {
       this.#sockets.delete(sid)
       socket.close(code, code === 1012 ? 'plugin stopped' : 'plugin unavailable')
@@ -611,6 +700,11 @@ export class IsolatedLoad {
     }
     reply.header('content-security-policy', ISOLATED_CSP)
     const type = res.headers['content-type']
+    const body = res.stream ? this.#streams.get(res.id) : undefined
+    if (body) {
+      this.#followClient(res.id, body, reply)
+      return reply.type(type ?? 'application/octet-stream').send(body)
+    }
     if (res.status === 204 || res.status === 304) return reply.send()
     if (res.body !== undefined)
       return reply.type(type ?? 'application/json; charset=utf-8').send(JSON.stringify(res.body))
@@ -620,14 +714,64 @@ export class IsolatedLoad {
     return reply.send()
   }
 
+  /**
+   * The body of a streamed answer (opened as its `response` arrives, so the chunks that follow at once find it): the
+   * plugin's `chunk` messages until its `end`. The client going away cancels it in the plugin; what the client does
+   * not read waits in the daemon's memory, so past MAX_STREAM_BUFFER it is cut.
+   */
+  #followClient(id: number, body: PassThrough, reply: FastifyReply): void {
+    reply.raw.once('close', () => {
+      if (this.#streams.get(id) !== body) return
+      this.#streams.delete(id)
+      // Gone before the plugin's `end`: its stream is stopped.
+      if (!body.writableEnded) this.#proc?.send({ t: 'cancel', id })
+      body.destroy()
+    })
+  }
+
+  #streamed(message: Extract<ChildMessage, { t: 'chunk' | 'end' }>): void {
+    const body = this.#streams.get(message.id)
+    if (!body || body.writableEnded || body.destroyed) return // the client went away, or it ended already
+    if (message.t === 'end') {
+      // Kept listed until the client has it all (or goes away): the answer may not be attached to the reply yet.
+      body.once('close', () => {
+        if (this.#streams.get(message.id) === body) this.#streams.delete(message.id)
+      })
+      if (message.error) {
+        const { message: why, origin } = message.error
+        this.#deps.log.error({ origin: origin ?? null }, `streamed answer failed: ${why}`)
+        // Cut once what came before has gone out: the client sees the answer broke off, not a short one.
+        const cut = () => body.destroy(new Error(why))
+        if (body.readableFlowing) setImmediate(cut)
+        else body.once('resume', () => setImmediate(cut))
+      } else body.end()
+      return
+    }
+    if (body.writableLength > MAX_STREAM_BUFFER) {
+      this.#streams.delete(message.id)
+      this.#proc?.send({ t: 'cancel', id: message.id })
+      body.destroy(new Error('the client reads too slowly'))
+      return
+    }
+    body.write(message.bytes !== undefined ? Buffer.from(message.bytes, 'base64') : (message.text ?? ''))
+  }
+
   #onMessage(proc: PluginProcess, message: Exclude<ChildMessage, { t: 'result' | 'pong' | 'log' | 'fatal' }>): void {
     if (proc !== this.#proc) return
     switch (message.t) {
+      case 'chunk':
+      case 'end':
+        this.#streamed(message)
+        return
       case 'response': {
         const pending = this.#requests.get(message.id)
-        if (!pending) return // after its deadline, or the client went away
+        if (!pending) {
+          if (message.stream) proc.send({ t: 'cancel', id: message.id })
+          return // after its deadline, or the client went away
+        }
         this.#requests.delete(message.id)
         clearTimeout(pending.timer)
+        if (message.stream) this.#streams.set(message.id, new PassThrough())
         pending.resolve(message)
         return
       }
@@ -637,6 +781,11 @@ export class IsolatedLoad {
       case 'socket.send': {
         const socket = this.#sockets.get(message.sid)
         if (!socket || socket.readyState !== socket.OPEN) return
+        // What the client has not read yet stays in the daemon's memory: a plugin cannot pile up more than this.
+        if (socket.bufferedAmount > MAX_SOCKET_BUFFER) {
+          socket.close(1013, 'the client reads too slowly')
+          return
+        }
         if (message.bytes !== undefined) socket.send(Buffer.from(message.bytes, 'base64'), { binary: true })
         else socket.send(message.text ?? '')
         return
@@ -660,23 +809,23 @@ export class IsolatedLoad {
       proc.send(
         ok
           ? { t: 'result', id: call.id, ok: true, value: value ?? null }
-          : { t: 'result', id: call.id, ok: false, error: { message: String(value) } },
+          : { t: 'result', id: call.id, ok: false, error: callError(value) },
       )
     if (this.#calls >= MAX_CALLS) {
       answer(false, `too many calls at once (at most ${MAX_CALLS})`)
       return
     }
     this.#calls++
-    this.#run(call)
+    this.#run(proc, call)
       .then(
         (value) => answer(true, value),
-        (err: Error) => answer(false, err.message),
+        (err: unknown) => answer(false, err),
       )
       .finally(() => this.#calls--)
   }
 
-  async #run(call: ChildCall): Promise<unknown> {
-    const { settings, audit } = this.#deps
+  async #run(proc: PluginProcess, call: ChildCall): Promise<unknown> {
+    const { settings, audit, helper } = this.#deps
     // Only what it asked for in `deps`: a call made up on the channel for anything else is refused.
     const refused = () => new Error(`${call.method}: the plugin did not ask for this service in its deps`)
     switch (call.method) {
@@ -708,6 +857,29 @@ export class IsolatedLoad {
           await audit.record(record, who ? { user: who.user, ip: who.ip, apiToken: who.apiToken } : undefined)
         } else await audit.record(record, actor ?? undefined)
         return null
+      }
+      case 'service.call': {
+        const [id, method, args] = call.args
+        const service = this.#deps.service(id) as Record<string, unknown> | undefined
+        if (service === undefined || service === null)
+          throw KernelErrors.pluginUnavailable(`No active plugin provides the service "${id}"`)
+        const fn = service[method]
+        if (typeof fn !== 'function') throw new Error(`the service "${id}" has no method ${method}`)
+        // What crosses back is JSON: a Date as its ISO text, what does not serialize dropped, as JSON.stringify does.
+        const result: unknown = await (fn as (...a: unknown[]) => unknown)(...args)
+        return result === undefined ? null : JSON.parse(JSON.stringify(result) ?? 'null')
+      }
+      case 'helper.available':
+        if (!helper) throw refused()
+        return helper.available()
+      case 'helper.call': {
+        if (!helper) throw refused()
+        const [action, args, options] = call.args
+        const onEvent = options.events ? (event: unknown) => proc.send({ t: 'event', id: call.id, event }) : undefined
+        return helper.call(action, args, {
+          ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
+          ...(onEvent ? { onEvent } : {}),
+        })
       }
     }
   }

@@ -22,7 +22,9 @@ const RUNNER = {
   src: `${SANDBOX_PATHS.sdk}/src/isolated/runner.ts`,
 }
 /** Packages the sdk imports when it runs from its sources (its build bundles them). */
-const SDK_SOURCE_PACKAGES = ['@sinclair/typebox', '@mikro-orm/core']
+const SDK_SOURCE_PACKAGES = ['@sinclair/typebox', '@mikro-orm/core', '@mikro-orm/sql', '@mikro-orm/sqlite', 'kysely']
+/** The SQLite driver of a plugin's own database (sdk/src/isolated/database.ts): native code, bound in either flavour. */
+const DATABASE_PACKAGES = ['better-sqlite3']
 const NOBODY = '65534'
 
 /** Where bwrap is, from PATH (the usual places first); null when it is not installed. */
@@ -82,10 +84,8 @@ export function sandboxBase(bwrap: string, help: string): SandboxBase {
     [realpathSync(process.execPath), SANDBOX_PATHS.node],
   ]
   binds.push([realpathSync(SDK_DIR), SANDBOX_PATHS.sdk])
-  if (flavour === 'src') {
-    for (const name of SDK_SOURCE_PACKAGES)
-      binds.push([realpathSync(join(REPO, 'node_modules', name)), `${SANDBOX_PATHS.modules}/${name}`])
-  }
+  for (const name of [...DATABASE_PACKAGES, ...(flavour === 'src' ? SDK_SOURCE_PACKAGES : [])])
+    binds.push([realpathSync(join(REPO, 'node_modules', name)), `${SANDBOX_PATHS.modules}/${name}`])
   const links: [string, string][] = []
   for (const dir of ['/lib', '/lib64', '/bin', '/sbin']) {
     const stat = lstatSync(dir, { throwIfNoEntry: false })
@@ -114,6 +114,11 @@ export interface SandboxOptions {
   heapMb: number
   /** Outbound network (granted by an admin): the host's network namespace, DNS and CA certificates. Default none. */
   network?: boolean
+  /**
+   * Native addons: the SQLite driver of a plugin with its own database. Node's seat belt cannot hold native code, so
+   * only such a plugin gets them; the sandbox bounds it all the same.
+   */
+  addons?: boolean
 }
 
 /** What a process with network sees of /etc: name resolution and the CA certificates, nothing else. */
@@ -154,7 +159,8 @@ export function sandboxArgs(base: SandboxBase, options: SandboxOptions): string[
       (dir) => `--allow-fs-read=${dir}`,
     ),
     ...[SANDBOX_PATHS.data, '/tmp'].map((dir) => `--allow-fs-write=${dir}`),
-    // No --allow-addons (native code would leave the seat belt), no child processes, no workers.
+    // No child processes, no workers; native addons only for a plugin with its own database (`addons`).
+    ...(options.addons ? ['--allow-addons'] : []),
     base.runner,
   )
   return args

@@ -12,10 +12,12 @@ import {
   type OptionalServices,
   type ResolvedDeps,
   type ServiceBinding,
+  type ServiceExposure,
   type ServiceToken,
 } from '@hostd/sdk'
 import type { PluginRecord, PluginRuntime } from './records.ts'
 import { KERNEL_SERVICE_IDS, PermissionErrors, THIRD_PARTY_KERNEL_SERVICES } from './permissions.ts'
+import { limitedService, type ExposureLookup } from './service-access.ts'
 
 /** Why this kernel cannot run a plugin made for the kernel API `range`, or null when it can. */
 export function kernelApiProblem(range: string): string | null {
@@ -39,13 +41,21 @@ export function missingDependency(def: HostdPlugin, find: (id: string) => Plugin
   return null
 }
 
-/** The services a definition's `deps` names, from `scope`; throws naming the first one nobody provides. */
-export function resolveDeps(scope: DependencyContainer, def: HostdPlugin): ResolvedDeps<DepsMap> {
+/**
+ * The services a definition's `deps` names, from `scope`; throws naming the first one nobody provides. With `exposure`
+ * (a third-party plugin), another plugin's service is its limited view (service-access.ts).
+ */
+export function resolveDeps(
+  scope: DependencyContainer,
+  def: HostdPlugin,
+  exposure?: ExposureLookup,
+): ResolvedDeps<DepsMap> {
   const deps: ResolvedDeps<DepsMap> = {}
   for (const [name, token] of Object.entries<DepsMap[string]>(def.deps ?? {})) {
     if (!scope.isRegistered(token.id, true))
       throw new Error(`needs service "${token.id}", which neither the kernel nor an active plugin provides`)
-    deps[name] = scope.resolve(token.id)
+    const value = scope.resolve(token.id)
+    deps[name] = exposure && !KERNEL_SERVICE_IDS.has(token.id) ? limitedService(def, token.id, value, exposure) : value
   }
   return deps
 }
@@ -56,15 +66,10 @@ export function resolveDeps(scope: DependencyContainer, def: HostdPlugin): Resol
  * actions; another plugin's service only when declared in `permissions.services`, in `deps` and through
  * `tokens.optional` alike. Its audit records are stamped with its id (`detail.plugin`).
  */
-export function grantThirdParty(scope: DependencyContainer, def: HostdPlugin): void {
+export function grantThirdParty(scope: DependencyContainer, def: HostdPlugin, exposure: ExposureLookup): void {
   const declared = def.permissions ?? {}
   const services = declared.services ?? {}
   const actions = new Set(declared.helper ?? [])
-  // Entities would be tables in the kernel's own database, beside its users and sessions.
-  if (def.entities?.length)
-    throw new Error(
-      "declares entities: a third-party plugin's tables would live in the kernel's database, so it may have none",
-    )
   for (const id of Object.keys(services)) {
     if (KERNEL_SERVICE_IDS.has(id))
       throw new Error(
@@ -98,7 +103,7 @@ export function grantThirdParty(scope: DependencyContainer, def: HostdPlugin): v
         throw PermissionErrors.denied(
           `plugin ${def.id} did not declare the service "${token.id}" in permissions.services`,
         )
-      return optional.get(token)
+      return limitedService(def, token.id, optional.get(token), exposure) as T | undefined
     },
   }
   scope.register(tokens.optional.id, { useValue: limitedOptional })
@@ -137,6 +142,8 @@ function provideProblem(record: PluginRecord, id: string, owner: PluginRecord | 
 export class ProvidedServices {
   readonly #container: DependencyContainer
   readonly #owners = new Map<string, PluginRecord>()
+  /** What each service lets third-party plugins call (`bind`'s `expose`). */
+  readonly #exposures = new Map<string, ServiceExposure>()
 
   constructor(container: DependencyContainer) {
     this.#container = container
@@ -157,14 +164,22 @@ export class ProvidedServices {
     for (const binding of bindings) {
       this.#container.register(binding.token.id, { useValue: binding.value })
       this.#owners.set(binding.token.id, record)
+      if (binding.expose) this.#exposures.set(binding.token.id, binding.expose)
+      else this.#exposures.delete(binding.token.id)
       runtime.provided.push(binding.token.id)
     }
+  }
+
+  /** The methods the current provider of `id` lets third-party plugins call. */
+  exposure(id: string): ServiceExposure | undefined {
+    return this.#exposures.get(id)
   }
 
   withdraw(record: PluginRecord): void {
     for (const id of record.runtime?.provided ?? []) {
       if (this.#owners.get(id) !== record) continue
       this.#owners.delete(id)
+      this.#exposures.delete(id)
       this.#container.register(id, {
         useFactory: () => {
           throw new Error(`service "${id}" is gone: plugin ${record.id} was unloaded`)

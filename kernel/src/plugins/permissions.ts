@@ -22,9 +22,11 @@ export const KERNEL_SERVICE_IDS: ReadonlySet<string> = new Set(Object.values(tok
 /**
  * The kernel services a third-party plugin may have: each is scoped to it (its own log child, settings namespace,
  * audit records stamped with its id, only the optional services it declared, a helper client limited to the actions
- * it declared). `hostd.database` (the kernel's database: password hashes, sessions) is never granted.
+ * it declared, and as `hostd.database` a database of its own in its data folder). The kernel's database (password
+ * hashes, sessions) is never given to one.
  */
 export const THIRD_PARTY_KERNEL_SERVICES: ReadonlySet<string> = new Set([
+  tokens.database.id,
   tokens.logger.id,
   tokens.settings.id,
   tokens.audit.id,
@@ -77,6 +79,16 @@ export function morePermissions(asked: PermissionSet, granted: PermissionSet): P
   return empty ? null : more
 }
 
+/**
+ * What a first version asks an admin to approve before it runs: all it declares, when that holds a service of another
+ * plugin, a root helper action or network; null when it declares none of these (the kernel services every plugin gets,
+ * scoped to it, need no approval).
+ */
+export function firstAsks(declared: PermissionSet): PermissionSet | null {
+  const asks = Object.keys(declared.services).length > 0 || declared.helper.length > 0 || declared.network
+  return asks ? declared : null
+}
+
 /** One line for a log, a reason or an audit record: `services hostd.containers (write); network`. */
 export function describePermissions(set: PermissionSet): string {
   const parts: string[] = []
@@ -102,6 +114,8 @@ export class PluginGrants {
   readonly #settings: Settings
   #grants = new Map<string, Grant>()
   #trusted = new Set<string>()
+  /** Plugins installed through the API whose first version awaits an admin's approval (settings key `pending`). */
+  #pending = new Set<string>()
 
   constructor(settings: Settings) {
     this.#settings = settings
@@ -110,6 +124,18 @@ export class PluginGrants {
   async load(): Promise<void> {
     this.#grants = new Map(Object.entries((await this.#settings.get<Record<string, Grant>>('grants')) ?? {}))
     this.#trusted = new Set((await this.#settings.get<string[]>('trusted')) ?? [])
+    this.#pending = new Set((await this.#settings.get<string[]>('pending')) ?? [])
+  }
+
+  /**
+   * Marks `def`'s plugin, installed by an admin through the API and never granted anything, as awaiting approval
+   * before its first start when it declares anything to approve (`firstAsks`). Kept across restarts: a held first
+   * install stays held until approved or removed.
+   */
+  async awaitFirstApproval(def: HostdPlugin): Promise<void> {
+    if (this.#grants.has(def.id) || this.#pending.has(def.id) || !firstAsks(declaredPermissions(def))) return
+    this.#pending.add(def.id)
+    await this.#settings.set('pending', [...this.#pending].sort())
   }
 
   /** Whether an admin marked the third-party plugin `id` trusted to run in the daemon's process. */
@@ -128,12 +154,14 @@ export class PluginGrants {
   }
 
   /**
-   * What `def` asks beyond what its plugin was granted, or null: always null for a plugin never granted anything (the
-   * first version an admin installs or drops in is granted what it declares once it loads).
+   * What `def` asks beyond what its plugin was granted, or null. A plugin never granted anything: what its first version
+   * asks (`firstAsks`) when it was installed through the API (`awaitFirstApproval`); null for a folder dropped into the
+   * plugins dir by hand, granted what it declares once it loads (docs/PLUGINS.md, "What a plugin asks for").
    */
   more(def: HostdPlugin): PermissionSet | null {
     const grant = this.#grants.get(def.id)
-    return grant ? morePermissions(declaredPermissions(def), grant.permissions) : null
+    if (grant) return morePermissions(declaredPermissions(def), grant.permissions)
+    return this.#pending.has(def.id) ? firstAsks(declaredPermissions(def)) : null
   }
 
   /**
@@ -142,6 +170,7 @@ export class PluginGrants {
    */
   async grant(def: HostdPlugin): Promise<void> {
     const grant = { version: def.version, permissions: declaredPermissions(def) }
+    if (this.#pending.delete(def.id)) await this.#settings.set('pending', [...this.#pending].sort())
     if (JSON.stringify(this.#grants.get(def.id)) === JSON.stringify(grant)) return
     this.#grants.set(def.id, grant)
     await this.#settings.set('grants', Object.fromEntries(this.#grants))
@@ -163,11 +192,13 @@ export class PluginGrants {
 
   /** A removed plugin's grant and trust go with it: installing it again is a first install. */
   async forget(id: string): Promise<void> {
-    if (!this.#grants.has(id) && !this.#trusted.has(id)) return
+    if (!this.#grants.has(id) && !this.#trusted.has(id) && !this.#pending.has(id)) return
     this.#grants.delete(id)
     this.#trusted.delete(id)
+    this.#pending.delete(id)
     await this.#settings.set('grants', Object.fromEntries(this.#grants))
     await this.#settings.set('trusted', [...this.#trusted].sort())
+    await this.#settings.set('pending', [...this.#pending].sort())
   }
 }
 
@@ -184,8 +215,12 @@ export interface PermissionInfo {
   permissions: PermissionSet | null
   /** An admin trusts this third-party plugin to run in the daemon's process (always false for a built-in one). */
   trusted: boolean
-  /** A newer version on disk that asks for more and is not activated until an admin approves it. */
-  approval?: { version: string; asks: PermissionSet }
+  /**
+   * A version on disk that asks for more than its plugin was granted (or, installed through the API, for anything at
+   * all before its first start) and is not activated until an admin approves it. `granted`: the version whose
+   * permissions the plugin holds now, null for a first install.
+   */
+  approval?: { version: string; asks: PermissionSet; granted: string | null }
 }
 
 export function permissionInfo(
@@ -196,6 +231,14 @@ export function permissionInfo(
   return {
     permissions: record.definition ? declaredPermissions(record.definition) : null,
     trusted: !record.builtin && grants.isTrusted(record.id),
-    ...(held ? { approval: { version: held.record.definition?.version ?? '', asks: held.asks } } : {}),
+    ...(held
+      ? {
+          approval: {
+            version: held.record.definition?.version ?? '',
+            asks: held.asks,
+            granted: grants.granted(record.id)?.version ?? null,
+          },
+        }
+      : {}),
   }
 }

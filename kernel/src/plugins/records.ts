@@ -1,7 +1,7 @@
 import { basename, relative, sep } from 'node:path'
 import type { FastifyInstance } from 'fastify'
 import type { WebSocket } from 'ws'
-import type { HostdPlugin, Role, RouteDefinition, ServiceBinding, SocketDefinition } from '@hostd/sdk'
+import type { HostdPlugin, Role, RouteDefinition, RouteRole, ServiceBinding, SocketDefinition } from '@hostd/sdk'
 import { uiInfo, type UiInfo } from '../ui/manifest.ts'
 
 /**
@@ -32,6 +32,8 @@ export interface PluginRuntime {
   /** What the definition's `setup` returned for this load (undefined without one). */
   state: unknown
   hooks: LoadHooks
+  /** Run once the load has stopped (after `stop`): what the kernel opened for it, like a plugin's own database. */
+  closers: (() => Promise<void>)[]
 }
 
 export interface PluginRecord {
@@ -74,6 +76,26 @@ export interface ExtensionInfo {
   builtin: boolean
   /** What it adds to the web UI while active, filtered by the caller's role; null when nothing. */
   ui: UiInfo | null
+  /** The routes it serves, with their methods and roles; null while it is not running (known once it starts). */
+  routes: RouteInfo[] | null
+  /** The sockets it serves, with their roles; null while it is not running. */
+  sockets: SocketInfo[] | null
+}
+
+/** One route of a running plugin, as `GET /api/extensions` lists it. */
+export interface RouteInfo {
+  method: string
+  path: string
+  role: RouteRole
+  /** Only a signed-in session may call it, never an API token. */
+  sessionOnly: boolean
+}
+
+/** One socket of a running plugin, as `GET /api/extensions` lists it. */
+export interface SocketInfo {
+  path: string
+  role: Exclude<RouteRole, 'public'>
+  sessionOnly: boolean
 }
 
 /** An active plugin and its runtime, as the routing tables see it. */
@@ -135,8 +157,11 @@ function shownOrigin(record: PluginRecord): string {
   return record.dir && origin.startsWith(record.dir + sep) ? relative(record.dir, origin) : origin
 }
 
-/** A record as `GET /api/extensions` lists it, its UI filtered for `role`. */
-export function extensionInfo(record: PluginRecord, role: Role): ExtensionInfo {
+/**
+ * A record as `GET /api/extensions` lists it, its UI filtered for `role`. With `dev` (HOSTD_DEV=1), a third-party
+ * plugin's module URLs carry its load's revision, so an open page imports a module again when its files change.
+ */
+export function extensionInfo(record: PluginRecord, role: Role, dev = false): ExtensionInfo {
   const warnings = [...(record.definition?.warnings ?? []), ...record.warnings]
   return {
     id: record.id,
@@ -150,6 +175,19 @@ export function extensionInfo(record: PluginRecord, role: Role): ExtensionInfo {
     ...(record.state === 'failed' && record.origin ? { errorOrigin: shownOrigin(record) } : {}),
     ...(warnings.length > 0 ? { warnings: [...warnings] } : {}),
     builtin: record.builtin,
-    ui: uiInfo(record, record.state, role),
+    ui: uiInfo(record, record.state, role, dev && !record.builtin ? record.fingerprint.slice(0, 12) || null : null),
+    routes:
+      record.runtime?.routes.map((r) => ({
+        method: r.method,
+        path: r.path,
+        role: r.options.role,
+        sessionOnly: r.options.sessionOnly === true,
+      })) ?? null,
+    sockets:
+      record.runtime?.sockets.map((s) => ({
+        path: s.path,
+        role: s.options.role,
+        sessionOnly: s.options.sessionOnly === true,
+      })) ?? null,
   }
 }

@@ -1,7 +1,7 @@
 import type { onRequestHookHandler } from 'fastify'
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { readdir } from 'node:fs/promises'
-import { relative } from 'node:path'
+import { mkdir, readdir } from 'node:fs/promises'
+import { join, relative } from 'node:path'
 import type { DependencyContainer } from 'tsyringe'
 import type { Logger } from 'pino'
 import {
@@ -13,6 +13,7 @@ import {
   type RouteDefinition,
   type Role,
   type ServiceBinding,
+  type ServiceExposure,
 } from '@hostd/sdk'
 import type { InstanceDeps } from '../http/instance.ts'
 import { KernelErrors } from '../http/errors.ts'
@@ -21,8 +22,9 @@ import { scopedSettings } from '../db/settings.ts'
 import { SettingEntity, kernelEntities } from '../db/entities.ts'
 import type { EntitySchema } from '@mikro-orm/core'
 import type { KernelAudit } from '../audit/service.ts'
+import type { KernelEventHub, PluginStateNow } from '../events.ts'
 import type { DocumentedRoute } from '../system/openapi.ts'
-import { uiProblem } from '../ui/manifest.ts'
+import { iconWarnings, uiProblem } from '../ui/manifest.ts'
 import { fingerprint, locateSyntaxError, packageVersion } from './loader.ts'
 import { EntityMigrationError } from '../db/database.ts'
 import { checkConditions, conditionsStale } from './conditions.ts'
@@ -50,7 +52,14 @@ import {
 } from './records.ts'
 import { entryOf, importDefinition, mountRoutes, prepareRuntime, stopRuntime, type PluginCall } from './runtime.ts'
 import { DEFAULT_CALL_TIMEOUT_MS, PluginCallError, errorOrigin, withDeadline } from './supervision.ts'
-import { watchIsolated, type IsolationChange, type PluginIsolation } from '../isolation/index.ts'
+import { isIsolated, watchIsolated, type IsolationChange, type PluginIsolation } from '../isolation/index.ts'
+import {
+  MIGRATION_FAILED,
+  openPluginDatabase,
+  PLUGIN_DATABASE_FILE,
+  type PluginDatabase,
+} from '../../../sdk/src/isolated/database.ts'
+import { dataFolderPath } from './plugin-data.ts'
 import { buildTables, documentedRoutes, groundProblem, uiPathConflict, type Tables } from './tables.ts'
 
 export type { ExtensionInfo, PluginRecord, PluginState, SocketTarget } from './records.ts'
@@ -73,15 +82,47 @@ export interface RegistryDeps {
   instance: InstanceDeps
   db: KernelDatabase
   audit: KernelAudit
+  /** Where plugin state changes are announced (`hostd.events`, for built-in plugins). */
+  events?: KernelEventHub
   /** The kernel's own routes: plugins may not take them over. */
   kernelRoutes: RouteDefinition[]
+  /** The daemon's data dir: a third-party plugin's own database is in `<data dir>/plugin-data/<id>`. */
+  dataDir: string
   /** Services by token id that win over the kernel's and every provider's (the test harness's `services`). */
   overrides?: ReadonlyMap<string, unknown>
+  /** What those services let third-party plugins call (their bindings' `expose`). */
+  overrideExposures?: ReadonlyMap<string, ServiceExposure>
   /** How long each call into plugin code may take (HOSTD_PLUGIN_CALL_TIMEOUT_MS; 10 s by default). */
   callTimeoutMs?: number
   /** Runs third-party plugins in sandboxed processes (kernel/src/isolation); without it they run in process. */
   isolation?: PluginIsolation | null
+  /** Development mode (HOSTD_DEV=1): a third-party plugin's module URLs carry its load's revision (`?rev=`). */
+  dev?: boolean
 }
+
+/** What an isolated plugin's proxy resolves for `tokens.database`: never used, since its runner opens its own. */
+const ISOLATED_DATABASE = Object.freeze({
+  get orm(): never {
+    throw new Error("an isolated plugin's database is opened in its own process")
+  },
+  em(): never {
+    throw new Error("an isolated plugin's database is opened in its own process")
+  },
+})
+
+/**
+ * The one audit record of a load an admin asked for through the install route: what the registry would have written
+ * (`plugin.load`, `plugin.upgrade` or `plugin.hold`, with its result and detail), handed to the route instead, which
+ * writes one record with the admin as actor (`installOutcome`).
+ */
+export interface LoadOutcome {
+  action: string
+  result: 'success' | 'failure'
+  detail: Record<string, unknown>
+}
+
+/** The actions a load writes: for a folder an admin is installing, the route writes its one record instead. */
+const OUTCOME_ACTIONS = new Set(['plugin.load', 'plugin.upgrade', 'plugin.hold'])
 
 /** A removed plugin's settings keys and tables (storedData). */
 export interface StoredData {
@@ -99,7 +140,9 @@ export interface StoredData {
 export class PluginRegistry {
   readonly #deps: RegistryDeps
   readonly #records = new Map<string, PluginRecord>()
-  readonly #mutex = new Mutex()
+  readonly #lock = new Mutex()
+  /** Changes run one at a time; each ends by announcing the plugin states it changed (#report). */
+  readonly #mutex = { run: <T>(task: () => Promise<T>) => this.#lock.run(task).finally(() => this.#report()) }
   readonly #disabled = new Set<string>()
   readonly #services: ProvidedServices
   #tables: Tables
@@ -117,10 +160,15 @@ export class PluginRegistry {
   readonly #grants: PluginGrants
   /** Third-party versions waiting for an admin to approve the permissions they ask for, by plugin id. */
   readonly #held = new Map<string, HeldUpgrade>()
+  /** Folders an admin is installing through the API (`expectInstall`), with the outcome of their load once known. */
+  readonly #adminInstalls = new Map<string, LoadOutcome | null>()
+  /** Whether module URLs carry each load's revision, so an open page reloads a changed module (HOSTD_DEV=1). */
+  readonly #dev: boolean
 
   constructor(deps: RegistryDeps) {
     this.#deps = deps
     this.#callTimeoutMs = deps.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS
+    this.#dev = deps.dev === true
     this.#settings = scopedSettings(deps.db, 'kernel.plugins')
     this.#grants = new PluginGrants(this.#settings)
     if (deps.isolation) {
@@ -243,6 +291,22 @@ export class PluginRegistry {
     })
   }
 
+  /**
+   * The install route is about to put `dir` in place: its load, whoever starts it (the route or the watcher), is the
+   * admin's. A first version that declares permissions to approve is held for approval (permissions.ts,
+   * `awaitFirstApproval`), and the load's audit record goes to the route (`installOutcome`) instead of being written.
+   */
+  expectInstall(dir: string): void {
+    this.#adminInstalls.set(dir, null)
+  }
+
+  /** The outcome of `dir`'s load since `expectInstall` (null: nothing was loaded, its files had not changed); ends it. */
+  installOutcome(dir: string): LoadOutcome | null {
+    const outcome = this.#adminInstalls.get(dir) ?? null
+    this.#adminInstalls.delete(dir)
+    return outcome
+  }
+
   enable(id: string): Promise<PluginRecord> {
     return this.#mutex.run(async () => {
       const record = this.#byId(id)
@@ -291,7 +355,17 @@ export class PluginRegistry {
     await this.#recheckConditions(true)
     return [...this.#records.values()]
       .sort((a, b) => a.id.localeCompare(b.id))
-      .map((r) => ({ ...extensionInfo(r, role), ...permissionInfo(r, this.#grants, this.#held.get(r.id)) }))
+      .map((r) => ({
+        ...extensionInfo(r, role, this.#dev),
+        // A held version has not run: no page or card of it is offered either.
+        ...(this.isHeld(r) ? { ui: null } : {}),
+        ...permissionInfo(r, this.#grants, this.#held.get(r.id)),
+      }))
+  }
+
+  /** Whether `record` is a version held for an admin's approval: nothing of it runs, its UI files are not served. */
+  isHeld(record: PluginRecord): boolean {
+    return this.#held.get(record.id)?.record === record
   }
 
   /** Whether an admin trusts the third-party plugin `id` to run in the daemon's process (the loader asks this). */
@@ -419,7 +493,8 @@ export class PluginRegistry {
   /** Runs a condition-gated plugin's gate: 503 with the reason while it is not available. */
   async gate(record: PluginRecord): Promise<Error | null> {
     if (record.state === 'unavailable' && record.waitingOn === 'condition' && conditionsStale(record)) {
-      await checkConditions(record)
+      await checkConditions(record, this.#callTimeoutMs)
+      this.#report()
     }
     if (record.state === 'active') return null
     if (record.state === 'starting') return pluginStarting(`${record.id} is starting: try again in a moment`)
@@ -456,6 +531,8 @@ export class PluginRegistry {
       if (previous) await this.#settle()
       return
     }
+    // A page's icon the kit lacks: listed with the load's warnings (and logged once, below, when it loads).
+    for (const warning of iconWarnings(record)) if (!record.warnings.includes(warning)) record.warnings.push(warning)
     if (!record.builtin && (await this.#hold(record, previous))) return
     // Granted before it starts (its sandbox asks networkGranted), taken back if it fails: the grant follows what loads.
     const granted = this.#grants.granted(def.id)
@@ -495,6 +572,7 @@ export class PluginRegistry {
    */
   async #hold(record: PluginRecord, previous?: PluginRecord): Promise<boolean> {
     const def = record.definition!
+    if (record.dir && this.#adminInstalls.has(record.dir)) await this.#grants.awaitFirstApproval(def)
     const asks = this.#grants.more(def)
     if (!asks) {
       this.#held.delete(def.id)
@@ -503,7 +581,9 @@ export class PluginRegistry {
     this.#held.set(def.id, { record, asks })
     const granted = this.#grants.granted(def.id)?.version
     record.state = this.#disabled.has(def.id) ? 'disabled' : 'unavailable'
-    record.reason = `version ${def.version} awaits an admin's approval: it asks for more than version ${granted} was granted (${describePermissions(asks)})`
+    record.reason = granted
+      ? `version ${def.version} awaits an admin's approval: it asks for more than version ${granted} was granted (${describePermissions(asks)})`
+      : `version ${def.version} awaits an admin's approval before it first runs: it asks for ${describePermissions(asks)}`
     record.waitingOn = null
     if (!previous?.runtime) this.#records.set(recordKey(record), record)
     this.#deps.log.warn({ plugin: def.id, dir: record.dir }, `plugin held: ${record.reason}`)
@@ -536,11 +616,17 @@ export class PluginRegistry {
     record.reason = null
     record.origin = null
     record.waitingOn = null
+    this.#report()
+    let database: PluginDatabase | null = null
     try {
-      const deps = resolveDeps(this.#scope(def, record.builtin), def)
+      database = await this.#ownDatabase(record)
+      const scope = this.#scope(def, record.builtin, database)
+      const deps = resolveDeps(scope, def, record.builtin ? undefined : this.#exposure)
       const uiError = uiProblem(record) ?? uiPathConflict(record, this.#serving(previous, record))
       if (uiError) throw new Error(uiError)
       runtime = await prepareRuntime(def, deps, this.#deps.instance, call)
+      if (database) runtime.closers.push(database.close)
+      database = null // closed with its runtime from here
       const ground = groundProblem(record, runtime, this.#deps.kernelRoutes, this.#serving(previous, record))
       if (ground) throw new Error(ground)
       // Build the next tables first: a route conflict fails this plugin before anything of it runs.
@@ -548,7 +634,8 @@ export class PluginRegistry {
       // A new plugin's routes answer 503 HOSTD_PLUGIN_STARTING until it is active; a previous version serves on.
       if (!previous?.runtime) this.#tables = next
       // Its tables migrated while the version it replaces serves on (database.ts: the new entities replace the old).
-      if (def.entities?.length) await this.#deps.db.addEntities(def.entities, def.id)
+      // A third-party plugin's are in its own database, migrated as it opened (#ownDatabase).
+      if (record.builtin && def.entities?.length) await this.#deps.db.addEntities(def.entities, def.id)
       const started = runtime
       await mountRoutes(started, this.#deps.instance, def.id, this.#gateHook(record))
       const provided = await call('provides()', () => started.hooks.provides())
@@ -557,10 +644,11 @@ export class PluginRegistry {
       await call('start()', () => started.hooks.start())
       record.runtime = runtime
       watchIsolated(started.state, (change) => this.#isolationChanged(record, started, change))
-      await checkConditions(record)
+      await checkConditions(record, this.#callTimeoutMs)
       await this.#takeOver(record, runtime, provided, next, previous)
     } catch (err) {
       record.runtime = null
+      await database?.close()
       if (runtime) await this.#stop(record, runtime)
       if (err instanceof EntityMigrationError && previous?.runtime) {
         this.#keepServing(record, previous, err)
@@ -613,6 +701,7 @@ export class PluginRegistry {
     if (change.state !== 'failed') {
       record.state = change.state === 'running' ? 'active' : 'restarting'
       record.reason = change.state === 'running' ? null : change.reason
+      this.#report()
       return
     }
     void this.#mutex.run(async () => {
@@ -647,14 +736,48 @@ export class PluginRegistry {
     await this.#audit('plugin.stop', record, { error: failure.message, origin }, 'failure')
   }
 
-  /** The services a plugin's deps resolve from: the kernel's and active plugins', with its own logger and settings. */
-  #scope(def: HostdPlugin, builtin: boolean): DependencyContainer {
+  /** What a service lets third-party plugins call, as its current provider (or the test harness) bound it. */
+  readonly #exposure = (id: string): ServiceExposure | undefined =>
+    this.#deps.overrideExposures?.get(id) ?? this.#services.exposure(id)
+
+  /**
+   * The services a plugin's deps resolve from: the kernel's and active plugins', with its own logger and settings, and
+   * for a third-party plugin its own database instead of the kernel's.
+   */
+  #scope(def: HostdPlugin, builtin: boolean, database: PluginDatabase | null): DependencyContainer {
     const scope = this.#deps.container.createChildContainer()
     scope.register(tokens.logger.id, { useValue: this.#deps.log.child({ plugin: def.id }) })
     scope.register(tokens.settings.id, { useValue: scopedSettings(this.#deps.db, `plugin.${def.id}`) })
     for (const [id, value] of this.#deps.overrides ?? []) scope.register(id, { useValue: value })
-    if (!builtin) grantThirdParty(scope, def) // only what its permissions declare
+    if (builtin) return scope
+    // Never the kernel's (its users and sessions): its own file, or, for an isolated one, none here (its runner opens it).
+    scope.register(tokens.database.id, {
+      useValue: database ?? ISOLATED_DATABASE,
+    })
+    grantThirdParty(scope, def, this.#exposure) // only what its permissions declare
     return scope
+  }
+
+  /**
+   * A third-party plugin's own database, opened for a load in the daemon's process (trusted, or isolation off) when it
+   * has entities or asks for `tokens.database`: `<data dir>/plugin-data/<id>/plugin.sqlite`, its tables brought to
+   * what its entities ask (a refusal is an EntityMigrationError: the version it replaces serves on). An isolated
+   * plugin's runner opens the same file in its sandbox.
+   */
+  async #ownDatabase(record: PluginRecord): Promise<PluginDatabase | null> {
+    const def = record.definition!
+    if (record.builtin || isIsolated(def)) return null
+    const wanted =
+      (def.entities?.length ?? 0) > 0 ||
+      Object.values(def.deps ?? {}).some((t) => (t as { id: string }).id === tokens.database.id)
+    if (!wanted) return null
+    const folder = dataFolderPath(this.#deps.dataDir, def.id)
+    await mkdir(folder, { recursive: true, mode: 0o700 })
+    try {
+      return await openPluginDatabase(join(folder, PLUGIN_DATABASE_FILE), def.entities ?? [])
+    } catch (err) {
+      throw (err as { code?: unknown }).code === MIGRATION_FAILED ? new EntityMigrationError(err) : err
+    }
   }
 
   /** Lets a condition-gated plugin's requests through only while it is active (503 with the reason otherwise). */
@@ -740,8 +863,30 @@ export class PluginRegistry {
     for (const record of this.#records.values()) {
       if (!record.runtime || !record.definition?.conditions?.length) continue
       if (onlyStale && !conditionsStale(record)) continue
-      await checkConditions(record)
+      await checkConditions(record, this.#callTimeoutMs)
     }
+    this.#report()
+  }
+
+  /**
+   * Announces the plugins' states as they are now (`hostd.events`): kernel/src/events.ts compares them with the last
+   * report and emits each change, so the states set all over the registry are noticed in this one place. Called at the
+   * end of every change (#mutex), and where a state changes outside one (a start beginning, an isolated plugin's
+   * process, the conditions' timer).
+   */
+  #report(): void {
+    const events = this.#deps.events
+    if (!events) return
+    const now = new Map<string, PluginStateNow>()
+    for (const [key, r] of this.#records)
+      now.set(key, {
+        id: r.id,
+        version: r.definition?.version ?? r.packageVersion,
+        state: r.state,
+        reason: r.state === 'active' || r.state === 'starting' || r.state === 'disabled' ? null : r.reason,
+        builtin: r.builtin,
+      })
+    events.reportPlugins(now)
   }
 
   /** The plugins serving now, leaving out the given records. */
@@ -761,11 +906,17 @@ export class PluginRegistry {
     detail: Record<string, unknown> = {},
     result: 'success' | 'failure' = 'success',
   ) {
-    await this.#deps.audit.record({
+    const entry = {
       action,
       target: record.id,
       result,
       detail: { version: record.definition?.version ?? record.packageVersion, ...detail },
-    })
+    }
+    // An admin's install: its route writes the one record, naming the admin and this outcome.
+    if (record.dir && this.#adminInstalls.has(record.dir) && OUTCOME_ACTIONS.has(action)) {
+      this.#adminInstalls.set(record.dir, { action, result, detail: entry.detail })
+      return
+    }
+    await this.#deps.audit.record(entry)
   }
 }

@@ -3,7 +3,7 @@ import { Value } from '@sinclair/typebox/value'
 import { roleSatisfies } from '@hostd/sdk'
 import type { KernelRouteRegistrar } from '../http/registrar.ts'
 import type { KernelServices } from '../services.ts'
-import type { PluginRegistry } from './registry.ts'
+import type { LoadOutcome, PluginRegistry } from './registry.ts'
 import { InstallErrors, deletePluginFolder, unpackPlugin } from './install.ts'
 import { KernelErrors } from '../http/errors.ts'
 import { checkDataFolder, dataFolderOf, deleteDataFolder } from './plugin-data.ts'
@@ -14,8 +14,15 @@ const UiPageSchema = Type.Object({
   title: Type.String(),
   icon: Type.Optional(Type.String()),
   role: Role,
-  module: Type.String({ description: 'Versioned URL of the ES module: /plugins/<id>/<version>/<file>' }),
+  module: Type.String({
+    description:
+      'Versioned URL of the ES module: /plugins/<id>/<version>/<file>; in development mode (HOSTD_DEV=1) a third-party ' +
+      "plugin's URLs end in ?rev=<revision of its files>, so an open page loads a changed module again",
+  }),
   element: Type.String(),
+  badge: Type.Optional(
+    Type.String({ description: "A route of the plugin whose `{ count, label }` the shell's header shows" }),
+  ),
 })
 const UiCardSchema = Type.Object({
   title: Type.String(),
@@ -44,6 +51,18 @@ export const PermissionsSchema = Type.Object(
   { description: 'What the plugin declares it needs; a third-party plugin gets exactly this' },
 )
 
+const PluginRouteSchema = Type.Object({
+  method: Type.String(),
+  path: Type.String(),
+  role: Type.Union([Role, Type.Literal('public')]),
+  sessionOnly: Type.Boolean({ description: 'Only a signed-in session may call it, never an API token' }),
+})
+const PluginSocketSchema = Type.Object({
+  path: Type.String(),
+  role: Role,
+  sessionOnly: Type.Boolean({ description: 'Only a signed-in session may open it, never an API token' }),
+})
+
 export const ExtensionSchema = Type.Object({
   id: Type.String(),
   version: Type.Union([Type.String(), Type.Null()]),
@@ -68,6 +87,13 @@ export const ExtensionSchema = Type.Object({
   ),
   builtin: Type.Boolean(),
   ui: Type.Union([UiInfoSchema, Type.Null()]),
+  routes: Type.Union([Type.Array(PluginRouteSchema), Type.Null()], {
+    description:
+      'The routes it serves, with their methods and roles; null while it is not running (known once it starts)',
+  }),
+  sockets: Type.Union([Type.Array(PluginSocketSchema), Type.Null()], {
+    description: 'The sockets it serves, with their roles; null while it is not running',
+  }),
   permissions: Type.Union([PermissionsSchema, Type.Null()]),
   trusted: Type.Boolean({ description: "An admin trusts this third-party plugin to run in the daemon's process" }),
   dormantPages: Type.Optional(
@@ -79,9 +105,17 @@ export const ExtensionSchema = Type.Object({
   ),
   approval: Type.Optional(
     Type.Object(
-      { version: Type.String(), asks: PermissionsSchema },
       {
-        description: 'A newer version that asks for more than this plugin was granted, held until an admin approves it',
+        version: Type.String(),
+        asks: PermissionsSchema,
+        granted: Type.Union([Type.String(), Type.Null()], {
+          description: 'The version whose permissions the plugin holds now; null: a first install, granted nothing yet',
+        }),
+      },
+      {
+        description:
+          'A version that asks for more than this plugin was granted, held until an admin approves it: an upgrade, or ' +
+          'a first install through this API that declares services, helper actions or network',
       },
     ),
   ),
@@ -112,6 +146,31 @@ const StoredDataSchema = Type.Object({
 export const RemovedSchema = Type.Object({ id: Type.String(), deleted: StoredDataSchema, kept: StoredDataSchema })
 const TrustBody = Type.Object({ trusted: Type.Boolean() }, { additionalProperties: false })
 const MAX_ARCHIVE_BYTES = 64 * 1024 * 1024
+
+type Info = Static<typeof ExtensionSchema>
+
+/** What became of an install, an upgrade or an approval, as its audit record names it. */
+function outcomeOf(info: Info, load: LoadOutcome | null): string {
+  if (!load) return 'unchanged' // the same files as the version loaded: nothing was loaded again
+  if (load.result === 'failure') return 'failed'
+  if (load.action === 'plugin.hold') return 'held for approval'
+  return info.state
+}
+
+/**
+ * The one audit record of an install or upgrade through the API: the admin as actor, the version, the outcome
+ * (`active`, `disabled`, `unavailable`, `held for approval` with what it asks, `failed` with the error and where, or
+ * `unchanged`), and the version it replaced (`from`). The registry writes none of its own for this load.
+ */
+function installRecord(id: string, replaced: boolean, info: Info, load: LoadOutcome | null) {
+  const outcome = outcomeOf(info, load)
+  return {
+    action: replaced ? 'plugin.upgrade' : 'plugin.install',
+    target: id,
+    result: load?.result ?? 'success',
+    detail: { version: info.version, ...load?.detail, outcome },
+  }
+}
 
 async function describe(registry: PluginRegistry, id: string) {
   const info = (await registry.list('admin')).find((e) => e.id === id)
@@ -146,23 +205,24 @@ export function extensionRoutes(r: KernelRouteRegistrar, k: KernelServices): voi
           'Send the packed plugin (npm pack output) as the body, with Content-Type application/gzip',
         )
       }
-      const { dir, replaced } = await unpackPlugin(k.config.pluginsDir, req.body)
-      const record = await k.registry().reconcile(dir, false)
-      if (!record) throw InstallErrors.badArchive()
-      const info = await describe(k.registry(), record.id)
-      await k.audit.record(
-        {
-          action: replaced ? 'plugin.upgrade' : 'plugin.install',
-          target: record.id,
-          result: record.state === 'failed' ? 'failure' : 'success',
-          detail: {
-            version: record.definition?.version ?? null,
-            ...(info.approval ? { awaitingApproval: info.approval } : {}),
-          },
-        },
-        req,
-      )
-      return reply.code(201).send(info)
+      const registry = k.registry()
+      let placed: string | null = null
+      try {
+        // Expected before the folder is in place: the watcher may load it first, and that load is this install too.
+        const { dir, replaced } = await unpackPlugin(k.config.pluginsDir, req.body, (folder) => {
+          placed = folder
+          registry.expectInstall(folder)
+        })
+        const record = await registry.reconcile(dir, false)
+        const outcome = registry.installOutcome(dir)
+        placed = null
+        if (!record) throw InstallErrors.badArchive()
+        const info = await describe(registry, record.id)
+        await k.audit.record(installRecord(record.id, replaced, info, outcome), req)
+        return reply.code(201).send(info)
+      } finally {
+        if (placed) registry.installOutcome(placed)
+      }
     },
   )
 
@@ -198,12 +258,27 @@ export function extensionRoutes(r: KernelRouteRegistrar, k: KernelServices): voi
     async (req) => {
       const registry = k.registry()
       const asks = (await registry.list('admin')).find((e) => e.id === req.params.id)?.approval?.asks ?? null
-      const record = await registry.approve(req.params.id, req.body.version)
+      // Its load is the approval's outcome: one record, with what became of it.
+      const dir = registry.find(req.params.id)?.dir ?? null
+      if (dir) registry.expectInstall(dir)
+      let record: Awaited<ReturnType<typeof registry.approve>>
+      let outcome: LoadOutcome | null
+      try {
+        record = await registry.approve(req.params.id, req.body.version)
+      } finally {
+        outcome = dir ? registry.installOutcome(dir) : null
+      }
+      const info = await describe(registry, record.id)
       await k.audit.record(
-        { action: 'plugin.approve', target: req.params.id, detail: { version: req.body.version, granted: asks } },
+        {
+          action: 'plugin.approve',
+          target: req.params.id,
+          result: outcome?.result ?? 'success',
+          detail: { ...outcome?.detail, version: req.body.version, granted: asks, outcome: outcomeOf(info, outcome) },
+        },
         req,
       )
-      return describe(registry, record.id)
+      return info
     },
   )
 

@@ -91,6 +91,7 @@ export async function prepareRuntime(
     provided: [],
     started: false,
     lifetime,
+    closers: [],
     state,
     hooks,
   }
@@ -126,5 +127,6 @@ export async function stopRuntime(runtime: PluginRuntime, log: Logger, timeoutMs
   }
   await runtime.app.close().catch(() => undefined)
   releaseIsolated(runtime.state) // an isolated load's process ends with its load, started or not
+  for (const close of runtime.closers) await close().catch((err: unknown) => log.warn({ err }, 'closing failed'))
   return failure
 }

@@ -34,8 +34,8 @@ export const SANDBOX_PATHS = {
   data: '/data',
 } as const
 
-/** Kernel services an isolated plugin may ask for in `deps` in this version (anything else fails its load). */
-export const ISOLATED_SERVICES = ['hostd.logger', 'hostd.settings', 'hostd.audit', 'hostd.kernel'] as const
+/** The most arguments one call of another plugin's service may carry. */
+export const MAX_SERVICE_ARGS = 16
 
 /** Request headers handed to an isolated plugin; cookies, Authorization and everything else stay in the kernel. */
 export const FORWARDED_REQUEST_HEADERS = ['accept', 'content-type', 'user-agent'] as const
@@ -228,6 +228,8 @@ export function protocolSchemas(Type: JavaScriptTypeBuilder) {
     ),
   ])
   const SettingKey = Type.String({ minLength: 1, maxLength: 200 })
+  const ServiceId = Type.String({ minLength: 1, maxLength: 200 })
+  const HelperAction = Type.String({ minLength: 1, maxLength: 200 })
 
   /** What the plugin's process sends. */
   const child = {
@@ -242,7 +244,10 @@ export function protocolSchemas(Type: JavaScriptTypeBuilder) {
       },
       closed,
     ),
-    /** The answer to a `request`: a JSON `body`, a `text` or base64 `bytes`, nothing (204), or an `error`. */
+    /**
+     * The answer to a `request`: a JSON `body`, a `text` or base64 `bytes`, nothing (204), or an `error`; with
+     * `stream`, its body follows as `chunk` messages until an `end`.
+     */
     response: Type.Object(
       {
         t: Type.Literal('response'),
@@ -252,9 +257,14 @@ export function protocolSchemas(Type: JavaScriptTypeBuilder) {
         body: Type.Optional(Type.Unknown()),
         ...Binary,
         error: Type.Optional(ErrorInfo),
+        stream: Type.Optional(Type.Literal(true)),
       },
       closed,
     ),
+    /** A piece of a streamed answer's body. */
+    chunk: Type.Object({ t: Type.Literal('chunk'), id: Id, ...Binary }, closed),
+    /** A streamed answer's end; with `error`, it broke off (the client's connection is cut). */
+    end: Type.Object({ t: Type.Literal('end'), id: Id, error: Type.Optional(ErrorInfo) }, closed),
     pong: Type.Object({ t: Type.Literal('pong'), n: Id }, closed),
     log: Type.Object(
       {
@@ -293,6 +303,40 @@ export function protocolSchemas(Type: JavaScriptTypeBuilder) {
         },
         closed,
       ),
+      /** A method of another plugin's service: its token id, the method's name, its arguments (JSON). */
+      Type.Object(
+        {
+          t: Type.Literal('call'),
+          id: Id,
+          method: Type.Literal('service.call'),
+          args: Type.Tuple([ServiceId, Text(200), Type.Array(Type.Unknown(), { maxItems: MAX_SERVICE_ARGS })]),
+        },
+        closed,
+      ),
+      Type.Object(
+        { t: Type.Literal('call'), id: Id, method: Type.Literal('helper.available'), args: Type.Tuple([]) },
+        closed,
+      ),
+      /** A root helper action; with `events`, its streamed events come back as kernel `event` messages first. */
+      Type.Object(
+        {
+          t: Type.Literal('call'),
+          id: Id,
+          method: Type.Literal('helper.call'),
+          args: Type.Tuple([
+            HelperAction,
+            Type.Record(Type.String(), Type.Unknown()),
+            Type.Object(
+              {
+                timeoutMs: Type.Optional(Type.Integer({ minimum: 1, maximum: 3_600_000 })),
+                events: Type.Optional(Type.Boolean()),
+              },
+              closed,
+            ),
+          ]),
+        },
+        closed,
+      ),
     ]),
     /** An uncaught error, sent just before the process ends, so the kernel can say where it came from. */
     fatal: Type.Object({ t: Type.Literal('fatal'), error: ErrorInfo }, closed),
@@ -310,7 +354,10 @@ export function protocolSchemas(Type: JavaScriptTypeBuilder) {
 
   /** What the kernel sends. */
   const kernel = {
-    /** `load` imports the entry; `setup` runs setup, routes and sockets; `condition` and `admit` run one check. */
+    /**
+     * `load` imports the entry; `setup` runs setup, routes and sockets; `condition` and `admit` run one check;
+     * `provides` runs its hook, and `serve` calls a method of a service it provides for another plugin.
+     */
     call: Type.Object(
       {
         t: Type.Literal('call'),
@@ -322,6 +369,8 @@ export function protocolSchemas(Type: JavaScriptTypeBuilder) {
           Type.Literal('stop'),
           Type.Literal('condition'),
           Type.Literal('admit'),
+          Type.Literal('provides'),
+          Type.Literal('serve'),
         ]),
         args: Type.Array(Type.Unknown()),
       },
@@ -357,6 +406,8 @@ export function protocolSchemas(Type: JavaScriptTypeBuilder) {
       },
       closed,
     ),
+    /** One event of a streamed call the plugin made (a helper action's progress), before its `result`. */
+    event: Type.Object({ t: Type.Literal('event'), id: Id, event: Type.Unknown() }, closed),
     /** The request ended on the kernel's side (the client went away, its deadline passed): its `lifetime` aborts. */
     cancel: Type.Object({ t: Type.Literal('cancel'), id: Id }, closed),
     ping: Type.Object({ t: Type.Literal('ping'), n: Id }, closed),
@@ -380,6 +431,24 @@ export function protocolSchemas(Type: JavaScriptTypeBuilder) {
     ),
   }
 
+  /** A service it provides: its token id, its methods' names, and what third-party plugins may call (`expose`). */
+  const Provided = Type.Object(
+    {
+      id: Text(200),
+      methods: Type.Array(Text(200), { maxItems: 200 }),
+      expose: Type.Optional(
+        Type.Object(
+          {
+            read: Type.Optional(Type.Array(Text(200), { maxItems: 200 })),
+            write: Type.Optional(Type.Array(Text(200), { maxItems: 200 })),
+          },
+          closed,
+        ),
+      ),
+    },
+    closed,
+  )
+
   /** The value of a successful `result` for each kernel call. */
   const results = {
     load: Description,
@@ -388,6 +457,9 @@ export function protocolSchemas(Type: JavaScriptTypeBuilder) {
     stop: Type.Null(),
     condition: Type.Union([Type.Literal(true), Text(1000)]),
     admit: Type.Null(),
+    /** `provides` runs its hook: the services it offers, each called through `serve` (token id, method, JSON args). */
+    provides: Type.Array(Provided, { maxItems: 50 }),
+    serve: Type.Unknown(),
   }
 
   return { child, kernel, results, User, ApiToken, ErrorInfo }
@@ -406,6 +478,7 @@ export type ResponseMessage = Static<Schemas['child']['response']>
 export type ErrorInfo = Static<Schemas['ErrorInfo']>
 export type PluginDescription = Static<Schemas['results']['load']>
 export type PluginManifest = Static<Schemas['results']['setup']>
+export type ProvidedService = Static<Schemas['results']['provides']>[number]
 export type RouteManifest = PluginManifest['routes'][number]
 export type SocketManifest = PluginManifest['sockets'][number]
 export type KernelCallMethod = KernelCall['method']

@@ -25,6 +25,8 @@ import {
   FrameReader,
   MAX_KERNEL_FRAME,
   originOf,
+  SANDBOX_PATHS,
+  type ChildCall,
   type ChildMessage,
   type ErrorInfo,
   type KernelMessage,
@@ -39,7 +41,8 @@ const stringify = JSON.stringify.bind(JSON)
 const realExit = process.exit.bind(process)
 const SavedPromise = Promise
 const { isArray } = Array
-const { keys, entries, freeze, create } = Object
+const { keys, entries, values, freeze, create, getPrototypeOf, getOwnPropertyNames } = Object
+const ObjectPrototype = Object.prototype
 const PLUGIN_BRAND = Symbol.for('hostd.plugin')
 const ERROR_CODE = /^HOSTD_[A-Z0-9]+(_[A-Z0-9]+)+$/
 
@@ -78,8 +81,26 @@ interface DeclaredSocket {
 const channel = new Socket({ fd: CHANNEL_FD, readable: true, writable: true })
 const reader = new FrameReader(MAX_KERNEL_FRAME)
 
+/**
+ * The frames of one tick leave in one write: the requests of one read from the channel are answered in one callback
+ * (a later turn of the event loop would only add latency here).
+ */
+let corked = false
+const uncork = () => {
+  corked = false
+  channel.uncork()
+}
+function write(frame: Buffer): void {
+  if (!corked) {
+    corked = true
+    channel.cork()
+    process.nextTick(uncork)
+  }
+  channel.write(frame)
+}
+
 function send(message: ChildMessage): void {
-  channel.write(encodeFrame(message, stringify))
+  write(encodeFrame(message, stringify))
 }
 
 /**
@@ -88,6 +109,11 @@ function send(message: ChildMessage): void {
  */
 function sendLast(message: ChildMessage): void {
   const frame = encodeFrame(message, stringify)
+  // What this tick queued goes first (the stream tries to write it at once when uncorked).
+  if (corked) {
+    corked = false
+    channel.uncork()
+  }
   if (channel.writableLength === 0) {
     try {
       writeSync(CHANNEL_FD, frame)
@@ -143,14 +169,33 @@ process.exit = ((code?: number | string | null) => {
 // ---- the services an isolated plugin may have ----
 
 let nextCall = 0
-const calls = new Map<number, { resolve: (value: unknown) => void; reject: (err: Error) => void }>()
+interface PendingCall {
+  resolve: (value: unknown) => void
+  reject: (err: Error) => void
+  onEvent?: (event: unknown) => void
+}
+const calls = new Map<number, PendingCall>()
 
-function callKernel(method: 'settings.get' | 'settings.set' | 'settings.delete' | 'audit.record', args: unknown[]) {
+function callKernel(method: ChildCall['method'], args: unknown[], onEvent?: (event: unknown) => void) {
   const id = nextCall++
   return new SavedPromise<unknown>((resolve, reject) => {
-    calls.set(id, { resolve, reject })
+    calls.set(id, { resolve, reject, ...(onEvent ? { onEvent } : {}) })
     send({ t: 'call', id, method, args } as ChildMessage)
   })
+}
+
+/** A refused kernel call as the plugin sees it: a HostdError's name, code and status when the kernel gave them. */
+function kernelError(info: ErrorInfo | undefined): Error {
+  const err = new Error(info?.message ?? 'the kernel refused the call') as Error & {
+    code?: string
+    statusCode?: number
+  }
+  if (info?.code && info.status) {
+    err.name = 'HostdError'
+    err.code = info.code
+    err.statusCode = info.status
+  }
+  return err
 }
 
 /** A value as JSON can carry it (errors by message and stack; what does not serialize, as text). */
@@ -226,9 +271,87 @@ const audit = {
   },
 }
 
+/** The root helper, as the kernel limits it to the actions the plugin declared. */
+const helper = {
+  available: () => callKernel('helper.available', []),
+  call: (
+    action: string,
+    args?: Record<string, unknown>,
+    options?: { onEvent?: (e: unknown) => void; timeoutMs?: number },
+  ) =>
+    callKernel(
+      'helper.call',
+      [
+        String(action),
+        plain(args ?? {}),
+        {
+          ...(options?.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
+          ...(options?.onEvent ? { events: true } : {}),
+        },
+      ],
+      options?.onEvent,
+    ),
+}
+
+/**
+ * Another plugin's service: each method is a call the kernel makes for the plugin, if its provider exposes that
+ * method for the access the plugin declared. Arguments and results cross as JSON.
+ */
+function remoteService(id: string): unknown {
+  return new Proxy(create(null) as object, {
+    get(_target, name) {
+      if (typeof name !== 'string' || name === 'then') return undefined
+      return (...args: unknown[]) => callKernel('service.call', [id, name, args.map(plain)])
+    },
+  })
+}
+
+/** `tokens.optional`: another plugin's service it declared in `permissions.services`, reached through the kernel. */
+function optionalServices(declared: Record<string, unknown>) {
+  return {
+    get(token: { id?: unknown }) {
+      const id = String(token?.id)
+      if (!Object.hasOwn(declared, id)) {
+        const err = new Error(`the plugin did not declare the service "${id}" in permissions.services`) as Error & {
+          code?: string
+          statusCode?: number
+        }
+        err.name = 'HostdError'
+        err.code = 'HOSTD_PLUGIN_PERMISSION_DENIED'
+        err.statusCode = 403
+        throw err
+      }
+      return remoteService(id)
+    },
+  }
+}
+
 // ---- the plugin ----
 
 let definition: Definition | null = null
+/** The services it provides, by token id, as its `provides` returned them. */
+let provided = new Map<string, Record<string, unknown>>()
+
+/** The names of an object's methods, its own and its class's (a service may be a class instance). */
+function methodNames(value: object): string[] {
+  const names = new Set<string>()
+  for (let o: object | null = value; o && o !== ObjectPrototype; o = getPrototypeOf(o))
+    for (const name of getOwnPropertyNames(o))
+      if (name !== 'constructor' && typeof (value as Record<string, unknown>)[name] === 'function') names.add(name)
+  return [...names].slice(0, 200)
+}
+/** Its own database (./database.ts), when it has entities or asks for `tokens.database`. */
+let database: { close(): Promise<void> } | null = null
+
+/** Opens the plugin's own database in its data folder, loading the ORM and the SQLite driver only for such a plugin. */
+async function openDatabase(def: Definition): Promise<{ close(): Promise<void> } | null> {
+  const wanted = (def.entities?.length ?? 0) > 0 || values(def.deps ?? {}).some((t) => t?.id === 'hostd.database')
+  if (!wanted) return null
+  const here = import.meta.url
+  const module = new URL(here.endsWith('.ts') ? './database.ts' : './database.mjs', here).href
+  const { openPluginDatabase, PLUGIN_DATABASE_FILE } = (await import(module)) as typeof import('./database.ts')
+  return openPluginDatabase(`${SANDBOX_PATHS.data}/${PLUGIN_DATABASE_FILE}`, (def.entities ?? []) as never[])
+}
 let deps: Record<string, unknown> = {}
 let state: unknown
 let routes: DeclaredRoute[] = []
@@ -278,17 +401,24 @@ async function load(entry: string, sdk: string): Promise<{ value: PluginDescript
 
 async function setup(kernel: unknown): Promise<{ value: PluginManifest }> {
   const def = definition!
+  const declared = ((def.permissions as { services?: Record<string, unknown> } | undefined)?.services ?? {}) as Record<
+    string,
+    unknown
+  >
+  database = await openDatabase(def)
   const services: Record<string, unknown> = {
+    ...(database ? { 'hostd.database': database } : {}),
     'hostd.logger': logger(),
     'hostd.settings': settings,
     'hostd.audit': audit,
+    'hostd.helper': helper,
+    'hostd.optional': optionalServices(declared),
     ...(kernel ? { 'hostd.kernel': freeze(kernel) } : {}),
   }
   deps = {}
-  for (const [name, token] of entries(def.deps ?? {})) {
-    if (!(token.id in services)) throw new Error(`service "${token.id}" is not available to an isolated plugin`)
-    deps[name] = services[token.id]
-  }
+  // Kernel services are the runner's; any other id is another plugin's service, which the kernel checked it declared.
+  for (const [name, token] of entries(def.deps ?? {}))
+    deps[name] = Object.hasOwn(services, token.id) ? services[token.id] : remoteService(String(token.id))
   state = def.setup ? await def.setup(deps) : undefined
   routes = []
   sockets = []
@@ -388,10 +518,38 @@ function respond(id: number, reply: Reply, value: unknown): void {
   if (out === undefined || status === 204) send({ ...base, status: status === 200 ? 204 : status })
   else if (typeof out === 'string') send({ ...base, text: out })
   else if (out instanceof Uint8Array) send({ ...base, bytes: Buffer.from(out).toString('base64') })
-  else if (typeof (out as { pipe?: unknown }).pipe === 'function')
-    throw new Error('a stream cannot be sent by an isolated plugin yet: answer with a value')
-  else channel.write(encodeText(`${stringify(base).slice(0, -1)},"body":${stringify(out) ?? 'null'}}`))
+  else if (isStream(out)) {
+    send({ ...base, stream: true })
+    void pump(id, out)
+  } else write(encodeText(`${stringify(base).slice(0, -1)},"body":${stringify(out) ?? 'null'}}`))
 }
+
+/** A Node stream or any async iterable (of strings or bytes): what a handler may answer with to stream its body. */
+function isStream(value: unknown): value is AsyncIterable<unknown> & { destroy?: () => void } {
+  return typeof (value as { [Symbol.asyncIterator]?: unknown })?.[Symbol.asyncIterator] === 'function'
+}
+
+/** Sends a streamed answer's body as `chunk` messages, then `end`; stops when the kernel cancels the request. */
+async function pump(id: number, body: AsyncIterable<unknown> & { destroy?: () => void }): Promise<void> {
+  const controller = new AbortController()
+  streaming.set(id, controller)
+  controller.signal.addEventListener('abort', () => body.destroy?.())
+  try {
+    for await (const piece of body) {
+      if (controller.signal.aborted) break
+      if (typeof piece === 'string') send({ t: 'chunk', id, text: piece })
+      else if (piece instanceof Uint8Array) send({ t: 'chunk', id, bytes: Buffer.from(piece).toString('base64') })
+      else throw new Error('a streamed answer yields strings or bytes')
+    }
+    send({ t: 'end', id })
+  } catch (err) {
+    if (!controller.signal.aborted) send({ t: 'end', id, error: errorInfo(err) })
+  } finally {
+    streaming.delete(id)
+  }
+}
+/** Streamed answers being sent, by request id: a `cancel` stops one. */
+const streaming = new Map<number, AbortController>()
 
 async function request(msg: RequestMessage): Promise<void> {
   const route = routes[msg.route]
@@ -557,10 +715,44 @@ async function run(method: string, args: unknown[]): Promise<{ value: unknown }>
       for (const controller of inflight.values()) controller.abort()
       for (const [sid] of openSockets) socketClosed(sid, 1012, 'plugin stopping')
       await def?.stop?.(deps, state)
+      await database?.close()
+      database = null
       return box(null)
     case 'condition': {
       const result = await def?.conditions?.[args[0] as number]?.check()
       return box(result === true ? true : String(result ?? 'condition not met').slice(0, 1000))
+    }
+    case 'provides': {
+      provided = new Map()
+      const bindings = ((await def?.provides?.(deps, state)) ?? []) as {
+        token?: { id?: unknown }
+        value?: unknown
+        expose?: { read?: unknown[]; write?: unknown[] }
+      }[]
+      const out = []
+      for (const binding of bindings) {
+        const id = String(binding?.token?.id)
+        const value = binding?.value as Record<string, unknown> | null
+        if (!value || typeof value !== 'object') throw new Error(`provides "${id}": its value is not an object`)
+        provided.set(id, value)
+        const methods = methodNames(value)
+        const names = (list: unknown[] | undefined) => (list ?? []).map(String)
+        out.push({
+          id,
+          methods,
+          ...(binding.expose
+            ? { expose: { read: names(binding.expose.read), write: names(binding.expose.write) } }
+            : {}),
+        })
+      }
+      return box(out)
+    }
+    case 'serve': {
+      const [id, method, callArgs] = args as [string, string, unknown[]]
+      const service = provided.get(id)
+      const fn = service?.[method]
+      if (typeof fn !== 'function') throw new Error(`it provides no method ${method} of "${id}"`)
+      return box(plain(await (fn as (...a: unknown[]) => unknown).apply(service, callArgs)) ?? null)
     }
     case 'admit': {
       const [index, m] = args as [number, { user: unknown; apiToken: unknown; ip: string; query: unknown }]
@@ -582,6 +774,7 @@ function receive(message: KernelMessage): void {
       return
     case 'cancel':
       inflight.get(message.id)?.abort()
+      streaming.get(message.id)?.abort()
       return
     case 'call': {
       const { id, method, args } = message
@@ -598,9 +791,12 @@ function receive(message: KernelMessage): void {
       if (!pending) return
       calls.delete(message.id)
       if (message.ok) pending.resolve(message.value)
-      else pending.reject(new Error(message.error?.message ?? 'the kernel refused the call'))
+      else pending.reject(kernelError(message.error))
       return
     }
+    case 'event':
+      calls.get(message.id)?.onEvent?.(message.event)
+      return
     case 'socket.open':
       openSocket(message)
       return
