@@ -3,12 +3,17 @@
  * Engine API (dockerode), with live install/update/logs sockets. See README.md.
  */
 import { bind, definePlugin, tokens } from '@hostd/sdk'
-import { containersService, containerVolumesService } from './tokens.ts'
+import { containersService, containerStatesService, containerVolumesService } from './tokens.ts'
 import { checkedBySchema } from './errors.ts'
 import { RunSpecSchema, type RunSpec } from './runspec.ts'
 import { listVolumes } from './adapters/volumes.ts'
+import { containerState, containerStates, watchContainerEvents } from './adapters/states.ts'
 import { Runtime } from './service.ts'
+import { backupService } from './adapters/backup.ts'
+import { containerBackupService } from './tokens.ts'
 import { containerRoutes } from './routes.ts'
+import { projectsService } from './projects.ts'
+import { containerProjectsService } from './tokens.ts'
 import { containerSockets } from './sockets.ts'
 
 export default definePlugin({
@@ -42,15 +47,32 @@ export default definePlugin({
   setup: (deps) => new Runtime(deps),
   // The catalog (and any plugin that depends on this one) creates containers through the same validated path.
   provides: (_deps, runtime) => [
-    bind(containersService, {
-      // A calling plugin's spec has passed no route schema: checked here, as the REST route checks its body.
-      run: async (spec, role, actor, hooks, options) =>
-        runtime.runSpec(checkedBySchema<RunSpec>(RunSpecSchema, spec), role, actor, hooks, options),
-      engineStatus: () => runtime.engine.status(),
-      listLabelled: (key) => runtime.containers.listLabelled(key),
-      remove: (idOrName, actor, options) => runtime.removeWithVolumes(idOrName, actor, options?.volumes ?? false),
-    }),
-    bind(containerVolumesService, { listVolumes: () => listVolumes(runtime.engine) }),
+    bind(
+      containersService,
+      {
+        // A calling plugin's spec has passed no route schema: checked here, as the REST route checks its body.
+        run: async (spec, role, actor, hooks, options) =>
+          runtime.runSpec(checkedBySchema<RunSpec>(RunSpecSchema, spec), role, actor, hooks, options),
+        engineStatus: () => runtime.engine.status(),
+        listLabelled: (key) => runtime.containers.listLabelled(key),
+        remove: (idOrName, actor, options) => runtime.removeWithVolumes(idOrName, actor, options?.volumes ?? false),
+      },
+      // Third-party plugins read only: `run` and `remove` take the caller's role and actor, which they could forge.
+      { read: ['engineStatus', 'listLabelled'] },
+    ),
+    bind(containerVolumesService, { listVolumes: () => listVolumes(runtime.engine) }, { read: ['listVolumes'] }),
+    bind(containerProjectsService, projectsService(runtime)),
+    bind(containerBackupService, backupService(runtime)),
+    bind(
+      containerStatesService,
+      {
+        list: () => containerStates(runtime.engine),
+        get: (id) => containerState(runtime.engine, id),
+        watch: (onEvent, signal, onConnect) => watchContainerEvents(runtime.engine, onEvent, signal, onConnect),
+      },
+      // `watch` takes a callback and a signal, which cannot cross to an isolated plugin.
+      { read: ['list', 'get'] },
+    ),
   ],
   routes: (r, _deps, runtime) => containerRoutes(r, runtime),
   sockets: (s, _deps, runtime) => containerSockets(s, runtime),

@@ -148,4 +148,10 @@ export interface NormalizedSpec {
   shmSize?: number
   /** The spec carried extraArgs (admin only, whatever they hold). */
   hadExtraArgs: boolean
+  /** Set by a calling plugin's RunOptions only (the stacks plugin): they do not reach the host. */
+  healthcheck?: { test: string[]; interval?: number; timeout?: number; retries?: number; startPeriod?: number }
+  aliases?: string[]
+  moreNetworks?: { name: string; aliases?: string[] }[]
+  stopTimeout?: number
+  stopSignal?: string
 }

@@ -23,6 +23,7 @@ import { searchRegistry } from './adapters/registry-search.ts'
 import { UpdateChecker } from './adapters/update-check.ts'
 import { updateContainer, type UpdateHooks, type UpdateOutcome } from './adapters/update.ts'
 import { listVolumes } from './adapters/volumes.ts'
+import { applyProjectOptions } from './projects.ts'
 
 /** Labels under this prefix are hostd's own provenance marks: only a plugin sets them, through `RunOptions`. */
 const RESERVED_LABEL_PREFIX = 'dev.hostd.'
@@ -102,6 +103,7 @@ export class Runtime {
         throw new TypeError(`provenance label ${key} must start with ${RESERVED_LABEL_PREFIX}`)
       spec.labels[key] = value
     }
+    applyProjectOptions(spec, options)
     // Role rules first, so a refused spec is refused whether or not an engine answers; the rules that need the
     // engine (Docker Desktop, named volumes and a joined container's network as the engine has them) are checked
     // again once it is found, before anything is pulled or created.

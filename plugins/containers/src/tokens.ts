@@ -7,3 +7,7 @@ import type { ProvidedServices } from './api.ts'
 
 export const containersService = createServiceToken<ProvidedServices['hostd.containers']>('hostd.containers')
 export const containerVolumesService = createServiceToken<ProvidedServices['containers.volumes']>('containers.volumes')
+export const containerStatesService = createServiceToken<ProvidedServices['containers.states']>('containers.states')
+export const containerProjectsService =
+  createServiceToken<ProvidedServices['containers.projects']>('containers.projects')
+export const containerBackupService = createServiceToken<ProvidedServices['containers.backup']>('containers.backup')

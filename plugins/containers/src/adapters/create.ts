@@ -30,6 +30,22 @@ export function createOptions(spec: NormalizedSpec): ContainerCreateOptions {
     Hostname: spec.hostname,
     Labels: spec.labels,
     ExposedPorts: exposed,
+    ...(spec.healthcheck
+      ? {
+          Healthcheck: {
+            Test: spec.healthcheck.test,
+            Interval: spec.healthcheck.interval,
+            Timeout: spec.healthcheck.timeout,
+            Retries: spec.healthcheck.retries,
+            StartPeriod: spec.healthcheck.startPeriod,
+          },
+        }
+      : {}),
+    ...(spec.stopTimeout !== undefined ? { StopTimeout: spec.stopTimeout } : {}),
+    ...(spec.stopSignal ? { StopSignal: spec.stopSignal } : {}),
+    ...(spec.network && spec.aliases?.length
+      ? { NetworkingConfig: { EndpointsConfig: { [spec.network]: { Aliases: spec.aliases } } } }
+      : {}),
     HostConfig: {
       ...(spec.cgroupnsMode ? { CgroupnsMode: spec.cgroupnsMode } : {}),
       PortBindings: bindings,
@@ -168,6 +184,14 @@ export async function createAndStart(
     }
   }
   hooks.onCreated?.(container.id)
+  try {
+    // An engine before API 1.44 takes one network at create: the others are joined before the start.
+    for (const net of spec.moreNetworks ?? [])
+      await docker.getNetwork(net.name).connect({ Container: container.id, EndpointConfig: { Aliases: net.aliases } })
+  } catch (err) {
+    await container.remove({ force: true }).catch(() => undefined)
+    throw engineError(err, ContainerErrors.networkNotFound)
+  }
   try {
     await container.start()
   } catch (err) {
