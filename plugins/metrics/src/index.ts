@@ -1,4 +1,5 @@
-import { definePlugin, tokens, type HostdPlugin } from '@hostd/sdk'
+import { bind, createServiceToken, definePlugin, tokens, type HostdPlugin } from '@hostd/sdk'
+import type { ProvidedServices } from './api.ts'
 import { metricsRoutes } from './routes.ts'
 import { MetricsService, type MetricsServiceOptions } from './service.ts'
 import { HistoryStore } from './store.ts'
@@ -13,6 +14,8 @@ export function serviceOf(registry: PluginStates, plugin: HostdPlugin): MetricsS
   const state = registry.stateOf(plugin)
   return state instanceof MetricsService ? state : null
 }
+
+const metricsSamples = createServiceToken<ProvidedServices['metrics.samples']>('metrics.samples')
 
 /** Host metrics: GET /api/metrics, the two-second SSE stream, history, Prometheus text, and process activity. */
 export function createMetricsPlugin(options: MetricsServiceOptions = {}) {
@@ -38,6 +41,12 @@ export function createMetricsPlugin(options: MetricsServiceOptions = {}) {
     deps: { log: tokens.logger, database: tokens.database, helper: tokens.helper },
     setup: ({ log, database, helper }) =>
       new MetricsService({ log, helper, store: new HistoryStore(database) }, options),
+    provides: (_deps, service) => [
+      bind(metricsSamples, {
+        subscribe: (listener) => service.subscribe(listener),
+        addPrometheusSection: (section) => service.addPrometheusSection(section),
+      }),
+    ],
     routes: (r, _deps, service) => metricsRoutes(r, () => service),
     start: (_deps, service) => service.start(),
     stop: (_deps, service) => service.stop(),

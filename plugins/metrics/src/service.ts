@@ -66,6 +66,9 @@ export class MetricsService {
   #processPrev: ProcessSweep | null = null
   #processQueue: Promise<unknown> = Promise.resolve()
   #flushing: Promise<void> = Promise.resolve()
+  /** Other plugins' listeners to the history sampler's snapshots and sections of the Prometheus text (api.ts). */
+  readonly #sampleListeners = new Set<(snapshot: MetricsSnapshot) => void>()
+  readonly #prometheusSections = new Set<() => string>()
 
   constructor(deps: Deps, options: MetricsServiceOptions = {}) {
     this.#deps = deps
@@ -141,8 +144,17 @@ export class MetricsService {
   async #historyTick(): Promise<void> {
     try {
       const now = await this.#read()
-      if (this.#historyPrev)
-        this.history.add(COARSE_STEP_S, toStored(historyPoint(buildSnapshot(now, this.#historyPrev))))
+      if (this.#historyPrev) {
+        const snapshot = buildSnapshot(now, this.#historyPrev)
+        this.history.add(COARSE_STEP_S, toStored(historyPoint(snapshot)))
+        for (const listener of this.#sampleListeners) {
+          try {
+            listener(snapshot)
+          } catch (err) {
+            this.#deps.log.warn({ err }, 'a metrics sample listener failed')
+          }
+        }
+      }
       this.#historyPrev = now
       await this.flush()
     } catch (err) {
@@ -184,7 +196,28 @@ export class MetricsService {
   }
 
   async prometheus(): Promise<string> {
-    return prometheusText(await this.#read())
+    const text = prometheusText(await this.#read())
+    const sections = [...this.#prometheusSections].map((section) => {
+      try {
+        return section()
+      } catch (err) {
+        this.#deps.log.warn({ err }, 'a Prometheus section failed')
+        return ''
+      }
+    })
+    return [text, ...sections.filter((s) => s !== '')].join('')
+  }
+
+  /** `subscribe` of the metrics.samples service (api.ts). */
+  subscribe(listener: (snapshot: MetricsSnapshot) => void): () => void {
+    this.#sampleListeners.add(listener)
+    return () => this.#sampleListeners.delete(listener)
+  }
+
+  /** `addPrometheusSection` of the metrics.samples service (api.ts). */
+  addPrometheusSection(section: () => string): () => void {
+    this.#prometheusSections.add(section)
+    return () => this.#prometheusSections.delete(section)
   }
 
   queryHistory(range: HistoryRange): HistoryResponse {

@@ -1,4 +1,14 @@
-import { conditions, definePlugin, tokens, type AuditService, type HelperClient, type Logger } from '@hostd/sdk'
+import {
+  bind,
+  conditions,
+  createServiceToken,
+  definePlugin,
+  tokens,
+  type AuditService,
+  type HelperClient,
+  type Logger,
+} from '@hostd/sdk'
+import type { ProvidedServices } from './api.ts'
 import { AptCatalog } from './apt.ts'
 import { DpkgDatabase } from './dpkg.ts'
 import { packageRoutes } from './routes.ts'
@@ -20,6 +30,8 @@ export function packagesOptionsFromEnv(env: Record<string, string | undefined> =
   }
 }
 
+export const packageUpdates = createServiceToken<ProvidedServices['packages.updates']>('packages.updates')
+
 /** One load's services: the package list and actions, over the apt catalog it reads (stopped with the load). */
 function packagesLoad(options: PackagesOptions, deps: { helper: HelperClient; audit: AuditService; log: Logger }) {
   const { admindir, aptConfig } = options
@@ -35,7 +47,7 @@ export function createPackagesPlugin(options: Partial<PackagesOptions> = {}) {
   return definePlugin({
     id: 'packages',
     version: '1.0.0',
-    kernel: '^1.1.0',
+    kernel: '^1.3.0',
     description:
       "The host's Debian packages: installed list with upgrades, search, and live install, upgrade and removal through the root helper.",
     ui: {
@@ -55,6 +67,19 @@ export function createPackagesPlugin(options: Partial<PackagesOptions> = {}) {
       conditions.pathExists('/usr/bin/dpkg-query', 'dpkg is not installed: this host has no Debian package manager'),
     ],
     setup: (deps) => packagesLoad({ ...packagesOptionsFromEnv(), ...options }, deps),
+    provides: (_deps, { packages }) => [
+      bind(
+        packageUpdates,
+        {
+          upgradable: async () => {
+            const { items, upgradableCount, upgradesCheckedAt } = await packages.list()
+            const names = items.filter((p) => p.upgradable).map((p) => p.name)
+            return { count: upgradableCount, names: [...new Set(names)], checkedAt: upgradesCheckedAt }
+          },
+        },
+        { read: ['upgradable'] },
+      ),
+    ],
     routes: (r, _deps, { packages }) => packageRoutes(r, packages),
     sockets: (s, _deps, { packages }) => packageSockets(s, packages),
     stop: (_deps, { catalog }) => catalog.stop(),

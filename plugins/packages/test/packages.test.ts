@@ -3,7 +3,17 @@ import { startTestKernel, type TestKernel } from '@hostd/sdk/testing'
 import { startHelper, type RunningHelper } from '../../../helper/test/start-helper.ts'
 import { createAptRoot, machineDpkgStatusHash as machineStatus, type AptRoot } from '../../../test/support/apt-root.ts'
 import { openSocket } from '@hostd/sdk/testing'
-import { createPackagesPlugin } from '../src/index.ts'
+import { definePlugin, tokens, type OptionalServices } from '@hostd/sdk'
+import { createPackagesPlugin, packageUpdates } from '../src/index.ts'
+
+/** A built-in plugin reading the provided `packages.updates` (as the alerts plugin's updates rule does). */
+const reader = definePlugin({
+  id: 'updates-reader',
+  version: '1.0.0',
+  kernel: '^1.3.0',
+  deps: { optional: tokens.optional },
+  setup: ({ optional }) => optional,
+})
 
 /**
  * The packages plugin against a real apt and dpkg: a local repository and an isolated dpkg root
@@ -65,7 +75,7 @@ describe('packages plugin (real apt and dpkg on an isolated root, real helper)',
     )
     helper = await startHelper({ env: { HOSTD_HELPER_APT_CONFIG: apt.aptConfig } })
     t = await startTestKernel({
-      plugins: [createPackagesPlugin({ admindir: apt.admindir, aptConfig: apt.aptConfig })],
+      plugins: [createPackagesPlugin({ admindir: apt.admindir, aptConfig: apt.aptConfig }), reader],
       listen: true,
       env: { HOSTD_HELPER_SOCKET: helper.socket },
     })
@@ -162,6 +172,8 @@ describe('packages plugin (real apt and dpkg on an isolated root, real helper)',
     const listed = await list()
     expect(listed.upgradableCount).toBe(1)
     expect(listed.upgradesCheckedAt).not.toBeNull()
+    const updates = (t.kernel.registry.stateOf(reader) as OptionalServices).get(packageUpdates)!
+    expect(await updates.upgradable()).toEqual({ count: 1, names: ['hostd-demo'], checkedAt: listed.upgradesCheckedAt })
     const { result } = await job({ action: 'upgrade', packages: ['hostd-demo'] })
     expect(result).toMatchObject({ ok: true, exitCode: 0, action: 'upgrade' })
     expect(await apt.installed()).toEqual({ 'hostd-demo': '1.1' })

@@ -1,7 +1,7 @@
 import { computed, effect, signal } from '@preact/signals'
 import type { Role } from '../kit/context.ts'
 import { ApiError } from '../kit/api.ts'
-import { startRefreshing } from '../kit/resource.ts'
+import { startRefreshing, type Refresher } from '../kit/resource.ts'
 import { api, refreshSession, session } from './session.ts'
 
 export interface PluginRef {
@@ -17,6 +17,8 @@ export interface PluginPage {
   role: Role
   module: string
   element: string
+  /** A route of the plugin whose `{ count, label }` the header shows (layout.tsx, HeaderBadges). */
+  badge?: string
   plugin: PluginRef
 }
 
@@ -84,6 +86,14 @@ export const pluginCards = computed<PluginCard[]>(() =>
  * that long (the kit's `startRefreshing`); the signal changes only when the answer does.
  */
 const POLL_MS = 4000
+/**
+ * In development mode (HOSTD_DEV=1: a third-party plugin's module URLs carry `?rev=`, the revision of its files) every
+ * second, so a page or card whose files an author edits comes back with the change at once: its module URL changes,
+ * and the page, keyed by it, mounts again (its sandboxed frame loads anew; the shell itself is not reloaded).
+ */
+const DEV_POLL_MS = 1000
+const devMode = (list: Extension[]) =>
+  list.some((e) => [...(e.ui?.pages ?? []), ...(e.ui?.cards ?? [])].some((m) => m.module.includes('?rev=')))
 /** A window event the Plugins page sends after a change, so the navigation follows at once. */
 export const EXTENSIONS_CHANGED = 'hostd:extensions-changed'
 let last = ''
@@ -96,6 +106,7 @@ async function refresh(signal: AbortSignal): Promise<void> {
     if (text !== last) {
       last = text
       extensions.value = list
+      refresher?.setEvery(devMode(list) ? DEV_POLL_MS : POLL_MS)
     }
   } catch (err) {
     // The admin's policy now requires two-factor of this user: to enrollment.
@@ -109,14 +120,16 @@ async function refresh(signal: AbortSignal): Promise<void> {
 
 /** Ends the polling of the session that started it (sign-out). */
 let polling: AbortController | null = null
+let refresher: Refresher | null = null
 effect(() => {
   const signedIn = session.value.state === 'signed-in'
   if (signedIn && !polling) {
     polling = new AbortController()
-    startRefreshing(refresh, { every: POLL_MS, on: [EXTENSIONS_CHANGED], signal: polling.signal })
+    refresher = startRefreshing(refresh, { every: POLL_MS, on: [EXTENSIONS_CHANGED], signal: polling.signal })
   } else if (!signedIn && polling) {
     polling.abort()
     polling = null
+    refresher = null
     last = ''
     extensions.value = null
   }

@@ -7,7 +7,7 @@ import { ReauthHost } from './reauth-dialog.tsx'
 import type { Role, SessionUser } from '../kit/context.ts'
 import { dormantPages, pluginEntryPath, pluginPages } from './extensions.ts'
 import { route } from './router.ts'
-import { branding, signOut } from './session.ts'
+import { api, branding, signOut } from './session.ts'
 
 interface NavItem {
   path: string
@@ -89,6 +89,58 @@ function UserMenu({ user }: { user: SessionUser }) {
   )
 }
 
+const BADGE_EVERY_MS = 30_000
+/** A page that changed what its badge counts sends this window event: the header reads the badges again at once. */
+const BADGES_CHANGED = 'hostd:badges-changed'
+
+/**
+ * Counts plugins ask the header to show (a page's `badge`: a route of the plugin answering `{ count, label }`), each a
+ * link to its page while above 0: read when a page opens, every 30 s and on the window event `hostd:badges-changed`. A badge outside the plugin's own API is
+ * ignored; one that fails to answer shows nothing.
+ */
+function HeaderBadges({ path }: { path: string }) {
+  const pages = pluginPages.value.filter(
+    (p) => p.badge && (p.badge === `/api/${p.plugin.id}` || p.badge.startsWith(`/api/${p.plugin.id}/`)),
+  )
+  const [counts, setCounts] = useState<Record<string, { count: number; label: string }>>({})
+  const key = pages.map((p) => p.badge).join(' ')
+  useEffect(() => {
+    if (!key) return
+    const controller = new AbortController()
+    const read = () =>
+      Promise.all(
+        pages.map(async (p) => {
+          const answer = await api.get<{ count: number; label: string }>(p.badge!, { signal: controller.signal })
+          return [p.badge!, answer] as const
+        }),
+      ).then(
+        (entries) => setCounts(Object.fromEntries(entries)),
+        () => undefined,
+      )
+    void read()
+    const timer = setInterval(() => void read(), BADGE_EVERY_MS)
+    const now = () => void read()
+    window.addEventListener(BADGES_CHANGED, now)
+    return () => {
+      controller.abort()
+      clearInterval(timer)
+      window.removeEventListener(BADGES_CHANGED, now)
+    }
+  }, [key, path])
+  const shown = pages.filter((p) => (counts[p.badge!]?.count ?? 0) > 0)
+  if (shown.length === 0) return null
+  return (
+    <div class="header-badges">
+      {shown.map((p) => (
+        <a key={p.badge} href={p.path} class="header-badge" aria-label={counts[p.badge!]!.label}>
+          <Icon name={p.icon ?? 'puzzle'} size={16} />
+          <span aria-hidden="true">{counts[p.badge!]!.count}</span>
+        </a>
+      ))}
+    </div>
+  )
+}
+
 /** The signed-in frame: header with the server name and user menu, the nav, and the page. */
 export function Shell({ user, children }: { user: SessionUser; children: ComponentChildren }) {
   const [navOpen, setNavOpen] = useState(false)
@@ -125,6 +177,7 @@ export function Shell({ user, children }: { user: SessionUser; children: Compone
           </span>
           <span class="brand-name">{branding.value.serverName}</span>
         </a>
+        <HeaderBadges path={path} />
         <UserMenu user={user} />
       </header>
       <div class="shell-body">
