@@ -5,6 +5,7 @@
  */
 import { createServiceToken, type Static } from '@hostd/sdk'
 import type { ProvidedServices, RunSpec as ContainersRunSpec } from '../../containers/src/api.ts'
+import type { ProvidedServices as StackServices } from '../../stacks/src/api.ts'
 import type { CatalogRunSpecSchema } from './schemas.ts'
 
 export type { ContainersService, CreateHooks, LabelledContainer } from '../../containers/src/api.ts'
@@ -22,6 +23,13 @@ type IsTrue<T extends true> = T
 /** The provenance labels the catalog sets on the containers it installs (through the service's RunOptions). */
 export const LABELS = {
   app: 'dev.hostd.catalog.app',
+  /** On each container of an app that is a stack: the stack's name. */
+  stack: 'dev.hostd.catalog.stack',
   source: 'dev.hostd.catalog.source',
   version: 'dev.hostd.catalog.version',
 } as const
+
+/** The stacks plugin's installer (optional: through tokens.optional), for apps that are stacks. */
+const STACKS = 'hostd.stacks' satisfies keyof StackServices
+export const stacksInstaller = createServiceToken<StackServices[typeof STACKS]>(STACKS)
+export type { StackProgress } from '../../stacks/src/api.ts'

@@ -17,4 +17,9 @@ export const CatalogErrors = {
   ),
   sourceExists: defineError('HOSTD_CATALOG_SOURCE_EXISTS', 409, 'That catalog source is already added'),
   sourceBuiltin: defineError('HOSTD_CATALOG_SOURCE_BUILTIN', 409, 'The built-in catalog cannot be removed'),
+  stacksUnavailable: defineError(
+    'HOSTD_CATALOG_STACKS_UNAVAILABLE',
+    503,
+    'This app is a stack: the stacks plugin must be enabled to install it',
+  ),
 } as const

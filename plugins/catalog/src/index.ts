@@ -29,7 +29,13 @@ export function createCatalogPlugin(options: CatalogPluginOptions = {}) {
     kernel: '^1.1.0',
     description: 'App catalog: single-container apps with form fields, installed through the containers plugin.',
     dependsOn: { containers: '^1.0.0' },
-    deps: { containers: containersService, settings: tokens.settings, audit: tokens.audit, log: tokens.logger },
+    deps: {
+      containers: containersService,
+      settings: tokens.settings,
+      audit: tokens.audit,
+      log: tokens.logger,
+      optional: tokens.optional,
+    },
     setup: (deps) =>
       new CatalogService(deps, {
         builtinFile: options.builtinFile ?? join(import.meta.dirname, '..', 'catalog', 'builtin.json'),

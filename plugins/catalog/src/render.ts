@@ -34,7 +34,9 @@ export function isPinned(image: string): boolean {
 /** Checks an entry beyond its schema. Returns the reason it is unusable, or null. */
 export function entryProblem(entry: CatalogEntry): string | null {
   if (!valid(entry.version)) return `version "${entry.version}" is not semver (e.g. 1.2.0)`
-  if (!isPinned(entry.runSpec.image))
+  if (!entry.runSpec === !entry.compose)
+    return 'an entry has a runSpec (one container) or a compose file (a stack, for several): one of the two'
+  if (entry.runSpec && !isPinned(entry.runSpec.image))
     return `image "${entry.runSpec.image}" is not pinned: give a tag other than latest, or a digest`
   for (const url of [entry.icon, entry.website, ...(entry.gallery ?? [])]) {
     if (url !== undefined && !/^https:\/\//.test(url)) return `"${url.slice(0, 80)}" is not an https: URL`
@@ -61,6 +63,8 @@ export function entryProblem(entry: CatalogEntry): string | null {
       }
     }
   }
+  // A stack's fields reach its compose file through its .env: the stacks plugin checks the file at install.
+  if (!entry.runSpec) return null
   // Where templates may appear, and that each names a declared field.
   const spec = entry.runSpec
   const allowed: [string, string][] = [
@@ -185,7 +189,7 @@ function renderList(list: string[] | undefined, values: Map<string, string>, nam
 export function renderRunSpec(entry: CatalogEntry, given: Record<string, unknown>, name?: string): RunSpec {
   const values = resolveValues(entry, given)
   const spec = structuredClone(entry.runSpec) as RunSpec
-  spec.name = name ?? entry.runSpec.name ?? entry.id
+  spec.name = name ?? entry.runSpec?.name ?? entry.id
   if (spec.env)
     spec.env = Object.fromEntries(
       Object.entries(spec.env).map(([k, v]) => [k, substitute(v, values, `env.${k}`, false)]),
@@ -203,6 +207,19 @@ export function renderRunSpec(entry: CatalogEntry, given: Record<string, unknown
 /** A hint for the page: the entry mounts host paths or adds capabilities, so the role rules will ask for admin. */
 export function needsAdmin(entry: CatalogEntry): boolean {
   if ((entry.fields ?? []).some((f) => f.type === 'path')) return true
+  if (!entry.runSpec) return false
   if ((entry.runSpec.capAdd ?? []).length > 0) return true
   return (entry.runSpec.volumes ?? []).some((v) => v.startsWith('/'))
+}
+
+/**
+ * A stack app's `.env`: each field's value (given or its default) under the field's key; single-quoted (taken as it
+ * is, no `$` expansion) unless it holds a quote or a line break, then double-quoted with escapes.
+ */
+export function renderEnv(entry: CatalogEntry, given: Record<string, unknown>): string {
+  const quote = (v: string) =>
+    /['\n\r]/.test(v)
+      ? `"${v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n').replace(/\r/g, '\\r')}"`
+      : `'${v}'`
+  return [...resolveValues(entry, given)].map(([k, v]) => `${k}=${quote(v)}\n`).join('')
 }

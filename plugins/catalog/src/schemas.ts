@@ -96,7 +96,14 @@ export const CatalogEntrySchema = Type.Object(
       Type.Object({ username: Text(120), password: Text(120) }, { additionalProperties: false }),
     ),
     fields: Type.Optional(Type.Array(FieldSchema, { maxItems: 32 })),
-    runSpec: CatalogRunSpecSchema,
+    runSpec: Type.Optional(CatalogRunSpecSchema),
+    compose: Type.Optional(
+      Text(262144, {
+        description:
+          'instead of runSpec: a compose file, for an app of several containers installed as one stack (the stacks ' +
+          "plugin); each field's value is written to the stack's .env under the field's key, for the file to use",
+      }),
+    ),
   },
   { additionalProperties: false },
 )
@@ -148,6 +155,7 @@ export const InstallSchema = Type.Object({
   versionUpdate: Type.Boolean({ description: 'the catalog has a newer version of the app' }),
   imageUpdate: Type.Boolean({ description: 'the registry has a newer image for its reference (containers plugin)' }),
   updateAvailable: Type.Boolean({ description: 'versionUpdate or imageUpdate' }),
+  stack: Type.Optional(Type.String({ description: 'for an app that is a stack: the stack it runs as' })),
 })
 
 export const CatalogAppSchema = Type.Object({
@@ -167,7 +175,8 @@ export const CatalogAppSchema = Type.Object({
   path: Type.Union([Type.String(), Type.Null()]),
   note: Type.Union([Type.String(), Type.Null()]),
   defaultCredentials: Type.Union([Type.Object({ username: Type.String(), password: Type.String() }), Type.Null()]),
-  image: Type.String(),
+  image: Type.String({ description: "the runSpec's image; empty for an app that is a stack" }),
+  kind: Type.Union([Type.Literal('container'), Type.Literal('stack')]),
   fields: Type.Array(FieldSchema),
   needsAdmin: Type.Boolean({
     description:
@@ -203,7 +212,8 @@ export const InstallRequestSchema = Type.Object(
 export type InstallRequest = Static<typeof InstallRequestSchema>
 
 export const InstallResultSchema = Type.Object({
-  containerId: Type.String(),
+  containerId: Type.String({ description: 'empty for an app that is a stack' }),
+  stack: Type.Optional(Type.String({ description: 'the stack an app that is a stack was installed as' })),
   name: Type.String(),
   appId: Type.String(),
   source: Type.String(),

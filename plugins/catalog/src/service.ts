@@ -7,10 +7,16 @@ import { createHash } from 'node:crypto'
 import { isAbsolute } from 'node:path'
 import gt from 'semver/functions/gt.js'
 import valid from 'semver/functions/valid.js'
-import type { AuditActor, AuditService, Logger, Role, Settings } from '@hostd/sdk'
-import { LABELS, type ContainersService, type CreateHooks, type LabelledContainer } from './containers.ts'
+import type { AuditActor, AuditService, Logger, OptionalServices, Role, Settings } from '@hostd/sdk'
+import {
+  LABELS,
+  stacksInstaller,
+  type ContainersService,
+  type CreateHooks,
+  type LabelledContainer,
+} from './containers.ts'
 import { CatalogErrors } from './errors.ts'
-import { needsAdmin, renderRunSpec } from './render.ts'
+import { needsAdmin, renderEnv, renderRunSpec } from './render.ts'
 import type { CatalogApp, CatalogEntry, InstallRequest, SourceStatus } from './schemas.ts'
 import { checkUrl, loadDirectory, loadFile, loadUrl, type FetchOptions, type Loaded } from './sources.ts'
 
@@ -52,19 +58,27 @@ export class CatalogService {
   readonly #audit: AuditService
   readonly #log: Logger
   readonly #containers: ContainersService
+  readonly #optional: OptionalServices | undefined
   readonly #config: CatalogConfig
   /** In order: built-in first, then the admin's sources in the order added. */
   #sources: Source[] = []
   #changes: Promise<unknown> = Promise.resolve()
 
   constructor(
-    deps: { settings: Settings; audit: AuditService; log: Logger; containers: ContainersService },
+    deps: {
+      settings: Settings
+      audit: AuditService
+      log: Logger
+      containers: ContainersService
+      optional?: OptionalServices
+    },
     config: CatalogConfig,
   ) {
     this.#settings = deps.settings
     this.#audit = deps.audit
     this.#log = deps.log
     this.#containers = deps.containers
+    this.#optional = deps.optional
     this.#config = config
   }
 
@@ -246,18 +260,31 @@ export class CatalogService {
     for (const source of this.#sources) {
       for (const e of source.apps) {
         e.categories.forEach((c) => categories.add(c))
-        const installs = (bySourceApp.get(`${source.config.id}\u0000${e.id}`) ?? []).map((c) => {
+        // An app that is a stack is one install (its stack), however many containers it has.
+        const containers = bySourceApp.get(`${source.config.id}\u0000${e.id}`) ?? []
+        const seenStacks = new Set<string>()
+        const installs = containers.flatMap((c) => {
+          const stack = c.labels[LABELS.stack]
+          if (stack !== undefined) {
+            if (seenStacks.has(stack)) return []
+            seenStacks.add(stack)
+          }
+          const group = stack === undefined ? [c] : containers.filter((o) => o.labels[LABELS.stack] === stack)
           const version = c.labels[LABELS.version] ?? ''
           const versionUpdate = Boolean(valid(version)) && gt(e.version, version)
-          return {
-            containerId: c.id,
-            name: c.name,
-            state: c.state,
-            version,
-            versionUpdate,
-            imageUpdate: c.updateAvailable,
-            updateAvailable: versionUpdate || c.updateAvailable,
-          }
+          const imageUpdate = group.some((g) => g.updateAvailable)
+          return [
+            {
+              containerId: c.id,
+              name: stack ?? c.name,
+              state: group.every((g) => g.state === 'running') ? 'running' : c.state,
+              version,
+              versionUpdate,
+              imageUpdate,
+              updateAvailable: versionUpdate || imageUpdate,
+              ...(stack !== undefined ? { stack } : {}),
+            },
+          ]
         })
         apps.push({
           id: e.id,
@@ -276,7 +303,8 @@ export class CatalogService {
           path: e.path ?? null,
           note: e.note ?? null,
           defaultCredentials: e.defaultCredentials ?? null,
-          image: e.runSpec.image,
+          image: e.runSpec?.image ?? '',
+          kind: e.compose ? ('stack' as const) : ('container' as const),
           fields: e.fields ?? [],
           needsAdmin: needsAdmin(e),
           installed: installs.length > 0,
@@ -294,9 +322,10 @@ export class CatalogService {
     role: Role,
     actor: AuditActor,
     hooks: CreateHooks = {},
-  ): Promise<{ containerId: string; name: string; appId: string; source: string; version: string }> {
+  ): Promise<{ containerId: string; name: string; appId: string; source: string; version: string; stack?: string }> {
     const { entry, source } = this.#entry(req.appId, req.source)
     const target = `${source}/${entry.id}`
+    if (entry.compose) return this.#installStack(entry, source, req, role, actor, hooks)
     try {
       const spec = renderRunSpec(entry, req.values ?? {}, req.name)
       const out = await this.#containers.run(spec, role, actor, hooks, {
@@ -327,6 +356,66 @@ export class CatalogService {
     }
   }
 
+  /**
+   * An app that is a stack: its compose file and its fields as the stack's .env, installed (or updated) through the
+   * stacks plugin, whose deploy creates every container through the containers plugin's path.
+   */
+  async #installStack(
+    entry: CatalogEntry,
+    source: string,
+    req: InstallRequest,
+    role: Role,
+    actor: AuditActor,
+    hooks: CreateHooks,
+  ) {
+    const target = `${source}/${entry.id}`
+    const name = req.name ?? entry.id
+    try {
+      const stacks = this.#optional?.get(stacksInstaller)
+      if (!stacks) throw CatalogErrors.stacksUnavailable(`${entry.title} is a stack: the stacks plugin must be enabled`)
+      const out = await stacks.install(
+        {
+          name,
+          compose: entry.compose!,
+          env: renderEnv(entry, req.values ?? {}),
+          labels: {
+            [LABELS.app]: entry.id,
+            [LABELS.source]: source,
+            [LABELS.version]: entry.version,
+            [LABELS.stack]: name,
+          },
+        },
+        role,
+        actor,
+        (event) => {
+          if (event.type === 'pull')
+            hooks.onPull?.({ status: event.status ?? '', id: event.layer, current: event.current, total: event.total })
+        },
+      )
+      const result = { containerId: '', name, stack: name, appId: entry.id, source, version: entry.version }
+      await this.#audit.record(
+        {
+          action: 'catalog.install',
+          target,
+          detail: { ...result, services: out.services.map((s) => s.service), fields: Object.keys(req.values ?? {}) },
+        },
+        actor,
+      )
+      return result
+    } catch (err) {
+      await this.#audit.record(
+        {
+          action: 'catalog.install',
+          target,
+          result: 'failure',
+          detail: { error: (err as { code?: string }).code ?? 'error', message: (err as Error).message },
+        },
+        actor,
+      )
+      throw err
+    }
+  }
+
   /** Removes a container the catalog installed (found by its labels) and, if asked, its named volumes. */
   async uninstall(container: string, removeVolumes: boolean, actor: AuditActor) {
     const ours = (await this.#containers.listLabelled(LABELS.app)).find(
@@ -334,6 +423,8 @@ export class CatalogService {
     )
     if (!ours) throw CatalogErrors.notCatalogContainer(`No container installed from the catalog is called ${container}`)
     const appId = ours.labels[LABELS.app] ?? ''
+    const stack = ours.labels[LABELS.stack]
+    if (stack !== undefined) return this.#uninstallStack(stack, ours, removeVolumes, actor)
     const out = await this.#containers.remove(ours.id, actor, { volumes: removeVolumes })
     await this.#audit.record(
       {
@@ -355,6 +446,29 @@ export class CatalogService {
       appId,
       removedVolumes: out.removedVolumes,
       keptVolumes: out.keptVolumes,
+    }
+  }
+
+  /** An app that is a stack goes as one: the stacks plugin takes it down (volumes when asked) and deletes it. */
+  async #uninstallStack(stack: string, ours: LabelledContainer, removeVolumes: boolean, actor: AuditActor) {
+    const stacks = this.#optional?.get(stacksInstaller)
+    if (!stacks) throw CatalogErrors.stacksUnavailable(`${stack} is a stack: the stacks plugin must be enabled`)
+    const out = await stacks.uninstall(stack, actor, { volumes: removeVolumes })
+    const appId = ours.labels[LABELS.app] ?? ''
+    await this.#audit.record(
+      {
+        action: 'catalog.uninstall',
+        target: `${ours.labels[LABELS.source] ?? ''}/${appId}`,
+        detail: { stack, containers: out.containers, removeVolumes, removedVolumes: out.volumes },
+      },
+      actor,
+    )
+    return {
+      containerId: ours.id,
+      name: stack,
+      appId,
+      removedVolumes: out.volumes,
+      keptVolumes: out.keptVolumes.map((name) => ({ name, reason: 'not asked to remove volumes' })),
     }
   }
 }

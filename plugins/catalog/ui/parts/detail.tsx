@@ -21,7 +21,10 @@ function Needs({ app }: { app: CatalogApp }) {
   if (reason) items.push(['shield', `Needs an admin: it ${reason}.`])
   else items.push(['users', 'An operator may install it.'])
   if (ports.length) items.push(['network', `A free port on this server (${ports.join(', ')}).`])
-  items.push(['package', `Runs the image ${app.image}.`])
+  items.push([
+    'package',
+    app.kind === 'stack' ? 'Runs as a stack of several containers (the Stacks page).' : `Runs the image ${app.image}.`,
+  ])
   if (app.architectures.length) items.push(['cpu', `Built for ${app.architectures.join(', ')}.`])
   return (
     <ul class="needs-list">
@@ -223,7 +226,7 @@ export function AppDetail({
                 ),
               ],
               ['Source', source ? `${source.name} (${source.id})` : app.source],
-              ['Image', <code>{app.image}</code>],
+              app.kind === 'stack' ? ['Runs as', 'a stack (compose file)'] : ['Image', <code>{app.image}</code>],
               ['Web interface', app.port ? `container port ${app.port}${app.path ?? ''}` : 'none'],
             ]}
           />

@@ -337,7 +337,10 @@ export function InstallView({
       <a class="back-link" href={appPath(ctx.base, app)}>
         <Icon name="chevron-down" size={16} class="back-icon" /> {app.title}
       </a>
-      <PageHeader title={`Install ${app.title}`} description={`Version ${app.version} · ${app.image}`} />
+      <PageHeader
+        title={`Install ${app.title}`}
+        description={`Version ${app.version} · ${app.kind === 'stack' ? 'a stack' : app.image}`}
+      />
       {result ? (
         <Installed ctx={ctx} app={app} result={result} />
       ) : blocked ? (
