@@ -188,6 +188,7 @@ export async function createKernel(config: KernelConfig, options: KernelOptions 
     events,
     kernelRoutes,
     dataDir: config.dataDir,
+    secrets: secretBox,
     overrides,
     overrideExposures,
     callTimeoutMs: config.pluginCallTimeoutMs,

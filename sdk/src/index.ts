@@ -35,6 +35,7 @@ export type {
   SessionUser,
   OptionalServices,
   KernelEvents,
+  SecretSealer,
   KernelEvent,
   PluginStateEvent,
   AuditRecordEvent,

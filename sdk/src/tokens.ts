@@ -177,6 +177,18 @@ export interface KernelEvents {
   plugins(): PluginStateEvent[]
 }
 
+/**
+ * Secrets at rest (passwords, API keys, webhook keys), sealed with AES-256-GCM under a key the kernel derives for each
+ * plugin from the daemon's own key file: a copy of the database alone reveals none, and one plugin cannot open
+ * another's. A sandboxed plugin's calls are made by the kernel: the key never enters its process.
+ * @since 1.3.0
+ */
+export interface SecretSealer {
+  seal(plain: string): string | Promise<string>
+  /** The plain text, or null when it was sealed with another key (another plugin's, a replaced key file) or damaged. */
+  open(sealed: string): string | null | Promise<string | null>
+}
+
 export const tokens = {
   logger: createServiceToken<Logger>('hostd.logger'),
   audit: createServiceToken<AuditService>('hostd.audit'),
@@ -188,6 +200,8 @@ export const tokens = {
   optional: createServiceToken<OptionalServices>('hostd.optional'),
   /** Built-in plugins only. @since 1.3.0 */
   events: createServiceToken<KernelEvents>('hostd.events'),
+  /** @since 1.3.0 */
+  secrets: createServiceToken<SecretSealer>('hostd.secrets'),
 } as const
 
 export type { EntitySchema }

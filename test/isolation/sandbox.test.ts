@@ -169,6 +169,47 @@ export default definePlugin({
   })
 })
 
+describe('the channel: a plugin that calls the kernel’s services around their own channels', () => {
+  it('cannot write an audit record through a forged service call: no action of another, no record', async () => {
+    const dir = join(d.dataDir, 'audit-forger-source')
+    // A well-formed frame, written straight to descriptor 3: a `service.call` of hostd.audit's `record`, which would
+    // skip the audit channel's rate limit and its prefix (a record as the kernel's `user.create`).
+    await writePluginFolder(dir, {
+      name: 'hostd-plugin-audit-forger',
+      files: {
+        'src/index.ts': `import { writeSync } from 'node:fs'
+import { definePlugin, tokens } from '@hostd/sdk'
+export default definePlugin({
+  id: 'audit-forger', version: '1.0.0', kernel: '^1.3.0', deps: { audit: tokens.audit },
+  routes: (r) => {
+    r.post('/api/audit-forger/forge', { role: 'viewer' }, () => {
+      const call = { t: 'call', id: 900000, method: 'service.call',
+        args: ['hostd.audit', 'record', [{ action: 'user.create', target: 'forged-admin' }, null]] }
+      const text = Buffer.from(JSON.stringify(call))
+      const frame = Buffer.alloc(4 + text.length)
+      frame.writeUInt32BE(text.length, 0)
+      text.copy(frame, 4)
+      writeSync(3, frame)
+      return { sent: true }
+    })
+  },
+})
+`,
+      },
+    })
+    await d.drop(dir, 'audit-forger')
+    await d.until('audit-forger', (e) => e.state === 'active')
+    expect((await d.api('/api/audit-forger/forge', { method: 'POST' })).status).toBe(200)
+    // The kernel answered the forged call (with a refusal the plugin never reads); then nothing was recorded.
+    expect((await d.api('/api/hello')).status).toBe(200)
+    const audit = await d.api('/api/audit?limit=200')
+    const forged = (audit.body.items as { action: string; target: string | null }[]).filter(
+      (e) => e.target === 'forged-admin',
+    )
+    expect(forged).toEqual([])
+  })
+})
+
 describe('its process ends with its load: no orphans', () => {
   it('after an upgrade, the old version’s processes are gone and the new one serves', async () => {
     const dir = join(d.pluginsDir, 'hello')

@@ -59,6 +59,17 @@ describe.each(modes)('service-prober, $mode', ({ mode, env }) => {
     })
   })
 
+  it('seals secrets with a key of its own that the kernel holds', async () => {
+    const { ok, value, message } = (await probe('seal')) as {
+      ok: boolean
+      value: { sealed: string; opened: string }
+      message?: string
+    }
+    expect(ok, message).toBe(true)
+    expect(value.opened).toBe('the prober secret')
+    expect(value.sealed).not.toContain('prober')
+  })
+
   it('reaches the root helper only for the action it declared', async () => {
     // No helper runs beside a test daemon: the declared action reaches the kernel's client, which says so (423).
     expect(await probe('helper-declared')).toMatchObject({ ok: false, status: 423, code: 'HOSTD_HELPER_UNAVAILABLE' })

@@ -7,8 +7,8 @@ const VERSION = 'v1'
 
 /**
  * The daemon's own key (`<data dir>/secret.key`, 32 random bytes, mode 0600, made on first start) and what it is
- * used for: sealing TOTP secrets at rest (AES-256-GCM) and keying the hashes of recovery codes (HMAC-SHA-256), so a
- * copy of the database alone reveals neither. Losing the key file makes two-factor unusable for everyone who has it
+ * used for: sealing TOTP secrets at rest (AES-256-GCM), keying the hashes of recovery codes (HMAC-SHA-256), and each
+ * plugin's secrets (`forPlugin`: `tokens.secrets`), so a copy of the database alone reveals none of them. Losing the key file makes two-factor unusable for everyone who has it
  * on (an admin resets it; see docs/API.md); the tokens and sessions do not depend on it.
  */
 export class SecretBox {
@@ -53,6 +53,14 @@ export class SecretBox {
     } catch {
       return null
     }
+  }
+
+  /**
+   * A sealer for one plugin (`tokens.secrets`): its own key, derived from the stored one with the plugin's id, so a
+   * plugin cannot open what another sealed, nor what the kernel sealed.
+   */
+  forPlugin(id: string): { seal(plain: string): string; open(sealed: string): string | null } {
+    return new SecretBox(Buffer.from(hkdfSync('sha256', this.#sealKey, Buffer.alloc(0), `hostd plugin ${id}`, 32)))
   }
 
   mac(value: string): string {

@@ -42,6 +42,7 @@ import {
 } from '../../../sdk/src/isolated/protocol.ts'
 import { MIGRATION_FAILED } from '../../../sdk/src/isolated/database.ts'
 import { EntityMigrationError } from '../db/database.ts'
+import { KERNEL_SERVICE_IDS } from '../plugins/permissions.ts'
 import { KernelErrors } from '../http/errors.ts'
 import { CallError, seconds } from './channel.ts'
 import { IsolationErrors } from './errors.ts'
@@ -860,13 +861,17 @@ export class IsolatedLoad {
       }
       case 'service.call': {
         const [id, method, args] = call.args
+        // The kernel's services have channels of their own (settings, audit with its limits and stamps); of them, only
+        // the plugin's sealer is called this way (its key stays in the daemon).
+        if (KERNEL_SERVICE_IDS.has(id) && id !== tokens.secrets.id)
+          throw new Error(`${id}: a service of the kernel, not called this way`)
         const service = this.#deps.service(id) as Record<string, unknown> | undefined
         if (service === undefined || service === null)
           throw KernelErrors.pluginUnavailable(`No active plugin provides the service "${id}"`)
         const fn = service[method]
         if (typeof fn !== 'function') throw new Error(`the service "${id}" has no method ${method}`)
         // What crosses back is JSON: a Date as its ISO text, what does not serialize dropped, as JSON.stringify does.
-        const result: unknown = await (fn as (...a: unknown[]) => unknown)(...args)
+        const result: unknown = await (fn as (...a: unknown[]) => unknown).apply(service, args)
         return result === undefined ? null : JSON.parse(JSON.stringify(result) ?? 'null')
       }
       case 'helper.available':

@@ -22,7 +22,7 @@ export const KERNEL_SERVICE_IDS: ReadonlySet<string> = new Set(Object.values(tok
 /**
  * The kernel services a third-party plugin may have: each is scoped to it (its own log child, settings namespace,
  * audit records stamped with its id, only the optional services it declared, a helper client limited to the actions
- * it declared, and as `hostd.database` a database of its own in its data folder). The kernel's database (password
+ * it declared, a sealer with a key of its own, and as `hostd.database` a database of its own in its data folder). The kernel's database (password
  * hashes, sessions) is never given to one.
  */
 export const THIRD_PARTY_KERNEL_SERVICES: ReadonlySet<string> = new Set([
@@ -33,6 +33,7 @@ export const THIRD_PARTY_KERNEL_SERVICES: ReadonlySet<string> = new Set([
   tokens.kernel.id,
   tokens.optional.id,
   tokens.helper.id,
+  tokens.secrets.id,
 ])
 
 export const PermissionErrors = {

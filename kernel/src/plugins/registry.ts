@@ -13,6 +13,7 @@ import {
   type RouteDefinition,
   type Role,
   type ServiceBinding,
+  type SecretSealer,
   type ServiceExposure,
 } from '@hostd/sdk'
 import type { InstanceDeps } from '../http/instance.ts'
@@ -88,6 +89,8 @@ export interface RegistryDeps {
   kernelRoutes: RouteDefinition[]
   /** The daemon's data dir: a third-party plugin's own database is in `<data dir>/plugin-data/<id>`. */
   dataDir: string
+  /** Each plugin's `tokens.secrets`: a sealer with a key of its own (kernel/src/auth/secret-box.ts). */
+  secrets: { forPlugin(id: string): SecretSealer }
   /** Services by token id that win over the kernel's and every provider's (the test harness's `services`). */
   overrides?: ReadonlyMap<string, unknown>
   /** What those services let third-party plugins call (their bindings' `expose`). */
@@ -748,6 +751,7 @@ export class PluginRegistry {
     const scope = this.#deps.container.createChildContainer()
     scope.register(tokens.logger.id, { useValue: this.#deps.log.child({ plugin: def.id }) })
     scope.register(tokens.settings.id, { useValue: scopedSettings(this.#deps.db, `plugin.${def.id}`) })
+    scope.register(tokens.secrets.id, { useValue: this.#deps.secrets.forPlugin(def.id) })
     for (const [id, value] of this.#deps.overrides ?? []) scope.register(id, { useValue: value })
     if (builtin) return scope
     // Never the kernel's (its users and sessions): its own file, or, for an isolated one, none here (its runner opens it).

@@ -4,7 +4,6 @@
  */
 import { definePlugin, tokens } from '@hostd/sdk'
 import { alertRoutes } from './routes.ts'
-import { Sealer } from './seal.ts'
 import { AlertService, type AlertOptions } from './service.ts'
 import { AlertStore } from './store.ts'
 
@@ -26,12 +25,11 @@ export function createAlertsPlugin(options: Partial<AlertOptions> = {}) {
       log: tokens.logger,
       optional: tokens.optional,
       helper: tokens.helper,
-      kernel: tokens.kernel,
       events: tokens.events,
+      secrets: tokens.secrets,
     },
-    setup: ({ database, settings, audit, log, optional, helper, kernel, events }) => {
-      let sealer: Promise<Sealer> | null = null
-      return new AlertService(
+    setup: ({ database, settings, audit, log, optional, helper, events, secrets }) =>
+      new AlertService(
         {
           store: new AlertStore(database),
           settings,
@@ -40,7 +38,7 @@ export function createAlertsPlugin(options: Partial<AlertOptions> = {}) {
           optional,
           helper,
           events,
-          sealer: () => (sealer ??= Sealer.load(kernel.dataDir)),
+          secrets,
         },
         {
           retryBaseMs: options.retryBaseMs ?? positive(process.env.HOSTD_ALERTS_RETRY_BASE_SECONDS, 30) * 1000,
@@ -54,8 +52,7 @@ export function createAlertsPlugin(options: Partial<AlertOptions> = {}) {
             options.systemIntervalMs ?? positive(process.env.HOSTD_ALERTS_SYSTEM_INTERVAL_SECONDS, 900) * 1000,
           rebootFile: options.rebootFile,
         },
-      )
-    },
+      ),
     routes: (r, _deps, service) => alertRoutes(r, () => service),
     start: (_deps, service) => service.start(),
     stop: (_deps, service) => service.stop(),

@@ -17,6 +17,7 @@ import {
   type KernelEvents,
   type Logger,
   type OptionalServices,
+  type SecretSealer,
   type Settings,
 } from '@hostd/sdk'
 import type { ProvidedServices as ContainerServices, ContainerState } from '../../containers/src/api.ts'
@@ -69,7 +70,6 @@ import {
   type Silence,
   type SilenceCreate,
 } from './schemas.ts'
-import type { Sealer } from './seal.ts'
 import type { AlertStore, DeliveryRow } from './store.ts'
 import { listDisks, readSmartHealth } from './smart.ts'
 
@@ -117,7 +117,8 @@ interface Deps {
   optional: OptionalServices
   helper: HelperClient
   events: KernelEvents
-  sealer: () => Promise<Sealer>
+  /** Channel secrets sealed at rest (`tokens.secrets`). */
+  secrets: SecretSealer
 }
 
 /** A channel as stored: the secret sealed. */
@@ -714,7 +715,7 @@ export class AlertService {
   async #target(c: StoredChannel): Promise<ChannelTarget> {
     let secret: string | null = null
     if (c.sealedSecret) {
-      secret = (await this.#d.sealer()).open(c.sealedSecret)
+      secret = await this.#d.secrets.open(c.sealedSecret)
       if (secret === null)
         throw new DeliveryError('The channel secret cannot be read (the data folder key changed): set it again')
     }
@@ -944,7 +945,7 @@ export class AlertService {
         type: body.type,
         enabled: body.enabled ?? true,
         options: body.options,
-        sealedSecret: body.secret ? (await this.#d.sealer()).seal(body.secret) : null,
+        sealedSecret: body.secret ? await this.#d.secrets.seal(body.secret) : null,
         sendResolved: body.sendResolved ?? true,
         status: { lastSuccessAt: null, lastError: null, lastErrorAt: null, retrying: 0, nextAttemptAt: null },
       }
@@ -973,7 +974,7 @@ export class AlertService {
             ? old.sealedSecret
             : body.secret === null
               ? null
-              : (await this.#d.sealer()).seal(body.secret),
+              : await this.#d.secrets.seal(body.secret),
       }
       await this.#checkChannel(c)
       await this.#d.store.put('channels', id, c)

@@ -29,7 +29,7 @@ export function createBackupsPlugin(options: BackupsPluginOptions = {}) {
   return definePlugin({
     id: 'backups',
     version: '1.0.0',
-    kernel: '^1.1.0',
+    kernel: '^1.3.0',
     description: "Backups with restic: hostd's own state, containers' volumes and chosen folders; restores.",
     deps: {
       settings: tokens.settings,
@@ -38,10 +38,11 @@ export function createBackupsPlugin(options: BackupsPluginOptions = {}) {
       kernel: tokens.kernel,
       database: tokens.database,
       optional: tokens.optional,
+      secrets: tokens.secrets,
     },
-    setup: ({ settings, audit, log, kernel, database, optional }) =>
+    setup: ({ settings, audit, log, kernel, database, optional, secrets }) =>
       BackupService.create(
-        { settings, audit, log, database, optional, dataDir: kernel.dataDir },
+        { settings, audit, log, database, optional, secrets, dataDir: kernel.dataDir },
         { roots: options.roots ?? fileRoots(process.env.HOSTD_FILE_ROOTS, kernel.dataDir), now: options.now },
       ),
     routes: (r, _deps, backups) => backupRoutes(r, backups),

@@ -8,11 +8,11 @@ import { randomBytes, randomUUID } from 'node:crypto'
 import { mkdir, readFile, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
-import type { Settings } from '@hostd/sdk'
+import type { SecretSealer, Settings } from '@hostd/sdk'
 import { BackupErrors } from './errors.ts'
 import { classify, runRestic, type ResticTarget } from './restic.ts'
 import type { Location, RepositoryCreate } from './schemas.ts'
-import { SecretFiles, type Sealer } from './secrets.ts'
+import { SecretFiles } from './secrets.ts'
 
 const run = promisify(execFile)
 
@@ -45,11 +45,11 @@ export function repositoryName(location: Location): string {
 
 export class Repositories {
   readonly #settings: Settings
-  readonly #sealer: Sealer
+  readonly #sealer: SecretSealer
   readonly #dir: string
   #lock: Promise<unknown> = Promise.resolve()
 
-  constructor(settings: Settings, sealer: Sealer, dir: string) {
+  constructor(settings: Settings, sealer: SecretSealer, dir: string) {
     this.#settings = settings
     this.#sealer = sealer
     this.#dir = dir
@@ -87,8 +87,8 @@ export class Repositories {
       id: randomUUID(),
       name: input.name,
       location: input.location,
-      password: this.#sealer.seal(password),
-      restPassword: input.restPassword ? this.#sealer.seal(input.restPassword) : null,
+      password: await this.#sealer.seal(password),
+      restPassword: input.restPassword ? await this.#sealer.seal(input.restPassword) : null,
       createdAt: new Date().toISOString(),
     }
     const repo = await this.open(stored)
@@ -132,8 +132,8 @@ export class Repositories {
   }
 
   /** The repository's password in clear (for the recovery kit and restores elsewhere); never logged. */
-  passwordOf(repo: StoredRepository): string {
-    const plain = this.#sealer.open(repo.password)
+  async passwordOf(repo: StoredRepository): Promise<string> {
+    const plain = await this.#sealer.open(repo.password)
     if (plain === null)
       throw BackupErrors.wrongPassword('The stored password cannot be unsealed (the key file changed)')
     return plain
@@ -143,7 +143,7 @@ export class Repositories {
   async open(repo: StoredRepository): Promise<OpenRepository> {
     const files = new SecretFiles(join(this.#dir, 'run'))
     try {
-      const passwordFile = await files.write('password', this.passwordOf(repo))
+      const passwordFile = await files.write('password', await this.passwordOf(repo))
       const env: Record<string, string> = { RESTIC_CACHE_DIR: join(this.#dir, 'cache') }
       let repository = repositoryName(repo.location)
       const options: string[] = []
@@ -151,7 +151,7 @@ export class Repositories {
       if (location.kind === 'rest' && location.username) {
         const url = new URL(location.url)
         url.username = location.username
-        url.password = repo.restPassword ? (this.#sealer.open(repo.restPassword) ?? '') : ''
+        url.password = repo.restPassword ? ((await this.#sealer.open(repo.restPassword)) ?? '') : ''
         repository = `rest:${url.toString()}`
       }
       if (location.kind === 'sftp') {
@@ -180,7 +180,7 @@ export class Repositories {
     return this.#serial(async () => {
       const stored = await this.#settings.get<{ publicKey: string; privateKey: string }>('sshKey')
       if (stored) {
-        const privateKey = this.#sealer.open(stored.privateKey)
+        const privateKey = await this.#sealer.open(stored.privateKey)
         if (privateKey) return { publicKey: stored.publicKey, privateKey }
       }
       const files = new SecretFiles(join(this.#dir, 'run'))
@@ -190,7 +190,7 @@ export class Repositories {
         await run('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'hostd-backups', '-f', path])
         const privateKey = await readFile(path, 'utf8')
         const publicKey = (await readFile(`${path}.pub`, 'utf8')).trim()
-        await this.#settings.set('sshKey', { publicKey, privateKey: this.#sealer.seal(privateKey) })
+        await this.#settings.set('sshKey', { publicKey, privateKey: await this.#sealer.seal(privateKey) })
         return { publicKey, privateKey }
       } finally {
         await files.dispose()

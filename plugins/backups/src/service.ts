@@ -7,7 +7,7 @@ import { EventEmitter } from 'node:events'
 import { randomBytes, randomUUID } from 'node:crypto'
 import { mkdir, readdir, realpath, rename, rm, stat, writeFile } from 'node:fs/promises'
 import { dirname, isAbsolute, join, normalize, relative } from 'node:path'
-import type { AuditActor, AuditService, Database, Logger, OptionalServices, Settings } from '@hostd/sdk'
+import type { AuditActor, AuditService, Database, Logger, OptionalServices, SecretSealer, Settings } from '@hostd/sdk'
 import { HostdError } from '@hostd/sdk'
 import { type ContainerDefinition, containerBackupService } from './containers.ts'
 import { BackupErrors } from './errors.ts'
@@ -26,7 +26,6 @@ import {
   type RunResult,
   type Snapshot,
 } from './schemas.ts'
-import { Sealer } from './secrets.ts'
 
 export interface StoredJob {
   id: string
@@ -57,6 +56,8 @@ export interface BackupDeps {
   log: Logger
   database: Database
   optional: OptionalServices
+  /** Repository passwords, REST credentials and hostd's SSH key, sealed at rest (`tokens.secrets`). */
+  secrets: SecretSealer
   dataDir: string
 }
 
@@ -88,18 +89,17 @@ export class BackupService {
   /** Aborted on stop: a backup in progress gets SIGTERM (restic then removes its own lock), its containers restart. */
   #abort = new AbortController()
 
-  private constructor(deps: BackupDeps, sealer: Sealer, options: BackupOptions) {
+  private constructor(deps: BackupDeps, options: BackupOptions) {
     this.#deps = deps
     this.#dir = join(deps.dataDir, 'backups')
     this.#roots = options.roots
     this.#now = options.now ?? Date.now
-    this.repositories = new Repositories(deps.settings, sealer, this.#dir)
+    this.repositories = new Repositories(deps.settings, deps.secrets, this.#dir)
     this.events.setMaxListeners(100)
   }
 
   static async create(deps: BackupDeps, options: BackupOptions): Promise<BackupService> {
-    const sealer = await Sealer.load(join(deps.dataDir, 'backups'))
-    return new BackupService(deps, sealer, options)
+    return new BackupService(deps, options)
   }
 
   // ---- repositories ----
