@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto'
 import { isAbsolute } from 'node:path'
 import gt from 'semver/functions/gt.js'
 import valid from 'semver/functions/valid.js'
+import { auditOutcome } from '@hostd/sdk'
 import type { AuditActor, AuditService, Logger, OptionalServices, Role, Settings } from '@hostd/sdk'
 import {
   LABELS,
@@ -326,34 +327,22 @@ export class CatalogService {
     const { entry, source } = this.#entry(req.appId, req.source)
     const target = `${source}/${entry.id}`
     if (entry.compose) return this.#installStack(entry, source, req, role, actor, hooks)
-    try {
-      const spec = renderRunSpec(entry, req.values ?? {}, req.name)
-      const out = await this.#containers.run(spec, role, actor, hooks, {
-        labels: { [LABELS.app]: entry.id, [LABELS.source]: source, [LABELS.version]: entry.version },
-      })
-      const result = { containerId: out.id, name: out.name, appId: entry.id, source, version: entry.version }
-      // The values are not recorded: a password field's value is a secret. Their keys are.
-      await this.#audit.record(
-        {
-          action: 'catalog.install',
-          target,
-          detail: { ...result, image: spec.image, fields: Object.keys(req.values ?? {}) },
-        },
-        actor,
-      )
-      return result
-    } catch (err) {
-      await this.#audit.record(
-        {
-          action: 'catalog.install',
-          target,
-          result: 'failure',
-          detail: { error: (err as { code?: string }).code ?? 'error', message: (err as Error).message },
-        },
-        actor,
-      )
-      throw err
-    }
+    // The values are not recorded: a password field's value is a secret. Their keys are.
+    const { result } = await auditOutcome(
+      this.#audit,
+      { action: 'catalog.install', target },
+      actor,
+      async () => {
+        const spec = renderRunSpec(entry, req.values ?? {}, req.name)
+        const out = await this.#containers.run(spec, role, actor, hooks, {
+          labels: { [LABELS.app]: entry.id, [LABELS.source]: source, [LABELS.version]: entry.version },
+        })
+        const result = { containerId: out.id, name: out.name, appId: entry.id, source, version: entry.version }
+        return { result, image: spec.image }
+      },
+      ({ result, image }) => ({ ...result, image, fields: Object.keys(req.values ?? {}) }),
+    )
+    return result
   }
 
   /**
@@ -370,50 +359,44 @@ export class CatalogService {
   ) {
     const target = `${source}/${entry.id}`
     const name = req.name ?? entry.id
-    try {
-      const stacks = this.#optional?.get(stacksInstaller)
-      if (!stacks) throw CatalogErrors.stacksUnavailable(`${entry.title} is a stack: the stacks plugin must be enabled`)
-      const out = await stacks.install(
-        {
-          name,
-          compose: entry.compose!,
-          env: renderEnv(entry, req.values ?? {}),
-          labels: {
-            [LABELS.app]: entry.id,
-            [LABELS.source]: source,
-            [LABELS.version]: entry.version,
-            [LABELS.stack]: name,
+    const { result } = await auditOutcome(
+      this.#audit,
+      { action: 'catalog.install', target },
+      actor,
+      async () => {
+        const stacks = this.#optional?.get(stacksInstaller)
+        if (!stacks)
+          throw CatalogErrors.stacksUnavailable(`${entry.title} is a stack: the stacks plugin must be enabled`)
+        const out = await stacks.install(
+          {
+            name,
+            compose: entry.compose!,
+            env: renderEnv(entry, req.values ?? {}),
+            labels: {
+              [LABELS.app]: entry.id,
+              [LABELS.source]: source,
+              [LABELS.version]: entry.version,
+              [LABELS.stack]: name,
+            },
           },
-        },
-        role,
-        actor,
-        (event) => {
-          if (event.type === 'pull')
-            hooks.onPull?.({ status: event.status ?? '', id: event.layer, current: event.current, total: event.total })
-        },
-      )
-      const result = { containerId: '', name, stack: name, appId: entry.id, source, version: entry.version }
-      await this.#audit.record(
-        {
-          action: 'catalog.install',
-          target,
-          detail: { ...result, services: out.services.map((s) => s.service), fields: Object.keys(req.values ?? {}) },
-        },
-        actor,
-      )
-      return result
-    } catch (err) {
-      await this.#audit.record(
-        {
-          action: 'catalog.install',
-          target,
-          result: 'failure',
-          detail: { error: (err as { code?: string }).code ?? 'error', message: (err as Error).message },
-        },
-        actor,
-      )
-      throw err
-    }
+          role,
+          actor,
+          (event) => {
+            if (event.type === 'pull')
+              hooks.onPull?.({
+                status: event.status ?? '',
+                id: event.layer,
+                current: event.current,
+                total: event.total,
+              })
+          },
+        )
+        const result = { containerId: '', name, stack: name, appId: entry.id, source, version: entry.version }
+        return { result, services: out.services.map((s) => s.service) }
+      },
+      ({ result, services }) => ({ ...result, services, fields: Object.keys(req.values ?? {}) }),
+    )
+    return result
   }
 
   /** Removes a container the catalog installed (found by its labels) and, if asked, its named volumes. */

@@ -4,6 +4,7 @@
  * every caller goes through (`runSpec`).
  */
 import type { Readable } from 'node:stream'
+import { auditOutcome } from '@hostd/sdk'
 import type { AuditActor, AuditService, KernelInfo, Logger, Role, Settings } from '@hostd/sdk'
 import type { CreateHooks, RemovedContainer, RunOptions } from './api.ts'
 import { AutoStart } from './autostart.ts'
@@ -56,29 +57,14 @@ export class Runtime {
   }
 
   /** Records the outcome of `fn` (success with `detail`, or failure with the error) and passes it on. */
-  async audited<T>(
+  audited<T>(
     action: string,
     target: string,
     actor: AuditActor,
     fn: () => Promise<T>,
     detail: (out: T) => Record<string, unknown> = () => ({}),
   ): Promise<T> {
-    try {
-      const out = await fn()
-      await this.audit.record({ action, target, result: 'success', detail: detail(out) }, actor)
-      return out
-    } catch (err) {
-      await this.audit.record(
-        {
-          action,
-          target,
-          result: 'failure',
-          detail: { error: (err as { code?: string }).code ?? 'error', message: (err as Error).message },
-        },
-        actor,
-      )
-      throw err
-    }
+    return auditOutcome(this.audit, { action, target }, actor, fn, detail)
   }
 
   /**

@@ -7,7 +7,7 @@ import { watch, type FSWatcher } from 'node:fs'
 import { lstat, mkdir, readdir, readFile, realpath, rename, rm, stat, symlink, writeFile } from 'node:fs/promises'
 import { basename, dirname, isAbsolute, join } from 'node:path'
 import type { AuditActor, AuditService, Logger, Role } from '@hostd/sdk'
-import { roleSatisfies } from '@hostd/sdk'
+import { auditOutcome, roleSatisfies } from '@hostd/sdk'
 import { deployProject, LABELS, reverseOrder, type Progress, type ServiceOutcome } from './apply.ts'
 import type { ContainerProjectsService, ContainersService, ProjectContainer } from './containers.ts'
 import { StackErrors } from './errors.ts'
@@ -376,29 +376,14 @@ export class StacksService {
 
   // ---- operations --------------------------------------------------------------------------------------------
 
-  async #audited<T>(
+  #audited<T>(
     action: string,
     target: string,
     actor: AuditActor,
     fn: () => Promise<T>,
     detail: (out: T) => Record<string, unknown> = () => ({}),
   ): Promise<T> {
-    try {
-      const out = await fn()
-      await this.#deps.audit.record({ action, target, result: 'success', detail: detail(out) }, actor)
-      return out
-    } catch (err) {
-      await this.#deps.audit.record(
-        {
-          action,
-          target,
-          result: 'failure',
-          detail: { error: (err as { code?: string }).code ?? 'error', message: (err as Error).message },
-        },
-        actor,
-      )
-      throw err
-    }
+    return auditOutcome(this.#deps.audit, { action, target }, actor, fn, detail)
   }
 
   /** Runs `fn` as the stack's one operation (409 while another runs), told on the socket as it starts and ends. */
