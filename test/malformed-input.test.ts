@@ -162,6 +162,8 @@ describe('malformed input gets no 5xx on any route', () => {
     process.env.HOSTD_TAILSCALE_SOCKET = tailscale.socketPath
     process.env.HOSTD_WIDGETS_USER = (await ensureTestAccount()).name
     process.env.HOSTD_WIDGETS_WORK_DIR = join(work, 'widgets')
+    // The stacks samples deploy and update a stack of this image, pulled from the local registry.
+    process.env.HOSTD_TEST_STACK_IMAGE = `${registry.address}/hostd-test/busybox:1`
     await mkdir(join(work, 'catalog'))
     await writeFile(
       join(work, 'catalog', 'apps.json'),
