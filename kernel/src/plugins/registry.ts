@@ -52,7 +52,16 @@ import {
   type SocketTarget,
 } from './records.ts'
 import { entryOf, importDefinition, mountRoutes, prepareRuntime, stopRuntime, type PluginCall } from './runtime.ts'
-import { DEFAULT_CALL_TIMEOUT_MS, PluginCallError, errorOrigin, withDeadline } from './supervision.ts'
+import {
+  answerWithin,
+  DEFAULT_CALL_TIMEOUT_MS,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  errorOrigin,
+  formatDuration,
+  PluginCallError,
+  withDeadline,
+} from './supervision.ts'
+import { IsolationErrors } from '../isolation/errors.ts'
 import { isIsolated, watchIsolated, type IsolationChange, type PluginIsolation } from '../isolation/index.ts'
 import {
   MIGRATION_FAILED,
@@ -640,6 +649,17 @@ export class PluginRegistry {
       // A third-party plugin's are in its own database, migrated as it opened (#ownDatabase).
       if (record.builtin && def.entities?.length) await this.#deps.db.addEntities(def.entities, def.id)
       const started = runtime
+      // A third-party plugin in the daemon's process answers within the deadline its requests would have isolated.
+      if (!record.builtin && !isIsolated(def)) {
+        const ms = this.#deps.isolation?.settings.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS
+        answerWithin(started.app, ms, (req) => {
+          this.#pluginLog(record).warn(
+            { reqId: req.id, url: req.url },
+            `route did not answer within ${formatDuration(ms)}`,
+          )
+          return IsolationErrors.timeout(`The plugin ${def.id} did not answer within ${formatDuration(ms)}`)
+        })
+      }
       await mountRoutes(started, this.#deps.instance, def.id, this.#gateHook(record))
       const provided = await call('provides()', () => started.hooks.provides())
       this.#services.check(record, provided)

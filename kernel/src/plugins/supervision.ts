@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url'
 import { sep } from 'node:path'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { RUNS_BUILT } from './loader.ts'
 
 /**
@@ -12,6 +13,8 @@ import { RUNS_BUILT } from './loader.ts'
 
 /** How long each call into plugin code may take: HOSTD_PLUGIN_CALL_TIMEOUT_MS (tests shorten it). */
 export const DEFAULT_CALL_TIMEOUT_MS = 10_000
+/** How long a third-party plugin may take to start its answer: HOSTD_PLUGIN_REQUEST_TIMEOUT_MS (then 504). */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000
 
 /** A call into plugin code that ended without its own answer: its deadline passed, or the daemon stopped waiting. */
 export class PluginCallError extends Error {
@@ -114,3 +117,28 @@ export function errorOrigin(err: unknown, dir: string | null): string | null {
 }
 
 const isKernel = (file: string) => NOT_PLUGIN.some((root) => file.startsWith(root))
+
+/**
+ * Gives each request to a third-party plugin running in the daemon's process (an admin trusts it, or isolation is off)
+ * the deadline an isolated plugin's requests have: a handler that has not started its answer by then gets `onTimeout`'s
+ * error as its answer (504 HOSTD_PLUGIN_TIMEOUT), and whatever it sends later is dropped. A streamed answer that has
+ * begun is not cut; a route that takes a streamed body (`rawBody`, an upload) has none. Added before its routes.
+ */
+export function answerWithin(app: FastifyInstance, ms: number, onTimeout: (req: FastifyRequest) => Error): void {
+  const timers = new WeakMap<FastifyRequest, NodeJS.Timeout>()
+  app.addHook('onRequest', (req, reply, done) => {
+    if (req.routeOptions.config?.rawBody) return done()
+    const timer = setTimeout(() => {
+      if (reply.sent || reply.raw.headersSent) return
+      reply.send(onTimeout(req))
+    }, ms)
+    timer.unref()
+    timers.set(req, timer)
+    reply.raw.once('close', () => clearTimeout(timer))
+    done()
+  })
+  app.addHook('onSend', (req, _reply, payload, done) => {
+    clearTimeout(timers.get(req))
+    done(null, payload)
+  })
+}
