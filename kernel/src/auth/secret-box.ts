@@ -8,8 +8,9 @@ const VERSION = 'v1'
 /**
  * The daemon's own key (`<data dir>/secret.key`, 32 random bytes, mode 0600, made on first start) and what it is
  * used for: sealing TOTP secrets at rest (AES-256-GCM), keying the hashes of recovery codes (HMAC-SHA-256), and each
- * plugin's secrets (`forPlugin`: `tokens.secrets`), so a copy of the database alone reveals none of them. Losing the key file makes two-factor unusable for everyone who has it
- * on (an admin resets it; see docs/API.md); the tokens and sessions do not depend on it.
+ * plugin's secrets (`forPlugin`: `tokens.secrets`), so a copy of the database alone reveals none of them. Losing the
+ * key file makes two-factor unusable for everyone who has it on (an admin resets it; see docs/API.md) and the
+ * plugins' sealed secrets unreadable (they are entered again); the tokens and sessions do not depend on it.
  */
 export class SecretBox {
   readonly #sealKey: Buffer

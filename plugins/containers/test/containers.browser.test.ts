@@ -230,8 +230,11 @@ describe('containers pages', { timeout: 240_000 }, () => {
       await search.getByRole('list', { name: 'Search results' }).getByText('The busybox image').waitFor()
       await expectAccessible(admin, 'registry search')
       await search.getByRole('button', { name: 'Use busybox' }).click()
+      // Until the dialog has closed the page under it is inert: what is typed there would go nowhere.
+      await search.waitFor({ state: 'hidden' })
       expect(await admin.getByRole('textbox', { name: 'Image' }).inputValue()).toBe('busybox')
       await admin.getByRole('textbox', { name: 'Image' }).fill(other)
+      expect(await admin.getByRole('textbox', { name: 'Image' }).inputValue()).toBe(other)
       await admin.getByRole('textbox', { name: 'Name' }).fill('files')
       await admin.getByRole('textbox', { name: 'Command' }).fill(`sh -c 'cat /data/hello.txt; sleep 3600'`)
       await admin.getByRole('textbox', { name: 'Volumes' }).fill(`${dir}:/data:ro`)
