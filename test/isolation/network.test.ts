@@ -14,7 +14,8 @@ let d: IsolationDaemon
 let server: Server
 let port: number
 beforeAll(async () => {
-  server = createServer((socket) => socket.end('hello'))
+  // The probe closes as soon as it is connected: a reset on the server's side is expected, not an error.
+  server = createServer((socket) => socket.on('error', () => undefined).end('hello'))
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   port = (server.address() as { port: number }).port
   d = await startIsolationDaemon({ 'net-probe': join(FIXTURES, 'net-probe') })

@@ -56,8 +56,21 @@ describe.each(modes)('counter-provider and counter-reader, $mode', ({ mode, env 
     })
     expect(await read('get')).toEqual({ ok: true, value: 0 })
   })
+})
 
-  it.runIf(mode === 'isolated')('a provider whose process crashed is restarted and serves again', async () => {
+describe('counter-provider isolated: its process crashes', () => {
+  let d: IsolationDaemon
+  beforeAll(async () => {
+    d = await startIsolationDaemon({
+      'counter-provider': join(FIXTURES, 'counter-provider'),
+      'counter-reader': join(FIXTURES, 'counter-reader'),
+    })
+    for (const id of ['counter-provider', 'counter-reader']) await d.until(id, (e) => e.state === 'active')
+  }, 60_000)
+  afterAll(() => d?.close())
+  const read = async (method: string) => (await d.api(`/api/counter-reader/${method}`)).body
+
+  it('a provider whose process crashed is restarted and serves again', async () => {
     expect((await d.api('/api/counter-provider/crash', { method: 'POST' })).status).toBe(200)
     await d.until('counter-provider', (e) => e.state === 'restarting')
     await d.until('counter-provider', (e) => e.state === 'active')

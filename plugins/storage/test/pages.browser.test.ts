@@ -7,7 +7,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto'
 import { existsSync } from 'node:fs'
-import { chmod, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
+import { chmod, mkdir, mkdtemp, readFile, rm, stat, statfs, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Page } from 'playwright-core'
@@ -73,9 +73,12 @@ describe('storage pages', { timeout: 180_000 }, () => {
     await page.getByRole('heading', { name: 'Storage', level: 1 }).waitFor()
     await page.getByRole('meter', { name: 'Usage of /', exact: true }).waitFor()
     await main(page).getByText('/dev/vda', { exact: true }).last().waitFor()
-    expect(await page.getByRole('meter', { name: 'Usage of /', exact: true }).getAttribute('aria-valuetext')).toMatch(
-      /GiB of .* GiB used/,
-    )
+    // The share df reports for / (used / (used + available)), not used / size: here the two differ by half.
+    const root = await statfs('/')
+    const dfPercent = Math.round((100 * (root.blocks - root.bfree)) / (root.blocks - root.bfree + root.bavail))
+    const meter = page.getByRole('meter', { name: 'Usage of /', exact: true })
+    expect(await meter.getAttribute('aria-valuetext')).toMatch(/GiB used, .* GiB free \(\d+ %\)/)
+    expect(Math.abs(Number(await meter.getAttribute('aria-valuenow')) - dfPercent)).toBeLessThanOrEqual(1)
     expect(await page.getByRole('tab').allTextContents()).toEqual(['Disks and volumes', 'Network shares'])
     expect(
       await main(page)

@@ -17,7 +17,7 @@ import {
   type PageContext,
 } from '@hostd/ui'
 import { useEffect } from 'preact/hooks'
-import { UsageBar } from './common.tsx'
+import { UsageBar, usedPercent } from './common.tsx'
 import { withQuery, type ContainerVolume, type Disk, type HelperState, type Overview, type Smart } from './model.ts'
 
 interface Props {
@@ -77,8 +77,8 @@ export function DisksView({ ctx, overview, helper, reload }: Props) {
             {
               key: 'used',
               label: 'Usage',
-              sortValue: (v) => (v.size ? v.used / v.size : 0),
-              render: (v) => <UsageBar label={`Usage of ${v.mountpoint}`} used={v.used} size={v.size} />,
+              sortValue: (v) => usedPercent(v.used, v.free),
+              render: (v) => <UsageBar label={`Usage of ${v.mountpoint}`} used={v.used} free={v.free} />,
             },
             { key: 'free', label: 'Free', sortable: true, align: 'end', render: (v) => formatBytes(v.free) },
           ]}
