@@ -169,3 +169,23 @@ export function systemObservations(rule: Rule, s: SystemState): Observation[] {
   }
   return []
 }
+
+/**
+ * A backup job's run, from the backups plugin's audit record (`backups.run`, the job's name as target): a failure
+ * fires for that job with restic's reason, a success clears it. Null when the rule does not watch this job.
+ */
+export function backupObservation(rule: Rule, e: AuditRecordEvent): Observation | null {
+  if (e.action !== 'backups.run' || rule.condition !== 'backupFailed') return null
+  const job = e.target ?? ''
+  if (!globMatch(rule.match, job)) return null
+  const failed = e.result === 'failure'
+  const why = typeof e.detail.message === 'string' ? `: ${e.detail.message}` : ''
+  return {
+    target: job,
+    fire: failed,
+    clear: !failed,
+    value: null,
+    summary: failed ? `Backup job ${job} failed${why}` : `Backup job ${job} succeeded`,
+    labels: { job },
+  }
+}

@@ -37,6 +37,7 @@ export const RuleCondition = Type.Union(
     Type.Literal('twoFactorOff'),
     Type.Literal('updates'),
     Type.Literal('rebootRequired'),
+    Type.Literal('backupFailed'),
   ],
   {
     description:
@@ -45,7 +46,8 @@ export const RuleCondition = Type.Union(
       '(the engine is restarting it: a restart loop, with forSeconds); account: failedSignIns (threshold failed ' +
       'sign-ins within windowSeconds), newAdmin (a user created as, or changed to, an admin), twoFactorOff (a ' +
       "user's two-factor sign-in turned off); system: updates (more than threshold package updates waiting), " +
-      'rebootRequired (/run/reboot-required exists)',
+      "rebootRequired (/run/reboot-required exists); backup: backupFailed (a backup job's run failed: it clears when a " +
+      'run of that job succeeds)',
   },
 )
 /** Sources whose alerts come from single events (an audit record, a start): shown for clearForSeconds, sent once. */
@@ -66,12 +68,14 @@ const RuleFields = {
       Type.Literal('account'),
       Type.Literal('daemon'),
       Type.Literal('system'),
+      Type.Literal('backup'),
     ],
     {
       description:
         'metric: the metrics sampler (once a minute); container: the engine events; smart: SMART health; plugin: a ' +
         "plugin failed (the kernel's plugin states); account: sign-in and user events (the kernel's audit records); " +
-        'daemon: hostd started again without a clean stop; system: updates waiting, a reboot required',
+        'daemon: hostd started again without a clean stop; system: updates waiting, a reboot required; backup: a ' +
+        "backup job's run (the backups plugin's audit records)",
     },
   ),
   metric: Type.Optional(MetricName),

@@ -36,6 +36,7 @@ import { AlertErrors } from './errors.ts'
 import { prometheusSection } from './prometheus.ts'
 import {
   accountObservation,
+  backupObservation,
   daemonObservation,
   failedSignInObservation,
   isFailedSignIn,
@@ -345,7 +346,7 @@ export class AlertService {
     }
   }
 
-  /** The kernel's events: plugin states for the plugin rules, audit records for the account rules. */
+  /** The kernel's events: plugin states for the plugin rules, audit records for the account and backup rules. */
   #onKernelEvent(e: KernelEvent): void {
     if (this.#stopped) return
     if (e.type === 'plugin.state') {
@@ -354,6 +355,19 @@ export class AlertService {
         this.#observePlugins(changes)
         await this.#apply(changes)
       })
+      return
+    }
+    if (e.action === 'backups.run') {
+      const backupRules = [...this.rules.values()].filter((r) => r.enabled && r.source === 'backup')
+      if (backupRules.length)
+        void this.#mutex.run(async () => {
+          const changes = newChanges()
+          for (const rule of backupRules) {
+            const seen = backupObservation(rule, e)
+            if (seen) this.#evaluator.observe(rule, [seen], Date.now(), false, changes)
+          }
+          await this.#apply(changes)
+        })
       return
     }
     // Most records concern no account rule: they cost this test and nothing more.
@@ -780,6 +794,7 @@ export class AlertService {
       container: CONTAINER_CONDITIONS,
       account: ACCOUNT_CONDITIONS,
       system: SYSTEM_CONDITIONS,
+      backup: ['backupFailed'],
     }
     const allowed = conditions[rule.source]
     if (allowed && !allowed.includes(rule.condition ?? ''))

@@ -251,6 +251,41 @@ describe('system rules', () => {
   })
 })
 
+describe('backup rules', () => {
+  it('fire when a backup job fails, with the reason, and resolve when a run of it succeeds', async () => {
+    const made = await t.inject({
+      method: 'POST',
+      url: '/api/alerts/rules',
+      as: 'admin',
+      payload: { name: 'Backups', source: 'backup', condition: 'backupFailed', match: 'nightly*' },
+    })
+    expect(made.statusCode, made.body).toBe(201)
+    const id = made.json().id as string
+    // As the backups plugin records each run (plugins/backups/src/service.ts, `backups.run`).
+    const run = (target: string, result: 'success' | 'failure', message?: string) =>
+      t.kernel.services.audit.record({
+        action: 'backups.run',
+        target,
+        result,
+        detail: message ? { error: 'HOSTD_BACKUPS_UNREACHABLE', message } : {},
+      })
+    await run('weekly', 'failure', 'not watched by this rule')
+    await run('nightly', 'failure', 'The SFTP host cannot be reached')
+    await until(() => expect(sent(id)).toHaveLength(1))
+    expect(sent(id)[0]!.labels).toMatchObject({ job: 'nightly' })
+    expect(sent(id)[0]!.annotations.summary).toBe('Backup job nightly failed: The SFTP host cannot be reached')
+    await run('nightly', 'success')
+    await until(() => expect(sent(id).map((a) => a.status)).toEqual(['firing', 'resolved']))
+    const wrong = await t.inject({
+      method: 'POST',
+      url: '/api/alerts/rules',
+      as: 'admin',
+      payload: { name: 'x', source: 'backup', condition: 'down' },
+    })
+    expect(wrong.json().message).toContain('one of backupFailed')
+  })
+})
+
 /** hostd in a process of its own on the same data folder (support/crash-child.ts), ended by `signal`. */
 async function runElsewhere(signal: 'SIGTERM' | 'SIGKILL'): Promise<void> {
   await t.close()

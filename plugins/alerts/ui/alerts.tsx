@@ -59,6 +59,7 @@ const CONDITIONS: Record<string, Options> = {
     { value: 'updates', label: 'Package updates waiting' },
     { value: 'rebootRequired', label: 'A reboot required' },
   ],
+  backup: [{ value: 'backupFailed', label: 'A backup job failed' }],
 }
 const SOURCES = [
   { value: 'metric', label: 'A host metric' },
@@ -68,6 +69,7 @@ const SOURCES = [
   { value: 'account', label: 'Accounts and sign-in' },
   { value: 'daemon', label: 'hostd restarted without a clean stop' },
   { value: 'system', label: 'Updates and reboots' },
+  { value: 'backup', label: 'Backups' },
 ]
 const CHANNEL_TYPES = [
   { value: 'webhook', label: 'Webhook (Alertmanager format)' },
@@ -100,7 +102,7 @@ function describeRule(r: Rule): string {
   if (r.condition === 'failedSignIns')
     return `${r.threshold} failed sign-ins within ${Math.round((r.windowSeconds ?? 300) / 60)} min`
   if (r.condition === 'updates') return r.threshold > 0 ? `More than ${r.threshold} updates waiting` : condition!
-  if (r.source === 'account' || r.source === 'system') return condition!
+  if (r.source === 'account' || r.source === 'system' || r.source === 'backup') return condition!
   return 'A disk fails its SMART self-assessment'
 }
 
