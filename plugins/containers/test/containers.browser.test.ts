@@ -10,6 +10,7 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { eventually } from '@hostd/sdk/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { expectAccessible, gotoRetrying, screenshot } from '../../../test/support/browser.ts'
 import { BUSYBOX_LINKS, freePort, importTestImage, pushToRegistry } from './support/engine.ts'
@@ -98,9 +99,16 @@ describe('containers pages', { timeout: 240_000 }, () => {
     expect(new URL(page.url()).pathname).toBe('/containers/web')
     const log = page.getByRole('log', { name: 'Log of web' })
     await log.getByText('hello from the log').waitFor({ timeout: 30_000 })
-    // The published port answers, and the request shows in the log while it is followed.
-    const answer = await fetch(`http://127.0.0.1:${port}/`)
-    expect(await answer.text()).toContain('hello from the browser test')
+    // The published port answers, and the request shows in the log while it is followed. The log's first line comes
+    // before httpd listens: until it does, the engine's port proxy accepts and resets.
+    const body = await eventually(async () => {
+      try {
+        return await (await fetch(`http://127.0.0.1:${port}/`)).text()
+      } catch {
+        return null
+      }
+    })
+    expect(body).toContain('hello from the browser test')
     await log.getByText(/response:200/).waitFor({ timeout: 30_000 })
     // Live stats: two samples give a processor figure.
     await page.getByText(/% of one core/).waitFor({ timeout: 30_000 })
