@@ -8,6 +8,7 @@ import { cp, mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { brotliDecompressSync, gunzipSync } from 'node:zlib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { eventually } from '@hostd/sdk/testing'
 import { REPO_ROOT, startDaemon, waitFor, type Daemon } from '../support/daemon.ts'
 
 describe('serving the web UI', () => {
@@ -106,10 +107,15 @@ describe('serving the web UI', () => {
       expect((await d.fetch(path)).status, path).toBe(404)
     }
     const token = await adminToken(d)
-    const list = (await (
-      await d.fetch('/api/extensions', { headers: { authorization: `Bearer ${token}` } })
-    ).json()) as { id: string; state: string; error?: string }[]
-    expect(list.find((e) => e.id === 'tsui')).toMatchObject({
+    // The daemon serves while its plugins still load: tsui is listed starting until its load has failed.
+    const tsui = await eventually(async () => {
+      const list = (await (
+        await d.fetch('/api/extensions', { headers: { authorization: `Bearer ${token}` } })
+      ).json()) as { id: string; state: string; error?: string }[]
+      const entry = list.find((e) => e.id === 'tsui')
+      return entry && entry.state !== 'starting' ? entry : null
+    })
+    expect(tsui).toMatchObject({
       state: 'failed',
       error: expect.stringContaining('only built-in plugins are compiled'),
     })
