@@ -78,23 +78,13 @@ function Endpoints({ e }: { e: Extension }) {
   if (routes.length === 0 && sockets.length === 0) return <span class="muted">none</span>
   return (
     <ul class="plugin-endpoints" aria-label={`Routes and sockets of ${e.id}`}>
-      {routes.map((r) => (
+      {[...routes, ...sockets.map((so) => ({ ...so, method: 'WS' }))].map((r) => (
         <li key={`${r.method} ${r.path}`}>
           <span class={`plugin-method method-${r.method.toLowerCase()}`}>{r.method}</span>
           <span class="mono">{r.path}</span>
           <span class="muted">
             {r.role}
             {r.sessionOnly ? ', session only' : ''}
-          </span>
-        </li>
-      ))}
-      {sockets.map((so) => (
-        <li key={`WS ${so.path}`}>
-          <span class="plugin-method method-ws">WS</span>
-          <span class="mono">{so.path}</span>
-          <span class="muted">
-            {so.role}
-            {so.sessionOnly ? ', session only' : ''}
           </span>
         </li>
       ))}
