@@ -7,18 +7,36 @@ export class HostdError extends Error {
   readonly statusCode: number
   /** Extra headers the kernel sets on the error reply (e.g. Retry-After). */
   readonly headers: Record<string, string>
+  /** What the error was translated from, sent as the reply's `details` (the UI shows it under "Details"). */
+  readonly details: ErrorDetails | undefined
 
-  constructor(code: string, statusCode: number, message: string, headers: Record<string, string> = {}) {
+  constructor(
+    code: string,
+    statusCode: number,
+    message: string,
+    headers: Record<string, string> = {},
+    details?: ErrorDetails,
+  ) {
     super(message)
     this.name = 'HostdError'
     this.code = code
     this.statusCode = statusCode
     this.headers = headers
+    this.details = details
   }
 }
 
+/**
+ * The tool's own words behind a translated error: a plugin that turns a known engine, apt or Samba message into one
+ * that names the cause and the next step keeps the original here, for the curious and for bug reports.
+ */
+export interface ErrorDetails {
+  /** The underlying tool's message, as it said it. */
+  readonly raw: string
+}
+
 export interface HostdErrorFactory {
-  (message?: string, headers?: Record<string, string>): HostdError
+  (message?: string, headers?: Record<string, string>, details?: ErrorDetails): HostdError
   readonly code: string
   readonly statusCode: number
 }
@@ -27,8 +45,8 @@ export interface HostdErrorFactory {
 export function defineError(code: string, statusCode: number, defaultMessage: string): HostdErrorFactory {
   if (!/^HOSTD_[A-Z0-9]+(_[A-Z0-9]+)+$/.test(code))
     throw new TypeError(`error code ${code} is not of the form HOSTD_<AREA>_<WHAT>`)
-  const factory = (message?: string, headers?: Record<string, string>) =>
-    new HostdError(code, statusCode, message ?? defaultMessage, headers)
+  const factory = (message?: string, headers?: Record<string, string>, details?: ErrorDetails) =>
+    new HostdError(code, statusCode, message ?? defaultMessage, headers, details)
   return Object.assign(factory, { code, statusCode })
 }
 

@@ -8,12 +8,12 @@
  * major with every break. sdk/CHANGELOG.md says what each version added, changed and deprecated; sdk/contract.json
  * records the exported types of this version, and a test fails when they change and this does not.
  */
-export const KERNEL_API_VERSION = '1.3.0'
+export const KERNEL_API_VERSION = '1.4.0'
 
 export { Type } from '@sinclair/typebox'
 export type { Static, TSchema } from '@sinclair/typebox'
 export { defineEntity, p } from '@mikro-orm/core'
-export { HostdError, defineError, errors } from './errors.ts'
+export { type ErrorDetails, HostdError, defineError, errors } from './errors.ts'
 export type { HostdErrorFactory } from './errors.ts'
 export { ROLES, roleSatisfies, isRole } from './roles.ts'
 export type { Role, RouteRole } from './roles.ts'

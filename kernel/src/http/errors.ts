@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
-import { HostdError, defineError, errors } from '@hostd/sdk'
+import { type ErrorDetails, HostdError, defineError, errors } from '@hostd/sdk'
 import { storageFullError } from '../db/storage.ts'
 
 /** Kernel error codes; the ones plugins share come from the sdk. Plugins define theirs with defineError. */
@@ -58,8 +58,10 @@ export function toHostdError(err: unknown): HostdError {
   return storageFullError(err) ?? KernelErrors.internal()
 }
 
-export function errorBody(err: HostdError): { error: string; message: string } {
-  return { error: err.code, message: err.message }
+export function errorBody(err: HostdError): { error: string; message: string; details?: ErrorDetails } {
+  return err.details
+    ? { error: err.code, message: err.message, details: err.details }
+    : { error: err.code, message: err.message }
 }
 
 export function errorHandler(this: unknown, err: unknown, req: FastifyRequest, reply: FastifyReply): void {
