@@ -264,3 +264,25 @@ describe('an import slower than its deadline', () => {
     expect((await t.inject({ url: '/api/slow-import/ping', as: 'viewer' })).statusCode).toBe(404)
   })
 })
+
+describe('a deadline that starts once the sandbox is up (startAfter)', () => {
+  it('does not count the wait for startAfter, is abandoned while waiting, and still fails a call past it', async () => {
+    const { withDeadline } = await import('../src/plugins/supervision.ts')
+    const later = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+    // The sandbox takes 300 ms to start, the call 50 ms, the deadline is 100 ms: within it, since the clock waits.
+    await expect(withDeadline('import', () => later(50).then(() => 'ok'), 100, undefined, later(300))).resolves.toBe(
+      'ok',
+    )
+    // Past its deadline once started: failed as before.
+    await expect(withDeadline('import', () => later(300), 100, undefined, later(10))).rejects.toThrow(
+      'import did not finish within 100 ms',
+    )
+    // Disabled while the sandbox starts: abandoned at once, the call never made.
+    const abort = new AbortController()
+    let called = false
+    const waiting = withDeadline('setup()', () => (called = true), 100, abort.signal, new Promise(() => undefined))
+    abort.abort(new Error('disabled'))
+    await expect(waiting).rejects.toThrow('setup() was abandoned: disabled')
+    expect(called).toBe(false)
+  })
+})

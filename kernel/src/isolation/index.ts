@@ -26,15 +26,24 @@ import {
 import { SANDBOX_PATHS, type PluginDescription } from '../../../sdk/src/isolated/protocol.ts'
 import { PermissionErrors } from '../plugins/permissions.ts'
 import { CallError } from './channel.ts'
-import { IsolatedLoad, pluginError, type IsolatedDeps, type IsolatedPluginInfo, type IsolationChange } from './load.ts'
+import {
+  IsolatedLoad,
+  pluginError,
+  type IsolatedDeps,
+  type IsolatedPluginInfo,
+  type IsolationChange,
+  type StartedProcess,
+} from './load.ts'
 import { PluginProcess } from './process.ts'
 import { probeSandbox, type SandboxBase } from './sandbox.ts'
 import type { IsolationSettings } from './settings.ts'
+import type { PluginCall } from '../plugins/runtime.ts'
 
 export type { IsolationChange } from './load.ts'
 export type { IsolationSettings } from './settings.ts'
 
 const ISOLATED = Symbol('hostd.isolated')
+const START_SANDBOX = Symbol('hostd.startSandbox')
 /** The kernel's services by id: an isolated plugin may ask any in `deps`, granted as to any third-party plugin. */
 const KERNEL_TOKENS: Record<string, ServiceToken<unknown>> = Object.fromEntries(
   Object.values(tokens).map((token) => [token.id, token]),
@@ -92,7 +101,7 @@ export class PluginIsolation {
    * A third-party plugin folder's definition, to run isolated, or null to import it in the daemon's process
    * (isolation off, or trusted). Throws with the reason when it cannot run.
    */
-  async load(dir: string, entry: string): Promise<HostdPlugin | null> {
+  async load(dir: string, entry: string, call: PluginCall): Promise<HostdPlugin | null> {
     if (this.settings.mode === 'off') return null
     const base = await this.#base()
     if (typeof base === 'string') {
@@ -103,7 +112,7 @@ export class PluginIsolation {
       )
     }
     const inside = `${SANDBOX_PATHS.plugin}/${relative(dir, entry)}`
-    const description = await this.#describe(base, dir, inside)
+    const description = await this.#describe(base, dir, inside, call)
     if (await this.trusted(description.id)) return null
     return proxyDefinition({
       dir,
@@ -126,7 +135,7 @@ export class PluginIsolation {
   }
 
   /** Imports the plugin in a first, short-lived process (no data folder) and reads its definition. */
-  async #describe(base: SandboxBase, dir: string, entry: string): Promise<PluginDescription> {
+  async #describe(base: SandboxBase, dir: string, entry: string, call: PluginCall): Promise<PluginDescription> {
     const proc = new PluginProcess(base, {
       id: basename(dir),
       pluginDir: dir,
@@ -136,7 +145,9 @@ export class PluginIsolation {
       onMessage: () => undefined,
     })
     try {
-      return (await proc.call('load', [{ entry, sdk: base.sdkUrl }], this.settings.callTimeoutMs)) as PluginDescription
+      // The import's deadline starts once the sandbox is up (the call's own is a backstop: the same, started later).
+      const load = () => proc.call('load', [{ entry, sdk: base.sdkUrl }], this.settings.callTimeoutMs)
+      return (await call('import', load, proc.booted)) as PluginDescription
     } catch (err) {
       if (err instanceof CallError && err.kind === 'gone') {
         const end = await proc.ended
@@ -155,6 +166,7 @@ export class PluginIsolation {
 function proxyDefinition(info: IsolatedPluginInfo): HostdPlugin {
   const d = info.description
   let current: IsolatedLoad | null = null
+  let ahead: StartedProcess | null = null
   const def = definePlugin({
     id: d.id,
     version: d.version,
@@ -196,7 +208,9 @@ function proxyDefinition(info: IsolatedPluginInfo): HostdPlugin {
           return optional.get(createServiceToken(id))
         },
       }
-      const load = await IsolatedLoad.create(info, deps)
+      const started = ahead ?? undefined
+      ahead = null
+      const load = await IsolatedLoad.create(info, deps, started)
       current = load
       load.expectAdoption(ADOPTION_MS)
       return load
@@ -210,7 +224,25 @@ function proxyDefinition(info: IsolatedPluginInfo): HostdPlugin {
       if (current === load) current = null
     },
   })
-  return Object.freeze({ ...def, warnings: Object.freeze([...d.warnings]), [ISOLATED]: info })
+  const startSandbox = async () => {
+    ahead?.proc.kill('a newer start replaced it')
+    ahead = await IsolatedLoad.startProcess(info)
+    await ahead.proc.booted
+  }
+  return Object.freeze({
+    ...def,
+    warnings: Object.freeze([...d.warnings]),
+    [ISOLATED]: info,
+    [START_SANDBOX]: startSandbox,
+  })
+}
+
+/**
+ * For an isolated plugin's definition, starts its process ahead of `setup` and resolves once it is up: the registry
+ * starts `setup`'s deadline then (runtime.ts). Undefined for any other definition.
+ */
+export function sandboxStarted(definition: HostdPlugin): Promise<void> | undefined {
+  return (definition as { [START_SANDBOX]?: () => Promise<void> })[START_SANDBOX]?.()
 }
 
 /** True for the proxy definition of an isolated plugin. */

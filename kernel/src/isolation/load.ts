@@ -46,7 +46,7 @@ import { KERNEL_SERVICE_IDS } from '../plugins/permissions.ts'
 import { KernelErrors } from '../http/errors.ts'
 import { CallError, seconds } from './channel.ts'
 import { IsolationErrors } from './errors.ts'
-import { PluginProcess } from './process.ts'
+import { BOOT_DEADLINE_MS, PluginProcess, type ProcessOptions } from './process.ts'
 import type { SandboxBase } from './sandbox.ts'
 import { CRASH_WINDOW_MS, MAX_CRASHES, MAX_RESTART_DELAY_MS, type IsolationSettings } from './settings.ts'
 
@@ -253,6 +253,14 @@ function explain(err: unknown, dir = ''): Error {
   return err instanceof Error ? err : new Error(String(err))
 }
 
+type ChildRequest = Parameters<ProcessOptions['onMessage']>[0]
+
+/** A plugin's process started ahead of its load, and how the load that takes it receives its messages. */
+export interface StartedProcess {
+  proc: PluginProcess
+  adopt(onMessage: (message: ChildRequest) => void): void
+}
+
 export class IsolatedLoad {
   readonly #info: IsolatedPluginInfo
   readonly #deps: IsolatedDeps
@@ -286,10 +294,39 @@ export class IsolatedLoad {
     this.#id = info.description.id
   }
 
-  /** Starts the plugin's process, imports it and runs its `setup` (each within the call deadline). */
-  static async create(info: IsolatedPluginInfo, deps: IsolatedDeps): Promise<IsolatedLoad> {
+  /**
+   * Starts a process for the plugin ahead of its load (nothing of the plugin runs yet), so that the registry can start
+   * the clock of `setup` once it is up (`booted`). `create` adopts it; one not adopted in time is ended.
+   */
+  static async startProcess(info: IsolatedPluginInfo): Promise<StartedProcess> {
+    const dataDir = join(info.dataRoot, info.description.id)
+    await mkdir(dataDir, { recursive: true, mode: 0o700 })
+    let route: (message: ChildRequest) => void = () => undefined
+    const proc = new PluginProcess(info.base, {
+      id: info.description.id,
+      pluginDir: info.dir,
+      dataDir,
+      heapMb: info.settings.heapMb,
+      network: (info.description.permissions as { network?: unknown } | undefined)?.network === true && info.network(),
+      addons: info.description.entities > 0 || Object.values(info.description.deps).includes(tokens.database.id),
+      log: info.log as never,
+      onMessage: (message) => route(message),
+    })
+    const unclaimed = setTimeout(() => proc.kill('no load adopted it'), BOOT_DEADLINE_MS + info.settings.callTimeoutMs)
+    unclaimed.unref()
+    return {
+      proc,
+      adopt: (onMessage) => {
+        clearTimeout(unclaimed)
+        route = onMessage
+      },
+    }
+  }
+
+  /** Starts the plugin's process (or adopts one started ahead), imports it and runs its `setup` (each within the call deadline). */
+  static async create(info: IsolatedPluginInfo, deps: IsolatedDeps, started?: StartedProcess): Promise<IsolatedLoad> {
     const load = new IsolatedLoad(info, deps)
-    const { proc, manifest } = await load.#spawn()
+    const { proc, manifest } = await load.#spawn(started)
     const problem = manifestProblem(manifest)
     if (problem) {
       proc.kill('its routes cannot be served isolated')
@@ -515,22 +552,13 @@ export class IsolatedLoad {
 
   // ---- internals ----
 
-  async #spawn(): Promise<{ proc: PluginProcess; manifest: PluginManifest }> {
+  async #spawn(ahead?: StartedProcess): Promise<{ proc: PluginProcess; manifest: PluginManifest }> {
     const { description, settings, base } = this.#info
-    const dataDir = join(this.#info.dataRoot, this.#id)
-    await mkdir(dataDir, { recursive: true, mode: 0o700 })
-    let proc: PluginProcess | null = null
-    proc = new PluginProcess(base, {
-      id: this.#id,
-      pluginDir: this.#info.dir,
-      dataDir,
-      heapMb: settings.heapMb,
-      network: (description.permissions as { network?: unknown } | undefined)?.network === true && this.#info.network(),
-      addons: description.entities > 0 || Object.values(description.deps).includes(tokens.database.id),
-      log: this.#deps.log as never,
-      onMessage: (message) => this.#onMessage(proc!, message),
-    })
+    const started = ahead ?? (await IsolatedLoad.startProcess(this.#info))
+    const proc = started.proc
+    started.adopt((message) => this.#onMessage(proc, message))
     try {
+      await proc.booted
       const loaded = (await proc.call(
         'load',
         [{ entry: this.#info.entry, sdk: base.sdkUrl }],

@@ -8,7 +8,7 @@ import { readFile } from 'node:fs/promises'
 import type { Duplex, Readable } from 'node:stream'
 import type { Logger } from 'pino'
 import type { ChildMessage, ErrorInfo, KernelCallMethod, KernelMessage } from '../../../sdk/src/isolated/protocol.ts'
-import { Channel, seconds } from './channel.ts'
+import { CallError, Channel, seconds } from './channel.ts'
 import { spawnSandboxed, type SandboxBase, type SandboxOptions } from './sandbox.ts'
 import { MISSED_HEARTBEATS } from './settings.ts'
 
@@ -20,6 +20,11 @@ const MAX_LOG_DATA = 8192
 /** Log lines a plugin may write per second (its logger and its stdout/stderr together), and the burst above it. */
 const LOG_RATE = 50
 const LOG_BURST = 200
+/**
+ * How long a sandbox may take to start (bwrap, Node, the runner) before it is killed as hung. Apart from the plugin's
+ * own deadlines, which start once it is up: a slow or busy machine must not fail a plugin for the sandbox's start.
+ */
+export const BOOT_DEADLINE_MS = 30_000
 
 export interface ProcessEnd {
   code: number | null
@@ -59,6 +64,8 @@ class LogBudget {
 export class PluginProcess {
   readonly pid: number | null
   readonly ended: Promise<ProcessEnd>
+  /** Resolves once the runner answers its first ping (it is up and reads the channel); rejects if it ends first. */
+  readonly booted: Promise<void>
   readonly #child: ChildProcess
   readonly #channel: Channel
   readonly #log: Logger
@@ -78,8 +85,13 @@ export class PluginProcess {
     this.#heapMb = options.heapMb
     this.#child = spawnSandboxed(base, options)
     this.pid = this.#child.pid ?? null
+    let up: () => void = () => undefined
+    const booted = new Promise<void>((resolve) => {
+      up = resolve
+    })
     this.#channel = new Channel(this.#child.stdio[3] as Duplex, {
       message: (message) => {
+        up()
         if (message.t === 'log') this.#logLine(message.level, message.msg, message.data)
         else if (message.t === 'fatal') this.#fatal = message.error
         else if (message.t === 'pong') this.#pongs = message.n
@@ -115,6 +127,20 @@ export class PluginProcess {
         void this.#innerGone().then(() => resolve(end))
       })
     })
+    this.booted = this.#boot(booted)
+    this.booted.catch(() => undefined) // awaited by whoever calls into it; its end is reported through `ended`
+  }
+
+  async #boot(answered: Promise<void>): Promise<void> {
+    this.send({ t: 'ping', n: 0 })
+    const timer = setTimeout(
+      () => this.kill(`its sandbox did not start within ${seconds(BOOT_DEADLINE_MS)}`),
+      BOOT_DEADLINE_MS,
+    )
+    timer.unref()
+    const outcome = await Promise.race([answered.then(() => null), this.ended])
+    clearTimeout(timer)
+    if (outcome) throw new CallError('gone', outcome.reason)
   }
 
   get alive(): boolean {

@@ -738,7 +738,7 @@ export class PluginRegistry {
   /** A runner for calls into plugin code: each has the deadline, and is abandoned on `signal` or when the daemon stops. */
   #caller(signal: AbortSignal): PluginCall {
     const any = AbortSignal.any([this.#closing.signal, signal])
-    return (what, fn) => withDeadline(what, fn, this.#callTimeoutMs, any)
+    return (what, fn, startAfter) => withDeadline(what, fn, this.#callTimeoutMs, any, startAfter)
   }
 
   #beginLoad(key: string): AbortController {

@@ -6,13 +6,13 @@ import { checkRouteDefinition, createInstance, mountRoute, type InstanceDeps } f
 import { importPlugin, readPluginPackage } from './loader.ts'
 import type { PluginRuntime } from './records.ts'
 import { withDeadline } from './supervision.ts'
-import { releaseIsolated, type PluginIsolation } from '../isolation/index.ts'
+import { releaseIsolated, sandboxStarted, type PluginIsolation } from '../isolation/index.ts'
 
 /** How long a retiring load's requests in flight may take to finish (then its sockets close and `stop` runs). */
 export const DRAIN_TIMEOUT_MS = 10_000
 
 /** Runs one call into plugin code under its deadline (supervision.ts), named for the error: `call('start()', fn)`. */
-export type PluginCall = <T>(what: string, fn: () => T | Promise<T>) => Promise<T>
+export type PluginCall = <T>(what: string, fn: () => T | Promise<T>, startAfter?: Promise<unknown>) => Promise<T>
 
 /** What importing a plugin folder gave: its definition, or the error (with its stack, for where it came from). */
 export type Imported = { definition: HostdPlugin } | { error: unknown; reason: string }
@@ -30,7 +30,7 @@ export async function importDefinition(
 ): Promise<Imported> {
   try {
     // A third-party plugin is read in its own sandboxed process instead (kernel/src/isolation), unless trusted.
-    const isolated = isolation ? await call('import', () => isolation.load(dir, entry)) : null
+    const isolated = isolation ? await isolation.load(dir, entry, call) : null
     const exported = isolated ?? (await call('import', () => importPlugin(dir, entry)))
     if (!isHostdPlugin(exported))
       throw new Error('its entry does not export default definePlugin({...}) from @hostd/sdk')
@@ -60,7 +60,7 @@ export async function prepareRuntime(
   call: PluginCall,
 ): Promise<PluginRuntime> {
   const { setup, routes: declareRoutes, sockets: declareSockets } = def
-  const state = setup ? await call('setup()', () => setup(deps)) : undefined
+  const state = setup ? await call('setup()', () => setup(deps), sandboxStarted(def)) : undefined
   const routes = declareRoutes ? await call('routes()', () => collectRoutes((r) => declareRoutes(r, deps, state))) : []
   routes.forEach(checkRouteDefinition)
   const sockets = declareSockets

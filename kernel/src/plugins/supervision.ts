@@ -30,13 +30,17 @@ export function formatDuration(ms: number): string {
  * Calls `call` and waits for it at most `ms`: its result, or its error as thrown, or a PluginCallError saying that
  * `what` ("start()") did not finish within the deadline, or that `signal` gave up on it (disabled, removed, the daemon
  * stopping). A synchronous part that ran past the deadline (it blocked the daemon) is an error too, once it returns.
+ * Given `startAfter` (an isolated plugin's sandbox starting), the call and its clock wait for it: the plugin's deadline
+ * is for the plugin's code, not for how long the machine takes to start a process.
  */
-export function withDeadline<T>(
+export async function withDeadline<T>(
   what: string,
   call: () => T | Promise<T>,
   ms: number,
   signal?: AbortSignal,
+  startAfter?: Promise<unknown>,
 ): Promise<T> {
+  if (startAfter) await abortable(startAfter, what, signal)
   if (signal?.aborted) return Promise.reject(new PluginCallError(`${what} was not called: ${reasonOf(signal)}`))
   return new Promise<T>((resolve, reject) => {
     let settled = false
@@ -71,6 +75,17 @@ export function withDeadline<T>(
       (value) => settle(() => resolve(value)),
       (err: unknown) => settle(() => reject(err)),
     )
+  })
+}
+
+/** `waited`, or a PluginCallError as soon as `signal` gives up on `what`. */
+function abortable(waited: Promise<unknown>, what: string, signal: AbortSignal | undefined): Promise<unknown> {
+  if (!signal) return waited
+  return new Promise((resolve, reject) => {
+    const abandon = () => reject(new PluginCallError(`${what} was abandoned: ${reasonOf(signal)}`))
+    if (signal.aborted) return abandon()
+    signal.addEventListener('abort', abandon, { once: true })
+    waited.then(resolve, reject).finally(() => signal.removeEventListener('abort', abandon))
   })
 }
 
