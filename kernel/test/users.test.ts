@@ -204,6 +204,19 @@ describe('audit log queries', () => {
       expect(second.items).toHaveLength(2)
       expect(second.total).toBe(all.total)
       expect(second.items[0].id).toBe(all.items[2].id)
+      // Paging by key: older than the first page's last id, newer than the next page's first id.
+      const ids = all.items.map((i: { id: number }) => i.id)
+      const older = await page(`range=all&limit=2&before=${ids[1]}`)
+      expect(older.items.map((i: { id: number }) => i.id)).toEqual(ids.slice(2, 4))
+      expect(older.total).toBe(all.total)
+      const newer = await page(`range=all&limit=2&after=${ids[3]}`)
+      expect(newer.items.map((i: { id: number }) => i.id)).toEqual(ids.slice(1, 3))
+      // The range holds by key too: n0 (10 days old) is never on a 7-day page, however far back it goes.
+      const n1 = all.items.find((i: { target: string }) => i.target === 'n1').id
+      expect(
+        (await page(`range=7d&limit=10&before=${n1}`)).items.map((i: { target: string }) => i.target),
+      ).not.toContain('n0')
+      expect((await t.inject({ url: '/api/audit?before=-1', as: { token } })).statusCode).toBe(400)
       expect((await t.inject({ url: '/api/audit?range=1y', as: { token } })).statusCode).toBe(400)
       expect((await t.inject({ url: '/api/audit?limit=0', as: { token } })).statusCode).toBe(400)
       expect((await t.inject({ url: '/api/audit', as: 'operator' })).statusCode).toBe(403)

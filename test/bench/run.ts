@@ -22,6 +22,7 @@ const benches: [string, string][] = [
   ['kernel', join(REPO, 'test', 'bench', 'bench.ts')],
   ['ui', join(REPO, 'test', 'bench', 'ui.ts')],
   ['isolation', join(REPO, 'test', 'bench', 'isolation.ts')],
+  ['audit', join(REPO, 'test', 'bench', 'audit.ts')],
 ]
 const pluginsDir = join(REPO, 'plugins')
 for (const name of existsSync(pluginsDir) && !soak ? readdirSync(pluginsDir).sort() : []) {

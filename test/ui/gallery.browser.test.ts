@@ -122,7 +122,7 @@ describe('web UI: the kit gallery', { timeout: 120_000 }, () => {
     const ask = page.getByRole('dialog', { name: 'Remove the example?' })
     await ask.getByRole('button', { name: 'Cancel' }).click()
     await expect.poll(() => toasts().getByText('Cancelled').isVisible()).toBe(true)
-    await card.getByRole('button', { name: 'Error toast' }).click()
+    await card.getByRole('button', { name: 'Error toast', exact: true }).click()
     await expect.poll(() => toasts().getByText('The server refused the change').isVisible()).toBe(true)
   })
 })

@@ -100,6 +100,7 @@ type Init = { type: 'init'; user: SessionUser; base: string; plugin: PageContext
 type ShellMessage =
   | Init
   | { type: 'location'; location?: RouteLocation }
+  | { type: 'reconnected' }
   | {
       type: 'socket'
       socket?: number
@@ -114,7 +115,7 @@ type ShellMessage =
       id?: number
       ok?: boolean
       value?: unknown
-      error?: { status: number; code: string; message: string }
+      error?: { status: number; code: string; message: string; details?: string }
     }
 
 async function start(init: Init) {
@@ -164,6 +165,7 @@ addEventListener('message', (event: MessageEvent) => {
       document.getElementById('frame')!.textContent = `This page could not be loaded: ${err.message}`
     })
   else if (m.type === 'location' && m.location) location.value = m.location
+  else if (m.type === 'reconnected') dispatchEvent(new Event('hostd:reconnected'))
   else if (m.type === 'socket' && m.socket !== undefined) sockets.get(m.socket)?.relay(m)
   else if (m.type === 'api' && m.id !== undefined) {
     const waiting = pending.get(m.id)
@@ -171,7 +173,12 @@ addEventListener('message', (event: MessageEvent) => {
     if (m.ok) waiting?.resolve(m.value)
     else
       waiting?.reject(
-        new ApiError(m.error?.status ?? 0, m.error?.code ?? 'HOSTD_UI_BRIDGE_FAILED', m.error?.message ?? 'Failed'),
+        new ApiError(
+          m.error?.status ?? 0,
+          m.error?.code ?? 'HOSTD_UI_BRIDGE_FAILED',
+          m.error?.message ?? 'Failed',
+          typeof m.error?.details === 'string' ? m.error.details : undefined,
+        ),
       )
   }
 })

@@ -22,6 +22,10 @@ export const AuditQuery = Type.Object(
     }),
     limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }),
     offset: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0 }),
+    /** Paging by key: the records older than this id (then `offset` is ignored). */
+    before: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER })),
+    /** The records newer than this id, the `limit` just above it (newest first, like every page). */
+    after: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER })),
   },
   { additionalProperties: false },
 )
@@ -45,7 +49,11 @@ export function auditRoutes(r: KernelRouteRegistrar, k: KernelServices): void {
         response: { 200: Type.Object({ items: Type.Array(AuditEntrySchema), total: Type.Integer() }) },
       },
     },
-    (req) => k.audit.list(req.query.range, req.query.limit, req.query.offset),
+    (req) =>
+      k.audit.list(req.query.range, req.query.limit, req.query.offset, {
+        before: req.query.before,
+        after: req.query.after,
+      }),
   )
 
   r.get(

@@ -57,6 +57,44 @@ function throwIfFull(err: unknown): void {
   if (full) throw full
 }
 
+/** A row of the audit table as SQLite answers it (time in ms since the epoch, detail as JSON text). */
+interface AuditRow {
+  id: number
+  time: number
+  user_id: string | null
+  username: string | null
+  ip: string | null
+  action: string
+  target: string | null
+  result: string
+  detail: string | null
+}
+
+const COLUMNS = 'id, time, user_id, username, ip, action, target, result, detail'
+
+/**
+ * The log's pages and counts as prepared statements (KernelAudit.list). `+time` keeps SQLite off the time index where
+ * the rows are to be read by id (it would otherwise take that index for `time >= ?` and sort the whole range).
+ */
+function prepareAuditQueries(db: KernelDatabase['native']) {
+  return {
+    lastId: db.prepare('select max(id) from audit').pluck(),
+    lowAll: db.prepare('select min(id) from audit').pluck(),
+    countSince: db.prepare('select count(*) from audit where time >= ?').pluck(),
+    lowSince: db.prepare('select min(id) from audit where time >= ?').pluck(),
+    /** Records that left the range since it was counted (the time index, over that short span only). */
+    countAged: db.prepare('select count(*) from audit where time >= ? and time < ? and id <= ?').pluck(),
+    /** Records written since it was counted (the ids above the last one counted). */
+    countNewer: db.prepare('select count(*) from audit where id > ? and +time >= ?').pluck(),
+    /** The range's first record at or above an id (by id, stopping at the first). */
+    lowFrom: db.prepare('select id from audit where id >= ? and +time >= ? order by id limit 1').pluck(),
+    before: db.prepare(`select ${COLUMNS} from audit where id < ? and id >= ? and +time >= ? order by id desc limit ?`),
+    after: db.prepare(`select ${COLUMNS} from audit where id > ? and +time >= ? order by id asc limit ?`),
+    offset: db.prepare(`select ${COLUMNS} from audit where id >= ? and +time >= ? order by id desc limit ? offset ?`),
+  }
+}
+type AuditQueries = ReturnType<typeof prepareAuditQueries>
+
 /** A failure being counted into one record until its window ends. */
 interface Repeat {
   id: number
@@ -211,26 +249,78 @@ export class KernelAudit implements AuditService {
     while (this.#repeats.size >= MAX_REPEATS) this.#repeats.delete(this.#repeats.keys().next().value!)
   }
 
-  async list(range: AuditRange, limit: number, offset: number): Promise<{ items: AuditEntry[]; total: number }> {
-    const span = AUDIT_RANGES[range]
-    const where = Number.isFinite(span) ? { time: { $gte: new Date(Date.now() - span) } } : {}
-    const [rows, total] = await this.#db
-      .em()
-      .findAndCount(AuditEntity, where, { orderBy: { id: 'desc' }, limit, offset })
+  /**
+   * A page of the log, newest first, and how many records the range holds. `before` (older than that id) and
+   * `after` (newer than that id) page by key: a page answers in the same short time anywhere in a million records
+   * (test/bench/audit.ts), where `offset` must step over every record before it. Native prepared statements: the
+   * count and the range's first id read only the time index, the page reads at most `limit` rows by id.
+   */
+  async list(
+    range: AuditRange,
+    limit: number,
+    offset: number,
+    cursor: { before?: number; after?: number } = {},
+  ): Promise<{ items: AuditEntry[]; total: number }> {
+    const q = this.#queries()
+    const { since, total, low } = this.#range(range)
+    if (total === 0 || low === null) return { total, items: [] }
+    let rows: AuditRow[]
+    if (cursor.after !== undefined)
+      rows = (q.after.all(Math.max(cursor.after, low - 1), since, limit) as AuditRow[]).reverse()
+    else if (cursor.before !== undefined) rows = q.before.all(cursor.before, low, since, limit) as AuditRow[]
+    else rows = q.offset.all(low, since, limit, offset) as AuditRow[]
     return {
       total,
       items: rows.map((r) => ({
         id: r.id,
-        time: r.time.toISOString(),
-        userId: r.userId ?? null,
-        username: r.username ?? null,
-        ip: r.ip ?? null,
+        time: new Date(r.time).toISOString(),
+        userId: r.user_id,
+        username: r.username,
+        ip: r.ip,
         action: r.action,
-        target: r.target ?? null,
+        target: r.target,
         result: r.result as AuditEntry['result'],
-        detail: (r.detail as Record<string, unknown> | null) ?? null,
+        detail: r.detail === null ? null : (JSON.parse(r.detail) as Record<string, unknown>),
       })),
     }
+  }
+
+  /**
+   * How many records a range holds and its first id. Counting a million records takes tens of milliseconds, so each
+   * range's count is kept and brought up to date from what changed since: the records that aged out of it (a short
+   * span of the time index) and those written since (the ids above the last one counted). Pruning forgets them.
+   */
+  #range(range: AuditRange): { since: number; total: number; low: number | null } {
+    const q = this.#queries()
+    const span = AUDIT_RANGES[range]
+    const since = Number.isFinite(span) ? Date.now() - span : Number.MIN_SAFE_INTEGER
+    const lastId = (q.lastId.get() as number | null) ?? 0
+    const kept = this.#ranges.get(range)
+    let total: number
+    let low: number | null
+    if (!kept) {
+      total = Number(q.countSince.get(since))
+      low = (range === 'all' ? q.lowAll.get() : q.lowSince.get(since)) as number | null
+    } else {
+      const aged = since > kept.since ? Number(q.countAged.get(kept.since, since, kept.lastId)) : 0
+      total = kept.total - aged + Number(q.countNewer.get(kept.lastId, since))
+      low =
+        kept.low !== null && aged === 0
+          ? kept.low
+          : ((q.lowFrom.get(kept.low ?? kept.lastId + 1, since) as number | undefined) ?? null)
+    }
+    this.#ranges.set(range, { since, lastId, total, low })
+    return { since, total, low }
+  }
+
+  #ranges = new Map<AuditRange, { since: number; lastId: number; total: number; low: number | null }>()
+  #warm: ReturnType<typeof setTimeout> | undefined
+
+  #prepared: AuditQueries | null = null
+
+  #queries(): AuditQueries {
+    this.#prepared ??= prepareAuditQueries(this.#db.native)
+    return this.#prepared
   }
 
   get retention(): AuditRetention {
@@ -243,9 +333,18 @@ export class KernelAudit implements AuditService {
     this.#retention = { ...DEFAULT_RETENTION, ...stored }
     await this.prune()
     this.#pruneTimer = setInterval(() => void this.prune(), PRUNE_EVERY_MS).unref()
+    // The ranges counted once now, so the first page asked for answers as fast as the others.
+    this.#warm = setTimeout(() => {
+      try {
+        for (const range of Object.keys(AUDIT_RANGES) as AuditRange[]) this.#range(range)
+      } catch {
+        /* closed meanwhile: counted at the first page instead */
+      }
+    }, 1000).unref()
   }
 
   stop(): void {
+    clearTimeout(this.#warm)
     if (this.#pruneTimer) clearInterval(this.#pruneTimer)
     this.#pruneTimer = null
   }
@@ -260,6 +359,7 @@ export class KernelAudit implements AuditService {
   /** Removes records older than the retention's age, then the oldest beyond its count; answers how many went. */
   async prune(): Promise<number> {
     const { maxAgeDays, maxRows } = this.#retention
+    this.#ranges.clear()
     try {
       const em = this.#db.em()
       let removed = await em.nativeDelete(AuditEntity, {
@@ -275,6 +375,8 @@ export class KernelAudit implements AuditService {
     } catch (err) {
       this.#log.error({ err }, 'audit retention failed')
       return 0
+    } finally {
+      this.#ranges.clear() // counted again at the next page
     }
   }
 }

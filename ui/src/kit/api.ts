@@ -4,15 +4,34 @@
  * shows the sign-in page and comes back afterwards).
  */
 
-/** An error answer of the API: `status` (HTTP), `code` (HOSTD_...), `message` (a sentence to show). */
+/**
+ * An error answer of the API: `status` (HTTP), `code` (HOSTD_...), `message` (a sentence to show) and, where the
+ * server translated a tool's message, `details`: the tool's own words (the reply's `details.raw`), which toasts and
+ * ErrorState show collapsed under "Details".
+ */
 export class ApiError extends Error {
   override name = 'ApiError'
   readonly status: number
   readonly code: string
-  constructor(status: number, code: string, message: string) {
+  readonly details: string | undefined
+  constructor(status: number, code: string, message: string, details?: string) {
     super(message)
     this.status = status
     this.code = code
+    this.details = details
+  }
+}
+
+/** The reply's `details` as text: its `raw` when there is one, else the object as JSON. */
+function detailsText(details: unknown): string | undefined {
+  if (details === undefined || details === null) return undefined
+  if (typeof details === 'string') return details
+  const raw = (details as { raw?: unknown }).raw
+  if (typeof raw === 'string') return raw
+  try {
+    return JSON.stringify(details)
+  } catch {
+    return undefined
   }
 }
 
@@ -35,18 +54,25 @@ export interface Api {
   request<T = unknown>(method: string, path: string, body?: unknown, options?: RequestOptions): Promise<T>
 }
 
+/** Tells the shell the daemon did not answer (it shows the Disconnected banner and reconnects: shell/connection.ts). */
+export function unreachable(): void {
+  if (typeof window !== 'undefined') dispatchEvent(new Event('hostd:unreachable'))
+}
+
 /** Reads an error answer (JSON or not) into an ApiError. */
 export async function toApiError(res: Response): Promise<ApiError> {
   let code = `HTTP_${res.status}`
   let message = res.statusText || `The server answered ${res.status}`
+  let details: string | undefined
   try {
-    const body = (await res.json()) as { error?: unknown; message?: unknown }
+    const body = (await res.json()) as { error?: unknown; message?: unknown; details?: unknown }
     if (typeof body.error === 'string') code = body.error
     if (typeof body.message === 'string') message = body.message
+    details = detailsText(body.details)
   } catch {
     /* not JSON: keep the status line */
   }
-  return new ApiError(res.status, code, message)
+  return new ApiError(res.status, code, message, details)
 }
 
 function combine(a: AbortSignal | undefined, b: AbortSignal | undefined): AbortSignal | undefined {
@@ -99,6 +125,7 @@ export function createApi(options: ApiOptions = {}): Api {
       })
     } catch (err) {
       if ((err as Error).name === 'AbortError') throw err
+      unreachable()
       throw new ApiError(0, 'HOSTD_NETWORK', 'The server cannot be reached. Check the connection and try again.')
     }
     if (!res.ok) {
@@ -165,8 +192,10 @@ export function upload<T = unknown>(
         void toApiError(res).then(reject)
       }
     }
-    xhr.onerror = () =>
+    xhr.onerror = () => {
+      unreachable()
       reject(new ApiError(0, 'HOSTD_NETWORK', 'The upload was interrupted: the server cannot be reached.'))
+    }
     xhr.onabort = () => reject(new DOMException('The upload was cancelled', 'AbortError'))
     options.signal?.addEventListener('abort', () => xhr.abort(), { once: true })
     xhr.send(body)
@@ -176,6 +205,11 @@ export function upload<T = unknown>(
 /** The same-origin WebSocket URL of an API path (`/api/x` -> `wss://host/api/x`). */
 export function socketUrl(path: string): string {
   return `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}${path}`
+}
+
+/** The tool's own words behind an error, if it carries them (ApiError's `details`). */
+export function errorDetails(err: unknown): string | undefined {
+  return err instanceof ApiError ? err.details : undefined
 }
 
 /** A short sentence for any thrown value. */

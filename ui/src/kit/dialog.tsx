@@ -16,6 +16,50 @@ export interface DialogProps {
   size?: 'sm' | 'md' | 'lg'
 }
 
+const FOCUSABLE =
+  'a[href], button:not(:disabled), input:not(:disabled):not([type=hidden]), select:not(:disabled), ' +
+  'textarea:not(:disabled), summary, [tabindex]:not([tabindex="-1"])'
+
+/** Tab from the last focusable element goes to the first, Shift+Tab from the first to the last: focus stays inside. */
+function trapTab(e: KeyboardEvent, dialog: HTMLDialogElement | null) {
+  if (e.key !== 'Tab' || !dialog) return
+  const all = [...dialog.querySelectorAll<HTMLElement>(FOCUSABLE)].filter((el) => el.getClientRects().length > 0)
+  if (all.length === 0) return
+  const first = all[0]!
+  const last = all[all.length - 1]!
+  const active = dialog.ownerDocument.activeElement
+  if (e.shiftKey && (active === first || !dialog.contains(active))) {
+    e.preventDefault()
+    last.focus()
+  } else if (!e.shiftKey && (active === last || !dialog.contains(active))) {
+    e.preventDefault()
+    first.focus()
+  }
+}
+
+/**
+ * Focus goes back to what opened the dialog; when that element is gone (a page re-rendered its row), to the element
+ * that now has its id or accessible name, else to the page's main region (never the page body).
+ */
+function restoreFocus(returnTo: { current: Element | null }) {
+  const target = returnTo.current
+  returnTo.current = null
+  if (!(target instanceof HTMLElement)) return
+  queueMicrotask(() => {
+    if (target.isConnected) {
+      target.focus()
+      return
+    }
+    const label = target.getAttribute('aria-label')
+    const doc = target.ownerDocument
+    const same =
+      (target.id && doc.getElementById(target.id)) ||
+      (label && doc.querySelector<HTMLElement>(`${target.tagName.toLowerCase()}[aria-label="${CSS.escape(label)}"]`))
+    if (same instanceof HTMLElement) same.focus()
+    else doc.querySelector<HTMLElement>('main')?.focus()
+  })
+}
+
 /**
  * A modal dialog on the native <dialog>: the rest of the page is inert while it is open (focus stays inside),
  * Escape closes it, and focus returns to where it was when it closes. Its title names it.
@@ -37,14 +81,18 @@ export function Dialog({ open, title, onClose, children, actions, size = 'md' }:
     } else if (!open && dialog.open) {
       dialog.close()
     }
-    if (!open && returnTo.current instanceof HTMLElement && returnTo.current.isConnected) {
-      returnTo.current.focus()
-      returnTo.current = null
-    }
+    if (!open) restoreFocus(returnTo)
   }, [open])
-  useEffect(() => () => ref.current?.open && ref.current.close(), [])
+  // Unmounted while open (a page that renders the dialog only while open): focus still goes back.
+  useEffect(
+    () => () => {
+      if (ref.current?.open) ref.current.close()
+      restoreFocus(returnTo)
+    },
+    [],
+  )
   return (
-    // biome-ignore lint/a11y/useKeyWithClickEvents: a click on the backdrop closes it; the keyboard has Escape (onCancel)
+    // A click on the backdrop closes it; the keyboard has Escape (onCancel).
     <dialog
       ref={ref}
       class={`dialog dialog-${size}`}
@@ -54,6 +102,7 @@ export function Dialog({ open, title, onClose, children, actions, size = 'md' }:
         onClose()
       }}
       onClick={(e) => e.target === ref.current && onClose()}
+      onKeyDown={(e) => trapTab(e, ref.current)}
     >
       {open && (
         <div class="dialog-frame">

@@ -1,5 +1,5 @@
 import type { ComponentChildren } from 'preact'
-import { errorMessage } from './api.ts'
+import { errorDetails, errorMessage } from './api.ts'
 import { Button } from './button.tsx'
 import { formatRelative } from './format.ts'
 import { Icon, Spinner } from './icons.tsx'
@@ -42,7 +42,17 @@ export interface ErrorStateProps {
   onRetry?: () => void
 }
 
-/** An error block with the server's message and a retry button. */
+/** The tool's own words behind a translated error, collapsed under "Details". */
+export function ErrorDetails({ details }: { details: string }) {
+  return (
+    <details class="error-details">
+      <summary>Details</summary>
+      <pre>{details}</pre>
+    </details>
+  )
+}
+
+/** An error block with the server's message (its details collapsed under "Details") and a retry button. */
 export function ErrorState({ error, title = 'This could not be loaded', onRetry }: ErrorStateProps) {
   return (
     <div class="state-block state-error" role="alert">
@@ -51,6 +61,7 @@ export function ErrorState({ error, title = 'This could not be loaded', onRetry 
       </span>
       <p class="state-title">{title}</p>
       <p class="state-text">{errorMessage(error)}</p>
+      {errorDetails(error) && <ErrorDetails details={errorDetails(error)!} />}
       {onRetry && (
         <Button variant="secondary" icon="refresh" onClick={onRetry}>
           Try again

@@ -7,7 +7,8 @@ import {
 } from 'preact'
 import { useContext, useRef, useState } from 'preact/hooks'
 import { useUniqueId } from './ids.ts'
-import { ApiError, errorMessage } from './api.ts'
+import { ApiError, errorDetails, errorMessage } from './api.ts'
+import { ErrorDetails } from './feedback.tsx'
 import { Button } from './button.tsx'
 import { Icon } from './icons.tsx'
 
@@ -58,7 +59,7 @@ export function Form({
   class: cls,
 }: FormProps) {
   const [errors, setErrors] = useState<Record<string, string>>({})
-  const [formError, setFormError] = useState<string | null>(null)
+  const [formError, setFormError] = useState<{ message: string; details?: string } | null>(null)
   const [busy, setBusy] = useState(false)
   const ref = useRef<HTMLFormElement>(null)
 
@@ -95,7 +96,7 @@ export function Form({
         setErrors({ [field]: errorMessage(err) })
         focusField(field)
       } else if ((err as Error)?.name !== 'AbortError') {
-        setFormError(errorMessage(err))
+        setFormError({ message: errorMessage(err), details: errorDetails(err) })
       }
     } finally {
       if (ref.current) setBusy(false)
@@ -111,9 +112,13 @@ export function Form({
       <form ref={ref} class={`form${cls ? ` ${cls}` : ''}`} noValidate onSubmit={submit} aria-label={label}>
         {children}
         {formError && (
-          <p class="form-error" role="alert">
-            <Icon name="circle-alert" /> {formError}
-          </p>
+          <div class="form-error" role="alert">
+            <Icon name="circle-alert" />
+            <div class="form-error-text">
+              <p>{formError.message}</p>
+              {formError.details && <ErrorDetails details={formError.details} />}
+            </div>
+          </div>
         )}
         <div class="form-actions">
           {actions}

@@ -7,6 +7,11 @@ export interface PageHeaderProps {
   description?: ComponentChildren
   /** Buttons on the right (the page's main actions). */
   actions?: ComponentChildren
+  /**
+   * Where the page sits, above the title (every page the same): the pages above it with their links; the page itself
+   * is added last (its title, aria-current="page").
+   */
+  breadcrumbs?: { label: string; href: string }[]
 }
 
 const titles = { suffix: 'hostd', focusNext: false }
@@ -25,7 +30,7 @@ export const pageTitles = {
  * The page's one h1, a line of description and its main actions. It sets the document title, and after a
  * navigation it takes focus, so a screen reader announces the new page.
  */
-export function PageHeader({ title, description, actions }: PageHeaderProps) {
+export function PageHeader({ title, description, actions, breadcrumbs }: PageHeaderProps) {
   const heading = useRef<HTMLHeadingElement>(null)
   useEffect(() => {
     document.title = `${title} · ${titles.suffix}`
@@ -36,7 +41,19 @@ export function PageHeader({ title, description, actions }: PageHeaderProps) {
   }, [title])
   return (
     <header class="page-header">
-      <div>
+      <div class="page-heading">
+        {breadcrumbs && breadcrumbs.length > 0 && (
+          <nav class="breadcrumbs" aria-label="Breadcrumb">
+            <ol>
+              {breadcrumbs.map((b) => (
+                <li key={b.href}>
+                  <a href={b.href}>{b.label}</a>
+                </li>
+              ))}
+              <li aria-current="page">{title}</li>
+            </ol>
+          </nav>
+        )}
         <h1 tabIndex={-1} ref={heading}>
           {title}
         </h1>

@@ -24,7 +24,7 @@ export interface Refresher {
 /**
  * Runs `load` now and then as `options` say until `signal` aborts (which aborts a load in flight too). `load` gets a
  * signal of its own, aborted when a newer load replaces it; it reports its own errors (a rejection is ignored here,
- * and refreshing goes on).
+ * and refreshing goes on). It also loads at once when the shell reconnects to the daemon (`hostd:reconnected`).
  */
 export function startRefreshing(
   load: (signal: AbortSignal) => Promise<unknown>,
@@ -60,6 +60,8 @@ export function startRefreshing(
 
   document.addEventListener('visibilitychange', () => visible() && !inFlight && due() && run(), { signal })
   for (const name of on) addEventListener(name, run, { signal })
+  // The shell sends this when the daemon answers again after the connection was lost (shell/connection.ts).
+  addEventListener('hostd:reconnected', run, { signal })
   signal.addEventListener(
     'abort',
     () => {

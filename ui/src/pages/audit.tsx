@@ -123,20 +123,28 @@ function RetentionCard({ onChanged }: { onChanged: () => void }) {
   )
 }
 
-/** The audit log, newest first; range and page live in the URL (?range=7d&page=2), so reload and back keep them. */
+/**
+ * The audit log, newest first. Range, page number and the page's key live in the URL (?range=7d&page=3&before=1234:
+ * the records older than id 1234), so reload and back keep them; the server pages by key, which answers as fast on
+ * the last page of a million records as on the first.
+ */
 export default function AuditPage() {
   const params = new URLSearchParams(route.value.search)
   const range = RANGES.some((r) => r.id === params.get('range')) ? params.get('range')! : '7d'
   const page = Math.max(1, Number.parseInt(params.get('page') ?? '1', 10) || 1)
+  const key = (name: string) => {
+    const v = Number.parseInt(params.get(name) ?? '', 10)
+    return page > 1 && Number.isSafeInteger(v) && v >= 0 ? v : undefined
+  }
+  const before = key('before')
+  const after = before === undefined ? key('after') : undefined
+  const cursor = before !== undefined ? `&before=${before}` : after !== undefined ? `&after=${after}` : ''
   const entries = useResource(
     (signal) =>
-      api.get<{ items: Entry[]; total: number }>(
-        `/api/audit?range=${range}&limit=${PAGE}&offset=${(page - 1) * PAGE}`,
-        { signal },
-      ),
-    [range, page],
+      api.get<{ items: Entry[]; total: number }>(`/api/audit?range=${range}&limit=${PAGE}${cursor}`, { signal }),
+    [range, page, cursor],
   )
-  const go = (r: string, p: number) => navigate(`/audit?range=${r}${p > 1 ? `&page=${p}` : ''}`)
+  const go = (r: string, p: number, by = '') => navigate(`/audit?range=${r}${p > 1 ? `&page=${p}${by}` : ''}`)
   return (
     <>
       <PageHeader
@@ -170,7 +178,11 @@ export default function AuditPage() {
                       key: 'time',
                       label: 'Time',
                       sortable: true,
-                      render: (e) => <time dateTime={e.time}>{formatDateTime(e.time)}</time>,
+                      render: (e) => (
+                        <time class="nowrap" dateTime={e.time}>
+                          {formatDateTime(e.time)}
+                        </time>
+                      ),
                     },
                     {
                       key: 'username',
@@ -178,26 +190,48 @@ export default function AuditPage() {
                       sortable: true,
                       render: (e) => e.username ?? <span class="muted">system</span>,
                     },
-                    { key: 'action', label: 'Action', sortable: true, render: (e) => <code>{e.action}</code> },
+                    {
+                      key: 'action',
+                      label: 'Action',
+                      sortable: true,
+                      primary: true,
+                      render: (e) => <code>{e.action}</code>,
+                    },
                     { key: 'target', label: 'Target', sortable: true },
-                    { key: 'result', label: 'Result', sortable: true, render: (e) => <Result entry={e} /> },
+                    {
+                      key: 'result',
+                      label: 'Result',
+                      sortable: true,
+                      actions: true,
+                      render: (e) => <Result entry={e} />,
+                    },
                     { key: 'ip', label: 'Address', secondary: true },
                     {
                       key: 'detail',
                       label: 'Detail',
                       secondary: true,
-                      render: (e) => <span class="detail">{detailText(e.detail)}</span>,
+                      render: (e) => (detailText(e.detail) ? <span class="detail">{detailText(e.detail)}</span> : null),
                     },
                   ]}
                 />
                 <nav class="pager" aria-label="Audit pages">
-                  <span aria-live="polite">
-                    {first}–{last} of {total}
+                  <span class="pager-range" aria-live="polite">
+                    {first.toLocaleString()}–{last.toLocaleString()} of {total.toLocaleString()}
                   </span>
-                  <Button size="sm" icon="arrow-up" disabled={page <= 1} onClick={() => go(range, page - 1)}>
+                  <Button
+                    size="sm"
+                    icon="arrow-up"
+                    disabled={page <= 1}
+                    onClick={() => go(range, page - 1, items.length ? `&after=${items[0]!.id}` : '')}
+                  >
                     Newer
                   </Button>
-                  <Button size="sm" icon="arrow-down" disabled={last >= total} onClick={() => go(range, page + 1)}>
+                  <Button
+                    size="sm"
+                    icon="arrow-down"
+                    disabled={last >= total || items.length < PAGE}
+                    onClick={() => go(range, page + 1, `&before=${items[items.length - 1]!.id}`)}
+                  >
                     Older
                   </Button>
                 </nav>

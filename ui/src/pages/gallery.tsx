@@ -135,6 +135,12 @@ function LiveResource() {
 function Feedback() {
   const loadedAt = useMemo(() => Date.now() - 3 * MINUTE, [])
   const failure = new ApiError(503, 'HOSTD_CONTAINERS_ENGINE_UNAVAILABLE', 'No container engine is reachable')
+  const translated = new ApiError(
+    409,
+    'HOSTD_CONTAINER_PORT_IN_USE',
+    'Port 8082 is used by web-8082: stop it or pick another port.',
+    'driver failed programming external connectivity on endpoint portclash (c36d0f3a9b1e): Bind for 0.0.0.0:8082 failed: port is already allocated',
+  )
   return (
     <Card title="Loading, empty and error states">
       <div class="gallery-grid">
@@ -151,6 +157,10 @@ function Feedback() {
         <section class="gallery-cell" aria-label="Error state">
           <h3>Error</h3>
           <ErrorState error={failure} onRetry={() => toast.info('Trying again')} />
+        </section>
+        <section class="gallery-cell" aria-label="Translated error">
+          <h3>Translated error</h3>
+          <ErrorState title="The container could not start" error={translated} />
         </section>
         <section class="gallery-cell" aria-label="Stale data">
           <h3>Stale data</h3>
@@ -267,7 +277,59 @@ function Tables() {
         columns={[{ key: 'name', label: 'Name' }]}
         empty={<Empty icon="search" title="Nothing matches the filter" />}
       />
+      <PagedTable />
     </Card>
+  )
+}
+
+const MANY: Row[] = Array.from({ length: 23 }, (_, i) => ({
+  name: `service-${String(i + 1).padStart(2, '0')}`,
+  state: i % 4 === 0 ? 'exited' : 'running',
+  size: (i + 1) * 7_300_000,
+}))
+
+/** `pageSize` (a pager), `selection` with `rowLabel`, a `primary` column and row actions: on a phone, cards. */
+function PagedTable() {
+  const [selected, setSelected] = useState<ReadonlySet<string | number>>(new Set())
+  return (
+    <div class="stack">
+      <p class="muted">
+        {selected.size === 0 ? 'Nothing selected.' : `${selected.size} selected.`} Under 640 px wide each row is a card.
+      </p>
+      <DataTable
+        caption="Example services"
+        rows={MANY}
+        rowKey={(r) => r.name}
+        rowLabel={(r) => r.name}
+        pageSize={10}
+        selection={{ selected, onChange: setSelected }}
+        columns={[
+          { key: 'name', label: 'Name', sortable: true, primary: true },
+          {
+            key: 'state',
+            label: 'State',
+            render: (r) => <Badge tone={r.state === 'running' ? 'success' : 'neutral'}>{r.state}</Badge>,
+          },
+          { key: 'size', label: 'Size', align: 'end', sortable: true, render: (r) => formatBytes(r.size) },
+          {
+            key: 'actions',
+            label: 'Actions',
+            align: 'end',
+            render: (r) => (
+              <div class="row-actions">
+                <IconButton
+                  icon="refresh"
+                  label={`Restart ${r.name}`}
+                  size="sm"
+                  onClick={() => toast.info(`${r.name}`)}
+                />
+                <IconButton icon="trash" label={`Remove ${r.name}`} size="sm" onClick={() => toast.info(`${r.name}`)} />
+              </div>
+            ),
+          },
+        ]}
+      />
+    </div>
   )
 }
 
@@ -297,6 +359,22 @@ function Dialogs() {
         </Button>
         <Button icon="circle-alert" onClick={() => toast.error(new Error('The server refused the change'))}>
           Error toast
+        </Button>
+        <Button
+          icon="circle-alert"
+          onClick={() =>
+            toast.error(
+              new ApiError(
+                409,
+                'HOSTD_CONTAINER_PORT_IN_USE',
+                'Port 8082 is used by web-8082: stop it or pick another port, then start portclash again.',
+                `driver failed programming external connectivity on endpoint portclash (${'c36d0f3a9b1e'.repeat(6)}): ` +
+                  'Bind for 0.0.0.0:8082 failed: port is already allocated',
+              ),
+            )
+          }
+        >
+          Long error toast
         </Button>
       </div>
       <Dialog

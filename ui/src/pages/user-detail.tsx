@@ -96,14 +96,7 @@ function UserView({ user, self, reload }: { user: User; self: boolean; reload: (
 
   return (
     <>
-      <PageHeader
-        title={user.username}
-        description={
-          <>
-            <a href="/users">Users</a> › {user.username}
-          </>
-        }
-      />
+      <PageHeader title={user.username} breadcrumbs={[{ label: 'Users', href: '/users' }]} />
       <div class="stack">
         <Card title="Account">
           <KeyValues

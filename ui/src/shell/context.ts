@@ -1,5 +1,5 @@
 import { computed } from '@preact/signals'
-import { createApi, upload, socketUrl } from '../kit/api.ts'
+import { createApi, upload, socketUrl, unreachable } from '../kit/api.ts'
 import type { PageContext, Role, SessionUser, SseHandlers, SseOptions } from '../kit/context.ts'
 import { confirm } from '../kit/dialog.tsx'
 import { toast } from '../kit/toast.tsx'
@@ -48,6 +48,7 @@ export function makeContext({ user, base, plugin, signal }: ContextOptions): Pag
         }
         es.onerror = () => {
           options.onError?.()
+          unreachable() // the shell probes /health: a stream the daemon ended on purpose leaves it online
           if (es.readyState !== EventSource.CLOSED) return // the browser reconnects by itself
           // Refused (a 401 after the session ended, a 503): ask whether we are still signed in, then retry.
           shellApi.get('/api/auth/me').then(
@@ -67,6 +68,8 @@ export function makeContext({ user, base, plugin, signal }: ContextOptions): Pag
     socket: (path, options = {}) => {
       const ws = new WebSocket(socketUrl(path))
       if (options.binary) ws.binaryType = 'arraybuffer'
+      // Closed without a close frame (the daemon went away): the shell probes and shows the banner.
+      ws.addEventListener('close', (e) => e.code === 1006 && !signal.aborted && unreachable())
       signal.addEventListener('abort', () => ws.close(1000, 'page closed'), { once: true })
       return ws
     },

@@ -6,6 +6,9 @@ import { ToastRegion } from '../kit/toast.tsx'
 import { ReauthHost } from './reauth-dialog.tsx'
 import type { Role, SessionUser } from '../kit/context.ts'
 import { dormantPages, pluginEntryPath, pluginPages } from './extensions.ts'
+import { ConnectionBanner } from './connection-banner.tsx'
+import { watchConnection } from './connection.ts'
+import { groupNav } from './nav.ts'
 import { route } from './router.ts'
 import { api, branding, signOut } from './session.ts'
 
@@ -16,11 +19,13 @@ interface NavItem {
   role: Role
   /** A disabled or failed plugin's page: the entry leads to the plugin on the Plugins page, marked with its state. */
   dormant?: string
+  /** Its own path (for its place in the groups) when the entry leads elsewhere. */
+  page?: string
 }
 
 const RANK: Record<Role, number> = { viewer: 0, operator: 1, admin: 2 }
 
-/** The kernel's own pages; plugin pages come between Overview and these. */
+/** The kernel's own pages; nav.ts puts them and the plugins' pages into groups. */
 const KERNEL_TOP: NavItem[] = [{ path: '/', title: 'Overview', icon: 'layout-dashboard', role: 'viewer' }]
 const KERNEL_BOTTOM: NavItem[] = [
   { path: '/plugins', title: 'Plugins', icon: 'puzzle', role: 'viewer' },
@@ -145,10 +150,12 @@ function HeaderBadges({ path }: { path: string }) {
 export function Shell({ user, children }: { user: SessionUser; children: ComponentChildren }) {
   const [navOpen, setNavOpen] = useState(false)
   const path = route.value.path
+  useEffect(watchConnection, [])
   useEffect(() => setNavOpen(false), [path])
   const allowed = (item: NavItem) => RANK[user.role] >= RANK[item.role]
   const dormant: NavItem[] = dormantPages.value.map((p) => ({
     path: pluginEntryPath(p.plugin),
+    page: p.path,
     title: p.title,
     icon: p.icon,
     role: 'viewer',
@@ -182,23 +189,35 @@ export function Shell({ user, children }: { user: SessionUser; children: Compone
       </header>
       <div class="shell-body">
         <nav id="main-nav" class={`sidebar${navOpen ? ' open' : ''}`} aria-label="Main">
-          <ul>
-            {items.map((item) => (
-              <li key={`${item.path} ${item.title}`}>
-                <a
-                  href={item.path}
-                  class={`nav-link${item.dormant ? ' nav-dormant' : ''}`}
-                  aria-current={!item.dormant && isCurrent(path, item.path) ? 'page' : undefined}
-                >
-                  <Icon name={item.icon ?? 'puzzle'} />
-                  <span>{item.title}</span>
-                  {item.dormant && <span class="nav-state">{item.dormant === 'failed' ? 'failed' : 'off'}</span>}
-                </a>
-              </li>
+          <div class="nav-groups">
+            {groupNav(items).map((group) => (
+              <div key={group.name} class="nav-group">
+                {group.name && (
+                  <h2 class="nav-group-title" id={`nav-group-${group.name}`}>
+                    {group.name}
+                  </h2>
+                )}
+                <ul aria-labelledby={group.name ? `nav-group-${group.name}` : undefined}>
+                  {group.items.map((item) => (
+                    <li key={`${item.path} ${item.title}`}>
+                      <a
+                        href={item.path}
+                        class={`nav-link${item.dormant ? ' nav-dormant' : ''}`}
+                        aria-current={!item.dormant && isCurrent(path, item.path) ? 'page' : undefined}
+                      >
+                        <Icon name={item.icon} />
+                        <span>{item.title}</span>
+                        {item.dormant && <span class="nav-state">{item.dormant === 'failed' ? 'failed' : 'off'}</span>}
+                      </a>
+                    </li>
+                  ))}
+                </ul>
+              </div>
             ))}
-          </ul>
+          </div>
         </nav>
         <main id="main" tabIndex={-1}>
+          <ConnectionBanner />
           {children}
         </main>
       </div>

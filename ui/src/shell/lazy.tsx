@@ -1,7 +1,7 @@
 import type { ComponentType } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
 import { ErrorState, Loading } from '../kit/feedback.tsx'
-import { importRetrying } from './import-retrying.ts'
+import { importPage } from './import-retrying.ts'
 
 /** A page whose code loads when it is first shown (each page is its own chunk). */
 export function lazyPage<P extends object>(
@@ -14,7 +14,7 @@ export function lazyPage<P extends object>(
     const [error, setError] = useState<unknown>(undefined)
     useEffect(() => {
       if (loaded || error !== undefined) return // after a failure, only Retry loads again
-      importRetrying(load).then((m) => {
+      importPage(load).then((m) => {
         loaded = m.default
         setTick((t) => t + 1)
       }, setError)

@@ -5,7 +5,7 @@ import type { PageContext, SessionUser } from '../kit/context.ts'
 import type { HostdElement } from '../kit/element.tsx'
 import { ErrorState, Loading } from '../kit/feedback.tsx'
 import { makeContext } from './context.ts'
-import { importRetrying } from './import-retrying.ts'
+import { importPage } from './import-retrying.ts'
 import type { PluginRef } from './extensions.ts'
 import { route } from './router.ts'
 
@@ -55,7 +55,7 @@ export function PluginElement({ module, element, plugin, user, base, title }: Pl
         location.reload()
         return
       }
-      await importRetrying(() => import(/* @vite-ignore */ module))
+      await importPage(() => import(/* @vite-ignore */ module))
       await Promise.race([
         customElements.whenDefined(element),
         timeout(10_000, `${module} did not define <${element}>`),
@@ -177,7 +177,8 @@ function mountFrame(
               err instanceof ApiError
                 ? err
                 : new ApiError(0, 'HOSTD_UI_BRIDGE_FAILED', String((err as Error)?.message ?? err))
-            send({ type: 'api', id: m.id, ok: false, error: { status: e.status, code: e.code, message: e.message } })
+            const error = { status: e.status, code: e.code, message: e.message, details: e.details }
+            send({ type: 'api', id: m.id, ok: false, error })
           },
         )
         break
@@ -219,6 +220,8 @@ function mountFrame(
   }
   addEventListener('message', onMessage, { signal: context.signal })
   const stop = effect(() => send({ type: 'location', location: route.value }))
+  // The daemon answers again after it was gone: the frame's resources load again too (shell/connection.ts).
+  addEventListener('hostd:reconnected', () => send({ type: 'reconnected' }), { signal: context.signal })
   context.signal.addEventListener('abort', stop, { once: true })
   container.append(frame)
 }
