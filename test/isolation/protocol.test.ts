@@ -10,6 +10,7 @@ import pino from 'pino'
 import { PluginIsolation } from '../../kernel/src/isolation/index.ts'
 import { DEFAULT_ISOLATION } from '../../kernel/src/isolation/settings.ts'
 import { manifestProblem, schemaProblem } from '../../kernel/src/isolation/load.ts'
+import type { PluginCall } from '../../kernel/src/plugins/runtime.ts'
 
 describe('frames', () => {
   it('come out whole however the stream cuts them', () => {
@@ -107,16 +108,19 @@ describe('where the sandbox cannot start', () => {
     return it
   }
 
+  // No process is started here, so no deadline is needed: the call runs as it is.
+  const direct: PluginCall = async (_what, fn) => fn()
+
   it('a third-party plugin does not run, with the reason', async () => {
     const refused = isolation([])
     expect(await refused.unavailableReason()).toBe('user namespaces are refused here')
-    await expect(refused.load('/plugins/acme', '/plugins/acme/src/index.ts')).rejects.toThrow(
+    await expect(refused.load('/plugins/acme', '/plugins/acme/src/index.ts', direct)).rejects.toThrow(
       /run in a sandbox, which cannot start here: user namespaces are refused here\. An admin may mark this plugin trusted/,
     )
   })
 
   it('unless an admin marked it trusted: then it is imported in the daemon’s process (null)', async () => {
-    expect(await isolation(['acme']).load('/plugins/acme', '/plugins/acme/src/index.ts')).toBeNull()
+    expect(await isolation(['acme']).load('/plugins/acme', '/plugins/acme/src/index.ts', direct)).toBeNull()
     expect(await isolation(['acme']).modeFor('acme')).toBe('in-process')
     expect(await isolation([]).modeFor('acme')).toBe('isolated')
   })
