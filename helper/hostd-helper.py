@@ -104,14 +104,29 @@ checkpoint = text(r'/org/freedesktop/NetworkManager/Checkpoint/[0-9]{1,9}')
 display = text(r':[0-9]{1,3}')
 
 
+def process_id(value, field):
+    """A pid another program runs as: never 1 (init: signalling it brings the host down) nor this helper itself."""
+    integer(2, 4194304)(value, field)
+    if value == os.getpid():
+        raise Refused(f'{field} is the root helper itself')
+    return value
+
+
+process_id.kind = 'integer'
+signal_name = text(r'TERM|KILL', 4)
+
+
 # ---- The allowlist: ONE table. Adding an action is one entry here. ----
 
 class Action:
-    def __init__(self, args, argv, timeout=30, reads=False, cap=OUTPUT_CAP_BYTES, any_exit=False, stream=False, env=None):
+    def __init__(self, args, argv, timeout=30, reads=False, cap=OUTPUT_CAP_BYTES, any_exit=False, stream=False, env=None,
+                 lock='packages'):
         self.args, self.argv, self.reads, self.cap = args, argv, reads, cap
         self.any_exit = any_exit  # answer {stdout, exitCode} whatever the exit code (a bit-mask status, e.g. smartctl)
-        # A long job: its output lines go out as events while it runs, one such job at a time (see run_streaming).
-        self.stream, self.env = stream, env or {}
+        # A long job: its output lines go out as events while it runs, one such job per `lock` at a time (see
+        # run_streaming). `env`: extra environment, a dict or a function of the checked arguments.
+        self.stream, self.lock = stream, lock
+        self.env = env if callable(env) else (lambda a, e=env or {}: e)
         self.timeout = timeout if callable(timeout) else (lambda a, t=timeout: t)
 
 
@@ -319,6 +334,78 @@ def apt_get(verb, *flags):
 PACKAGE_JOB = {'timeout': 7200, 'stream': True, 'env': {'DEBIAN_FRONTEND': 'noninteractive'}}
 package_names = list_of(package_name, 1, 50)
 
+def absolute_path(value, field):
+    """An absolute path (it cannot be read as an option), without control characters."""
+    if not isinstance(value, str) or not value.startswith('/') or len(value) > 4096 or \
+            any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
+        raise Refused(f'{field} must be an absolute path without control characters')
+    return value
+
+
+absolute_path.kind = 'path'
+
+
+def restic_repository(value, field):
+    """A restic repository restic opens without running anything: a folder, a REST URL (its credentials in it, so never
+    logged) or S3. Never sftp: that backend runs ssh, with options of the caller's choosing."""
+    if not isinstance(value, str) or len(value) > 2048 or any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
+        raise Refused(f'{field} must be a restic repository without control characters')
+    if not re.fullmatch(r'/.*|rest:https?://\S+|s3:https?://\S+', value):
+        raise Refused(f'{field} must be a folder, rest:http(s)://... or s3:http(s)://... (sftp is not run as root)')
+    return value
+
+
+restic_repository.kind, restic_repository.secret = 'secret', True
+
+
+def daemon_file(value, field):
+    """A file the daemon's user owns and nobody else may read (the repository password file it wrote)."""
+    absolute_path(value, field)
+    try:
+        st = os.lstat(value)
+    except OSError:
+        raise Refused(f'{field} does not exist')
+    if not os.path.isfile(value) or os.path.islink(value) or st.st_uid != STORAGE['owner'][0] or st.st_mode & 0o077:
+        raise Refused(f"{field} must be a regular file of the daemon's user, mode 0600", 403, 'HOSTD_HELPER_PATH_REFUSED')
+    return value
+
+
+daemon_file.kind = 'path'
+restic_tag = text(r'[A-Za-z0-9][A-Za-z0-9:._-]*', 200)
+aws_key_id = text(r'[A-Za-z0-9+/=_.]+', 256)
+aws_region = text(r'[a-z0-9-]+', 64)
+
+
+def restic_backup_argv(a):
+    """restic as the daemon's user, with the one capability to read whatever it is given (CAP_DAC_READ_SEARCH, as
+    restic's own documentation advises for backups by an unprivileged user): the repository, its cache and its locks
+    are written as the daemon's user, so its own restic (snapshots, restore, forget) goes on using them."""
+    uid, gid = STORAGE['owner']
+    return ['setpriv', f'--reuid={uid}', f'--regid={gid}', '--clear-groups', '--inh-caps=-all,+dac_read_search',
+            '--ambient-caps=-all,+dac_read_search', '--', 'restic', 'backup', '--json', '--cache-dir', a['cacheDir'],
+            *[x for t in a.get('tags', []) for x in ('--tag', t)], *[x for e in a.get('excludes', []) for x in ('--exclude', e)],
+            '--', *a['paths']]
+
+
+def home_of(uid):
+    try:
+        return pwd.getpwuid(uid).pw_dir
+    except KeyError:
+        return '/nonexistent'
+
+
+def restic_env(a):
+    env = {'RESTIC_REPOSITORY': a['repository'], 'RESTIC_PASSWORD_FILE': a['passwordFile'], 'RESTIC_PROGRESS_FPS': '2',
+           'HOME': home_of(STORAGE['owner'][0])}
+    if 'awsAccessKeyId' in a:
+        env['AWS_ACCESS_KEY_ID'] = a['awsAccessKeyId']
+    if 'awsSecretAccessKey' in a:
+        env['AWS_SECRET_ACCESS_KEY'] = a['awsSecretAccessKey']
+    if 'awsRegion' in a:
+        env['AWS_DEFAULT_REGION'] = a['awsRegion']
+    return env
+
+
 ACTIONS = {
     # NetworkManager (network plugin). A connection is always named with the `id` keyword, so a name can never be
     # read as another nmcli keyword.
@@ -344,6 +431,8 @@ ACTIONS = {
     # Per-process network rates (metrics plugin).
     'net.processTraffic': Action({'seconds': integer(1, 10)}, lambda a: ['nethogs', '-a', '-t', '-d', '1', '-c', str(a['seconds'])],
                                  timeout=lambda a: a['seconds'] + 5, reads=True, cap=256 * 1024),
+    # End a process (metrics plugin's Processes page): procps kill, the signal by name, the pid after "--".
+    'process.signal': Action({'pid': process_id, 'signal': signal_name}, lambda a: ['kill', '-s', a['signal'], '--', str(a['pid'])]),
     # Power (system plugin).
     'power.sleep': Action({}, lambda a: ['systemctl', 'suspend']),
     'power.displaySleep': Action({'display': display}, lambda a: ['xset', '-display', a['display'], 'dpms', 'force', 'off']),
@@ -371,6 +460,20 @@ ACTIONS = {
                           lambda a: apt_get('install', '--only-upgrade')(a) if a.get('packages') else apt_get('upgrade')(a), **PACKAGE_JOB),
     'pkg.remove': Action({'packages': package_names}, apt_get('remove'), **PACKAGE_JOB),
     'pkg.purge': Action({'packages': package_names}, apt_get('purge'), **PACKAGE_JOB),
+    # What a removal would take with it, asked before it runs: apt-get's simulation (-s) changes nothing and takes no
+    # lock; its "Remv <name> [<version>]" lines name every package it would remove. Any exit: apt's own refusal
+    # (an unknown package) is the answer's stderr.
+    'pkg.simulateRemove': Action({'packages': package_names}, lambda a: [
+        'apt-get', '-s', '-q', '-o', 'APT::Cmd::Pattern-Only=1', 'remove', '--', *a['packages']],
+        timeout=120, reads=True, any_exit=True),
+    # Backups (backups plugin): `restic backup` of paths the daemon's user may not read (restic_backup_argv). Streamed:
+    # restic's --json lines are the events; one backup at a time (its own lock, not the package jobs'); up to a day.
+    'backups.restic-backup': Action({'repository': restic_repository, 'passwordFile': daemon_file, 'cacheDir': absolute_path,
+                                     'paths': list_of(absolute_path, 1, 200), 'excludes': optional(list_of(absolute_path, 0, 200)),
+                                     'tags': optional(list_of(restic_tag, 0, 50)), 'awsAccessKeyId': optional(aws_key_id),
+                                     'awsSecretAccessKey': optional_secret, 'awsRegion': optional(aws_region)},
+                                    restic_backup_argv, timeout=86400, stream=True, env=restic_env, lock='backups',
+                                    cap=256 * 1024 * 1024),
 }
 
 
@@ -489,7 +592,8 @@ class Helper(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
 
     def __init__(self, opts):
         self.opts, self.log_lock = opts, threading.Lock()
-        self.job_lock = threading.Lock()  # held while a streamed job runs: one at a time (dpkg has one database)
+        # Held while a streamed job runs, one per kind: one package job at a time (dpkg has one database), one backup.
+        self.job_locks = {'packages': threading.Lock(), 'backups': threading.Lock()}
         self.env = {'PATH': SAFE_PATH, 'LC_ALL': 'C', 'LANG': 'C'}
         if opts.dbus_system_bus:  # a helper setting, never a request argument
             self.env['DBUS_SYSTEM_BUS_ADDRESS'] = opts.dbus_system_bus
@@ -534,7 +638,7 @@ class Helper(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
         if code is None:
             raise Refused(f'{argv[0]} did not finish in time', 504, 'HOSTD_HELPER_TIMEOUT')
         if action.any_exit:
-            return {'stdout': stdout, 'exitCode': code}
+            return {'stdout': stdout, 'stderr': stderr, 'exitCode': code}
         if code != 0:
             detail = (stderr.strip() or stdout.strip()).splitlines()[-1:] or ['no output']
             raise Refused(f'{argv[0]} failed (exit {code}): {detail[0][:300]}', 500, 'HOSTD_HELPER_ACTION_FAILED')
@@ -543,12 +647,14 @@ class Helper(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
     def run_job(self, action, checked, argv, entry, emit):
         """A streamed job: events while it runs, then {"exitCode": n} whatever n is (the caller reports a failed
         apt-get with its output). It runs to its end even when the daemon goes away."""
-        if not self.job_lock.acquire(blocking=False):
-            raise Refused('another package job is running; try again when it has finished', 409, 'HOSTD_HELPER_BUSY')
+        lock = self.job_locks[action.lock]
+        if not lock.acquire(blocking=False):
+            what = 'package job' if action.lock == 'packages' else 'backup'
+            raise Refused(f'another {what} is running; try again when it has finished', 409, 'HOSTD_HELPER_BUSY')
         try:
-            code = run_streaming(argv, action.timeout(checked), action.cap, {**self.env, **action.env}, emit)
+            code = run_streaming(argv, action.timeout(checked), action.cap, {**self.env, **action.env(checked)}, emit)
         finally:
-            self.job_lock.release()
+            lock.release()
         entry['exitCode'] = code
         if code is None:
             raise Refused(f'{argv[0]} did not finish in time', 504, 'HOSTD_HELPER_TIMEOUT')

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { execFileSync, spawnSync } from 'node:child_process'
-import { existsSync, statSync } from 'node:fs'
+import { existsSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { UnixHelperClient } from '../../kernel/src/helper-client.ts'
 import { HELPER_PROGRAM, startHelper, type RunningHelper } from './start-helper.ts'
@@ -27,6 +27,18 @@ const VALID: Record<string, unknown> = {
   on: true,
   name: 'host-1',
   zone: 'UTC',
+  pid: 4194304,
+  signal: 'TERM',
+  // backups.restic-backup (the password file is made in beforeAll: it must exist, owned by the daemon's user)
+  repository: '/srv/hostd-backups',
+  passwordFile: '/tmp/hostd-helper-test-restic-password',
+  cacheDir: '/var/cache/hostd-backups',
+  paths: ['/srv'],
+  excludes: ['/srv/cache'],
+  tags: ['hostd'],
+  awsAccessKeyId: 'AKIDEXAMPLE',
+  awsSecretAccessKey: 'secret',
+  awsRegion: 'us-east-1',
 }
 function validArgs(action: string): Record<string, unknown> {
   return Object.fromEntries(Object.keys(table[action]!.args).map((field) => [field, VALID[field]]))
@@ -39,6 +51,7 @@ describe('root helper', () => {
     // The daemon's user is this test's uid; the socket's group is nobody's, so a nobody client can open the file
     // and the peer check alone must refuse it.
     helper = await startHelper({ gid: NOBODY })
+    writeFileSync(VALID.passwordFile as string, 'password', { mode: 0o600 })
   })
   afterAll(() => helper.stop())
 
