@@ -1,7 +1,8 @@
 import { writeSync } from 'node:fs'
-import { loadConfig, ConfigError } from './config.ts'
+import { loadConfig, ConfigError, type KernelConfig } from './config.ts'
 import { createKernel, REPO_ROOT, type Kernel } from './kernel.ts'
 import { DRAIN_TIMEOUT_MS } from './plugins/runtime.ts'
+import { swapDataFolder } from './setup-restore.ts'
 import { DEFAULT_CALL_TIMEOUT_MS, errorOrigin, formatDuration } from './plugins/supervision.ts'
 
 /**
@@ -89,6 +90,40 @@ function describe(err: unknown): string {
   return frame ? `${err.message} (${frame.trim()})` : err.message
 }
 
+/**
+ * First-run setup restored hostd from a backup into `folder`: this kernel is closed (nothing serves meanwhile: the
+ * port is closed, and a client retries), the folder's content swapped into the data folder, and a new kernel started
+ * on it, on the same port. If that one cannot start, the fresh install's content is put back and started again.
+ */
+async function restartOnRestored(config: KernelConfig, folder: string, snapshot: string): Promise<void> {
+  if (stopping || !kernel) return
+  process.stdout.write(`hostd: restored from snapshot ${snapshot.slice(0, 8)}: restarting on the restored data\n`)
+  const old = kernel
+  kernel = null
+  await old.close()
+  const swap = await swapDataFolder(config.dataDir, folder)
+  try {
+    kernel = await createKernel(config, { startPlugins: false, onRestored: restorer(config) })
+  } catch (err) {
+    note(`the restored data could not be started (${describe(err)}): back to the fresh install`)
+    await swap.rollback()
+    kernel = await createKernel(config, { startPlugins: false, onRestored: restorer(config) })
+  }
+  await swap.commit()
+  const url = await kernel.listen()
+  await kernel.services.audit.record({ action: 'setup.restore', target: snapshot }, { username: 'setup' })
+  await kernel.startPlugins()
+  process.stdout.write(`hostd ${kernel.services.version} serving ${url}\n`)
+}
+
+/** The kernel's `onRestored`: a failed restart ends the daemon with the reason (systemd starts it again). */
+function restorer(config: KernelConfig) {
+  return (folder: string, snapshot: string) =>
+    restartOnRestored(config, folder, snapshot).catch((err: unknown) =>
+      exit(1, `exiting with code 1: restarting on the restored data failed: ${describe(err)}`),
+    )
+}
+
 async function runDaemon(): Promise<void> {
   let callTimeoutMs = DEFAULT_CALL_TIMEOUT_MS
   for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const)
@@ -99,8 +134,14 @@ async function runDaemon(): Promise<void> {
   const config = loadConfig(process.env, REPO_ROOT)
   callTimeoutMs = config.pluginCallTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS
   // Listen first, then start the plugins: /health answers meanwhile, and a plugin's routes answer 503 until it is up.
-  kernel = await createKernel(config, { startPlugins: false })
+  // After a restore, the new kernel listens on the same port, even when the configuration said 0 (any).
+  let listened = config.port
+  kernel = await createKernel(config, {
+    startPlugins: false,
+    onRestored: (folder, snapshot) => restorer({ ...config, port: listened })(folder, snapshot),
+  })
   const url = await kernel.listen()
+  listened = Number(new URL(url).port) || config.port
   if (stopping) return
   process.stdout.write(`hostd ${kernel.services.version} listening on ${url}, starting plugins\n`)
   await kernel.startPlugins()

@@ -48,6 +48,7 @@ import { DEFAULT_ISOLATION } from './isolation/settings.ts'
 import { readCommit, readVersion } from './system/version.ts'
 import { ensureTls } from './tls.ts'
 import { UiServer } from './ui/server.ts'
+import { SetupState, setupRestoreRoutes, type RestoredHandler } from './setup-restore.ts'
 import type { KernelServices } from './services.ts'
 
 // Not `import`: node:http's ES module facade loads Node's bundled undici (docs/ARCHITECTURE.md, "Runtime").
@@ -73,6 +74,11 @@ export interface KernelOptions {
    * `deps` and `optional.get` answer these values. A replaced `tokens.helper` is also the one the kernel's 423 gate asks.
    */
   serviceOverrides?: ServiceBinding[]
+  /**
+   * What to do once first-run setup restored hostd from a backup into a folder (the daemon: close this kernel, swap
+   * the folder in, start a new kernel). Without it, setup offers no restore.
+   */
+  onRestored?: RestoredHandler
 }
 
 export interface Kernel {
@@ -168,11 +174,13 @@ export async function createKernel(config: KernelConfig, options: KernelOptions 
     policy,
     challenges: new LoginChallenges(),
     audit,
+    setup: Object.assign(new SetupState(), { onRestored: options.onRestored ?? null }),
     registry: () => registry!,
   }
   const kernelRoutes: RouteDefinition[] = collectRoutes((r) => {
     systemRoutes(r, services)
     authRoutes(r, services)
+    setupRestoreRoutes(r, services, optional)
     accountRoutes(r, services)
     userRoutes(r, services)
     auditRoutes(r, services)

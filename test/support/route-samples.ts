@@ -71,6 +71,18 @@ export const SAMPLES: Record<string, Sample> = {
     body: { username: `late${++n}`, password: PASSWORD },
     ok: [409],
   }),
+  'GET /api/setup/restore': async () => ({ url: '/api/setup/restore' }),
+  // Restore at setup is public too, and closed once users exist: 409 to everyone (kernel/src/setup-restore.ts).
+  'POST /api/setup/restore/snapshots': async () => ({
+    url: '/api/setup/restore/snapshots',
+    body: { repository: '/srv/backups', password: PASSWORD },
+    ok: [409],
+  }),
+  'POST /api/setup/restore': async () => ({
+    url: '/api/setup/restore',
+    body: { repository: '/srv/backups', password: PASSWORD, snapshot: '0123abcd' },
+    ok: [409],
+  }),
   'POST /api/auth/login': async () => ({
     url: '/api/auth/login',
     body: { username: 'table-admin', password: PASSWORD },

@@ -38,6 +38,7 @@ export function authRoutes(r: KernelRouteRegistrar, k: KernelServices): void {
     '/api/setup',
     { role: 'public', schema: { body: CredentialsSchema, response: { 201: UserSchema } } },
     async (req, reply) => {
+      k.setup.assertOpen()
       const user = await k.users.setup(req.body.username, req.body.password)
       await k.audit.record(
         { action: 'setup.admin', target: user.username },

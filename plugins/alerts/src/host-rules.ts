@@ -189,3 +189,38 @@ export function backupObservation(rule: Rule, e: AuditRecordEvent): Observation 
     labels: { job },
   }
 }
+
+/** A backup job as the backups plugin's `backups.status` service answers it (the fields these rules read). */
+export interface BackupJobSeen {
+  name: string
+  intervalMinutes: number | null
+  createdAt: string
+  lastSuccessAt: string | null
+}
+
+/**
+ * Scheduled backup jobs without a successful run for `threshold` hours (Umbrel's 24 by default), counted from the
+ * job's creation while it never succeeded; a job run only when asked is not watched. One observation per job.
+ */
+export function backupOverdueObservations(rule: Rule, jobs: BackupJobSeen[], now: number): Observation[] {
+  if (rule.condition !== 'backupOverdue') return []
+  const hours = rule.threshold > 0 ? rule.threshold : 24
+  return jobs
+    .filter((j) => j.intervalMinutes !== null && globMatch(rule.match, j.name))
+    .map((j) => {
+      const since = Date.parse(j.lastSuccessAt ?? j.createdAt)
+      const ago = Math.max(0, (now - since) / 3_600_000)
+      const late = ago >= hours
+      return {
+        target: j.name,
+        fire: late,
+        clear: !late,
+        value: Math.round(ago * 10) / 10,
+        summary: late
+          ? `Backup job ${j.name} has had no successful run for ${Math.floor(ago)} h` +
+            (j.lastSuccessAt ? ` (last success ${j.lastSuccessAt})` : ' (never succeeded)')
+          : `Backup job ${j.name} succeeded within ${hours} h`,
+        labels: { job: j.name },
+      }
+    })
+}

@@ -51,6 +51,7 @@ export function createAlertsPlugin(options: Partial<AlertOptions> = {}) {
           systemIntervalMs:
             options.systemIntervalMs ?? positive(process.env.HOSTD_ALERTS_SYSTEM_INTERVAL_SECONDS, 900) * 1000,
           rebootFile: options.rebootFile,
+          now: options.now,
         },
       ),
     routes: (r, _deps, service) => alertRoutes(r, () => service),

@@ -38,6 +38,7 @@ export const RuleCondition = Type.Union(
     Type.Literal('updates'),
     Type.Literal('rebootRequired'),
     Type.Literal('backupFailed'),
+    Type.Literal('backupOverdue'),
   ],
   {
     description:
@@ -47,7 +48,8 @@ export const RuleCondition = Type.Union(
       'sign-ins within windowSeconds), newAdmin (a user created as, or changed to, an admin), twoFactorOff (a ' +
       "user's two-factor sign-in turned off); system: updates (more than threshold package updates waiting), " +
       "rebootRequired (/run/reboot-required exists); backup: backupFailed (a backup job's run failed: it clears when a " +
-      'run of that job succeeds)',
+      'run of that job succeeds), backupOverdue (a scheduled backup job has had no successful run for threshold hours, ' +
+      'default 24: it clears when one succeeds)',
   },
 )
 /** Sources whose alerts come from single events (an audit record, a start): shown for clearForSeconds, sent once. */

@@ -23,6 +23,7 @@ import {
 import type { ProvidedServices as ContainerServices, ContainerState } from '../../containers/src/api.ts'
 import type { MetricsSnapshot, ProvidedServices as MetricsServices } from '../../metrics/src/api.ts'
 import type { ProvidedServices as PackageServices } from '../../packages/src/api.ts'
+import type { ProvidedServices as BackupServices } from '../../backups/src/api.ts'
 import {
   appriseInstalled,
   deliver,
@@ -37,6 +38,7 @@ import { prometheusSection } from './prometheus.ts'
 import {
   accountObservation,
   backupObservation,
+  backupOverdueObservations,
   daemonObservation,
   failedSignInObservation,
   isFailedSignIn,
@@ -77,6 +79,7 @@ import { listDisks, readSmartHealth } from './smart.ts'
 export const metricsSamples = createServiceToken<MetricsServices['metrics.samples']>('metrics.samples')
 export const containerStates = createServiceToken<ContainerServices['containers.states']>('containers.states')
 export const packageUpdates = createServiceToken<PackageServices['packages.updates']>('packages.updates')
+export const backupStatus = createServiceToken<BackupServices['backups.status']>('backups.status')
 
 /** This process: a start of the plugin in the process that wrote the last marker is no daemon restart. */
 const PROCESS_RUN = randomUUID()
@@ -108,6 +111,8 @@ export interface AlertOptions {
   systemIntervalMs: number
   /** The file whose presence means a reboot is required (`/run/reboot-required`; tests name their own). */
   rebootFile?: string
+  /** The clock of the "no backup for a while" rules (tests move it forward); default Date.now. */
+  now?: () => number
 }
 
 interface Deps {
@@ -368,6 +373,8 @@ export class AlertService {
           }
           await this.#apply(changes)
         })
+      // A success resolves a "no backup for a while" alert now, not at the next check.
+      if (e.result !== 'failure' && backupRules.some((r) => r.condition === 'backupOverdue')) void this.checkSystem()
       return
     }
     // Most records concern no account rule: they cost this test and nothing more.
@@ -442,6 +449,7 @@ export class AlertService {
     this.#systemTimer = null
     try {
       const rules = [...this.rules.values()].filter((r) => r.enabled && r.source === 'system')
+      await this.#backupOverdue()
       if (rules.length) {
         const wants = (condition: Rule['condition']) => rules.some((r) => r.condition === condition)
         const state: SystemState = {
@@ -465,7 +473,24 @@ export class AlertService {
     }
   }
 
-  /** Runs the system rules now (a test, a rule just enabled). */
+  /** Scheduled backup jobs without a success for too long (the backups plugin's `backups.status`, when loaded). */
+  async #backupOverdue(): Promise<void> {
+    const rules = [...this.rules.values()].filter(
+      (r) => r.enabled && r.source === 'backup' && r.condition === 'backupOverdue',
+    )
+    const status = rules.length ? this.#d.optional.get(backupStatus) : undefined
+    if (!status) return
+    const jobs = await status.jobs()
+    const now = (this.#o.now ?? Date.now)()
+    await this.#mutex.run(async () => {
+      const changes = newChanges()
+      for (const rule of rules)
+        this.#evaluator.observe(rule, backupOverdueObservations(rule, jobs, now), Date.now(), true, changes)
+      await this.#apply(changes)
+    })
+  }
+
+  /** Runs the system rules and the backup overdue rules now (a test, a rule just enabled, a backup succeeded). */
   checkSystem(): Promise<void> {
     if (this.#systemTimer) clearTimeout(this.#systemTimer)
     return this.#systemCheck()
@@ -794,13 +819,14 @@ export class AlertService {
       container: CONTAINER_CONDITIONS,
       account: ACCOUNT_CONDITIONS,
       system: SYSTEM_CONDITIONS,
-      backup: ['backupFailed'],
+      backup: ['backupFailed', 'backupOverdue'],
     }
     const allowed = conditions[rule.source]
     if (allowed && !allowed.includes(rule.condition ?? ''))
       throw AlertErrors.ruleInvalid(`A ${rule.source} rule needs \`condition\`, one of ${allowed.join(', ')}`)
     if (rule.source !== 'metric') delete rule.metric
     if (!allowed) delete rule.condition
+    if (rule.condition === 'backupOverdue' && !(rule.threshold > 0)) rule.threshold = 24
     if (rule.condition !== 'failedSignIns') delete rule.windowSeconds
     else {
       // A burst's alert resolves once a whole window passes without one.
@@ -913,6 +939,7 @@ export class AlertService {
       // What it reads may not have been read yet (a rule just enabled): looked at now, after this change.
       if (!this.#stopped) void this.checkSystem()
     }
+    if (rule.enabled && rule.condition === 'backupOverdue' && !this.#stopped) void this.checkSystem()
     await this.#apply(changes)
   }
 

@@ -3,15 +3,22 @@
  * folder, SFTP or a REST server; schedules, retention, checks; snapshots browsed and restored. See README.md.
  */
 import { join } from 'node:path'
-import { definePlugin, tokens } from '@hostd/sdk'
+import { bind, createServiceToken, definePlugin, tokens } from '@hostd/sdk'
+import type { ProvidedServices } from './api.ts'
 import { backupRoutes, backupSockets } from './routes.ts'
 import { BackupService } from './service.ts'
+import { setupRestorer } from './setup-restore.ts'
+
+export const backupStatus = createServiceToken<ProvidedServices['backups.status']>('backups.status')
+export const setupRestore = createServiceToken<ProvidedServices['backups.setup-restore']>('backups.setup-restore')
 
 export interface BackupsPluginOptions {
   /** Where restores to another place may write (default HOSTD_FILE_ROOTS as the storage plugin reads it). */
   roots?: { name: string; path: string }[]
   /** The scheduler's clock (tests move it forward); default Date.now. */
   now?: () => number
+  /** Back up through the root helper (default HOSTD_BACKUPS_ROOT_HELPER=1). */
+  rootHelper?: boolean
 }
 
 /** `HOSTD_FILE_ROOTS=name=/abs/path,...` (the storage plugin's setting); default `files=<data dir>/files`. */
@@ -39,12 +46,22 @@ export function createBackupsPlugin(options: BackupsPluginOptions = {}) {
       database: tokens.database,
       optional: tokens.optional,
       secrets: tokens.secrets,
+      helper: tokens.helper,
     },
-    setup: ({ settings, audit, log, kernel, database, optional, secrets }) =>
+    setup: ({ settings, audit, log, kernel, database, optional, secrets, helper }) =>
       BackupService.create(
-        { settings, audit, log, database, optional, secrets, dataDir: kernel.dataDir },
-        { roots: options.roots ?? fileRoots(process.env.HOSTD_FILE_ROOTS, kernel.dataDir), now: options.now },
+        { settings, audit, log, database, optional, secrets, helper, dataDir: kernel.dataDir },
+        {
+          roots: options.roots ?? fileRoots(process.env.HOSTD_FILE_ROOTS, kernel.dataDir),
+          now: options.now,
+          rootHelper: options.rootHelper ?? process.env.HOSTD_BACKUPS_ROOT_HELPER === '1',
+        },
       ),
+    // Built-in consumers only (the alerts plugin, the kernel's setup): nothing exposed to third-party plugins.
+    provides: ({ kernel }, backups) => [
+      bind(backupStatus, { jobs: () => backups.status() }),
+      bind(setupRestore, setupRestorer(kernel.dataDir)),
+    ],
     routes: (r, _deps, backups) => backupRoutes(r, backups),
     sockets: (s, _deps, backups) => backupSockets(s, backups),
     start: (_deps, backups) => backups.start(),

@@ -24,6 +24,8 @@ export interface StoredRepository {
   password: string
   /** Sealed REST server password, when it has one. */
   restPassword: string | null
+  /** Sealed secret key of an s3 location (absent on repositories stored before s3 existed). */
+  s3Secret?: string | null
   createdAt: string
 }
 
@@ -37,6 +39,8 @@ export interface OpenRepository {
 export function repositoryName(location: Location): string {
   if (location.kind === 'local') return location.path
   if (location.kind === 'sftp') return `sftp:${location.user}@${location.host}:${location.path}`
+  if (location.kind === 's3')
+    return `s3:${location.endpoint.replace(/\/$/, '')}/${location.bucket}${location.path ? `/${location.path}` : ''}`
   const url = new URL(location.url)
   url.username = ''
   url.password = ''
@@ -82,6 +86,8 @@ export class Repositories {
       throw BackupErrors.invalid('Opening an existing repository needs its password')
     if (input.location.kind === 'rest' && input.restPassword && !input.location.username)
       throw BackupErrors.invalid('A REST password needs a username')
+    if ((input.location.kind === 's3') !== Boolean(input.s3SecretAccessKey))
+      throw BackupErrors.invalid('An s3 location needs s3SecretAccessKey (and only an s3 location takes one)')
     const password = input.password ?? randomBytes(32).toString('base64url')
     const stored: StoredRepository = {
       id: randomUUID(),
@@ -89,6 +95,7 @@ export class Repositories {
       location: input.location,
       password: await this.#sealer.seal(password),
       restPassword: input.restPassword ? await this.#sealer.seal(input.restPassword) : null,
+      s3Secret: input.s3SecretAccessKey ? await this.#sealer.seal(input.s3SecretAccessKey) : null,
       createdAt: new Date().toISOString(),
     }
     const repo = await this.open(stored)
@@ -153,6 +160,15 @@ export class Repositories {
         url.username = location.username
         url.password = repo.restPassword ? ((await this.#sealer.open(repo.restPassword)) ?? '') : ''
         repository = `rest:${url.toString()}`
+      }
+      if (location.kind === 's3') {
+        // In the run's environment only, as restic's s3 backend reads them.
+        const secret = repo.s3Secret ? await this.#sealer.open(repo.s3Secret) : null
+        if (!secret)
+          throw BackupErrors.wrongPassword('The stored S3 secret key cannot be unsealed (the key file changed)')
+        env.AWS_ACCESS_KEY_ID = location.accessKeyId
+        env.AWS_SECRET_ACCESS_KEY = secret
+        if (location.region) env.AWS_DEFAULT_REGION = location.region
       }
       if (location.kind === 'sftp') {
         const key = await this.#sshKey()

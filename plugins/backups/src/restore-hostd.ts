@@ -4,7 +4,7 @@
  * Users, tokens, two-factor (its secrets are sealed with secret.key, restored with the rest), settings, skills and
  * this plugin's repositories come back as they were at the backup.
  *
- * From the recovery kit, on a fresh install, before hostd's first start (the setup page's restore is not built):
+ * From the recovery kit, on a fresh install, before hostd's first start (or from the setup page: setup-restore.ts):
  *
  *   node plugins/backups/src/restore-hostd.ts --repository <repository> --password-file <file> --data-dir <folder>
  *        [--snapshot <id>]      (default: the newest snapshot tagged hostd)

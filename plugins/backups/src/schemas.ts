@@ -33,7 +33,28 @@ export const RestLocation = Type.Object(
   },
   { additionalProperties: false, description: "restic's REST protocol (rest-server, `rclone serve restic`)" },
 )
-export const LocationSchema = Type.Union([LocalLocation, SftpLocation, RestLocation])
+export const S3Location = Type.Object(
+  {
+    kind: Type.Literal('s3'),
+    endpoint: Type.String({
+      minLength: 1,
+      maxLength: 2048,
+      pattern: '^https?://[A-Za-z0-9.:\\[\\]_-]+/?$',
+      description:
+        'The S3 server: https://s3.amazonaws.com, https://<account>.r2.cloudflarestorage.com, http://nas:9000',
+    }),
+    bucket: Type.String({ minLength: 3, maxLength: 63, pattern: '^[a-z0-9][a-z0-9.-]+[a-z0-9]$' }),
+    path: Type.Optional(Type.String({ maxLength: 1024, pattern: '^[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*$' })),
+    accessKeyId: Type.String({ minLength: 1, maxLength: 256, pattern: '^[A-Za-z0-9+/=_.-]+$' }),
+    region: Type.Optional(Type.String({ maxLength: 64, pattern: '^[a-z0-9-]+$' })),
+  },
+  {
+    additionalProperties: false,
+    description:
+      'S3-compatible object storage (restic creates the bucket when missing); the secret key: s3SecretAccessKey',
+  },
+)
+export const LocationSchema = Type.Union([LocalLocation, SftpLocation, RestLocation, S3Location])
 export type Location = Static<typeof LocationSchema>
 
 export const RepositoryCreateSchema = Type.Object(
@@ -48,6 +69,9 @@ export const RepositoryCreateSchema = Type.Object(
       }),
     ),
     restPassword: Type.Optional(Type.String({ maxLength: 1024, description: "The REST server's own password" })),
+    s3SecretAccessKey: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 1024, description: "An s3 location's secret key (sealed at rest)" }),
+    ),
     mode: Type.Optional(
       Type.Union([Type.Literal('create'), Type.Literal('open')], {
         default: 'create',
@@ -162,6 +186,9 @@ export const RunResultSchema = Type.Object({
   bytesAdded: Type.Number(),
   bytesProcessed: Type.Number(),
   durationSeconds: Type.Number(),
+  resticSeconds: Type.Optional(
+    Type.Number({ description: "restic backup's own time (its summary's total_duration); the rest is hostd's part" }),
+  ),
   error: Type.Union([ErrorInfoSchema, Type.Null()]),
   /** What else happened: retention, check, containers stopped and started again, a stale lock removed. */
   notes: Type.Array(Type.String()),

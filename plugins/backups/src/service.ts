@@ -7,8 +7,18 @@ import { EventEmitter } from 'node:events'
 import { randomBytes, randomUUID } from 'node:crypto'
 import { mkdir, readdir, realpath, rename, rm, stat, writeFile } from 'node:fs/promises'
 import { dirname, isAbsolute, join, normalize, relative } from 'node:path'
-import type { AuditActor, AuditService, Database, Logger, OptionalServices, SecretSealer, Settings } from '@hostd/sdk'
+import type {
+  AuditActor,
+  AuditService,
+  Database,
+  HelperClient,
+  Logger,
+  OptionalServices,
+  SecretSealer,
+  Settings,
+} from '@hostd/sdk'
 import { HostdError } from '@hostd/sdk'
+import type { BackupJobStatus } from './api.ts'
 import { type ContainerDefinition, containerBackupService } from './containers.ts'
 import { BackupErrors } from './errors.ts'
 import { type OpenRepository, Repositories, repositoryName, type StoredRepository } from './repositories.ts'
@@ -44,6 +54,8 @@ interface JobState {
   lastResult: RunResult | null
   lastRunAt: string | null
   lastCheck: string | null
+  /** The end of the last successful run (the alerts plugin's "no backup for a while"). */
+  lastSuccessAt?: string | null
   /** A run started and has not ended (set while it runs: still set after the daemon was killed mid-run). */
   inProgress?: boolean
   /** The job's snapshots in the repository, as far as hostd knows (retention runs once there are more than it keeps). */
@@ -58,6 +70,8 @@ export interface BackupDeps {
   optional: OptionalServices
   /** Repository passwords, REST credentials and hostd's SSH key, sealed at rest (`tokens.secrets`). */
   secrets: SecretSealer
+  /** The root helper (backups through it when `rootHelper`). */
+  helper: HelperClient
   dataDir: string
 }
 
@@ -66,6 +80,11 @@ export interface BackupOptions {
   roots: { name: string; path: string }[]
   /** The scheduler's clock (a test seam; default Date.now). */
   now?: () => number
+  /**
+   * Back up through the root helper's `backups.restic-backup` (restic as the daemon's user with CAP_DAC_READ_SEARCH:
+   * it reads what the daemon's user may not), for local, REST and S3 repositories (HOSTD_BACKUPS_ROOT_HELPER=1).
+   */
+  rootHelper?: boolean
 }
 
 /** Scheduled runs are audited as the system's. */
@@ -79,6 +98,7 @@ export class BackupService {
   readonly #deps: BackupDeps
   readonly #dir: string
   readonly #roots: { name: string; path: string }[]
+  readonly #rootHelper: boolean
   readonly #now: () => number
   readonly #running = new Map<string, { progress: Progress; done: Promise<RunResult> }>()
   /** One restic writer per repository at a time (a backup, a restore, forget). */
@@ -93,6 +113,7 @@ export class BackupService {
     this.#deps = deps
     this.#dir = join(deps.dataDir, 'backups')
     this.#roots = options.roots
+    this.#rootHelper = options.rootHelper ?? false
     this.#now = options.now ?? Date.now
     this.repositories = new Repositories(deps.settings, deps.secrets, this.#dir)
     this.events.setMaxListeners(100)
@@ -351,7 +372,13 @@ export class BackupService {
     const finished = new Date()
     result.finishedAt = finished.toISOString()
     result.durationSeconds = (finished.getTime() - startedAt.getTime()) / 1000
-    await this.#saveState(job.id, { lastResult: result, lastRunAt: result.startedAt, inProgress: false })
+    await this.#saveState(job.id, {
+      lastResult: result,
+      lastRunAt: result.startedAt,
+      inProgress: false,
+      // On the plugin's clock (the scheduler's: tests move it), which the alerts plugin's overdue rule compares with.
+      ...(result.status === 'success' ? { lastSuccessAt: new Date(this.#now()).toISOString() } : {}),
+    })
     phase('done')
     await this.#audit('backups.run', job.name, actor, result.status, {
       snapshot: result.snapshotId,
@@ -439,21 +466,21 @@ export class BackupService {
         ...unique(paths),
       ]
       let summary: Record<string, unknown> | null = null
-      const res = await runRestic(open.target, args, {
-        signal: this.#abort.signal,
-        keepStdout: false,
-        onJson: (m) => {
-          if (m.message_type === 'status') {
-            progress.percent = num(m.percent_done)
-            progress.filesDone = num(m.files_done)
-            progress.totalFiles = num(m.total_files)
-            progress.bytesDone = num(m.bytes_done)
-            progress.totalBytes = num(m.total_bytes)
-            progress.currentFile = Array.isArray(m.current_files) ? String(m.current_files[0] ?? '') : ''
-            this.#emitProgress(progress)
-          } else if (m.message_type === 'summary') summary = m
-        },
-      })
+      const onJson = (m: Record<string, unknown>) => {
+        if (m.message_type === 'status') {
+          progress.percent = num(m.percent_done)
+          progress.filesDone = num(m.files_done)
+          progress.totalFiles = num(m.total_files)
+          progress.bytesDone = num(m.bytes_done)
+          progress.totalBytes = num(m.total_bytes)
+          progress.currentFile = Array.isArray(m.current_files) ? String(m.current_files[0] ?? '') : ''
+          this.#emitProgress(progress)
+        } else if (m.message_type === 'summary') summary = m
+      }
+      const res =
+        this.#rootHelper && repo.location.kind !== 'sftp'
+          ? await this.#backupThroughHelper(open, { paths: unique(paths), excludes, tags }, onJson)
+          : await runRestic(open.target, args, { signal: this.#abort.signal, keepStdout: false, onJson })
       // Exit 3: some files could not be read, the snapshot was still made.
       if ((res.code !== 0 && res.code !== 3) || !summary) throw classify(res, 'restic backup')
       const s = summary as Record<string, unknown>
@@ -465,6 +492,7 @@ export class BackupService {
       result.filesChanged = num(s.files_changed)
       result.bytesAdded = num(s.data_added)
       result.bytesProcessed = num(s.total_bytes_processed)
+      result.resticSeconds = num(s.total_duration)
       progress.percent = 1
     } finally {
       if (stopped.length) {
@@ -482,6 +510,48 @@ export class BackupService {
       }
       await rm(staging, { recursive: true, force: true })
     }
+  }
+
+  /**
+   * `restic backup` through the root helper (its `backups.restic-backup`: the same backup, run as the daemon's user
+   * with the capability to read anything); its events are restic's output lines. The helper runs the job to its end
+   * even when the daemon stops.
+   */
+  async #backupThroughHelper(
+    open: OpenRepository,
+    what: { paths: string[]; excludes: string[]; tags: string[] },
+    onJson: (m: Record<string, unknown>) => void,
+  ): Promise<Awaited<ReturnType<typeof runRestic>>> {
+    const env = open.target.env
+    let stderr = ''
+    const answer = await this.#deps.helper.call<{ exitCode: number }>(
+      'backups.restic-backup',
+      {
+        repository: open.target.repository,
+        passwordFile: open.target.passwordFile,
+        cacheDir: env.RESTIC_CACHE_DIR ?? join(this.#dir, 'cache'),
+        ...what,
+        ...(env.AWS_ACCESS_KEY_ID ? { awsAccessKeyId: env.AWS_ACCESS_KEY_ID } : {}),
+        ...(env.AWS_SECRET_ACCESS_KEY ? { awsSecretAccessKey: env.AWS_SECRET_ACCESS_KEY } : {}),
+        ...(env.AWS_DEFAULT_REGION ? { awsRegion: env.AWS_DEFAULT_REGION } : {}),
+      },
+      {
+        timeoutMs: 86_400_000,
+        onEvent: (e) => {
+          const { stream, text } = e as { stream?: string; text?: string }
+          if (typeof text !== 'string') return
+          if (stream === 'stderr') stderr = (stderr + text + '\n').slice(-64 * 1024)
+          else if (stream === 'stdout' && text.startsWith('{')) {
+            try {
+              onJson(JSON.parse(text) as Record<string, unknown>)
+            } catch {
+              // not a JSON line
+            }
+          }
+        },
+      },
+    )
+    return { code: answer.exitCode, signal: null, stdout: '', stderr }
   }
 
   /** restic unlock removes only stale locks (their process gone on this host, or older than 30 minutes). */
@@ -567,6 +637,26 @@ export class BackupService {
     const res = await runRestic(open.target, ['check', '--read-data-subset=5%'], { timeoutMs: 6 * 60 * 60 * 1000 })
     if (res.code !== 0) notes.push(`check found a problem: ${classify(res, 'restic check').message}`)
     else notes.push('check of 5% of the data: no errors')
+  }
+
+  /** Each job's last success, for the `backups.status` service (read-only). */
+  async status(): Promise<BackupJobStatus[]> {
+    const out: BackupJobStatus[] = []
+    for (const job of await this.#jobs()) {
+      const state = await this.#state(job.id)
+      const last = state.lastResult
+      out.push({
+        id: job.id,
+        name: job.name,
+        intervalMinutes: job.intervalMinutes,
+        createdAt: job.createdAt,
+        // A success recorded before lastSuccessAt was kept still counts.
+        lastSuccessAt: state.lastSuccessAt ?? (last?.status === 'success' ? last.finishedAt : null),
+        lastRunAt: last?.finishedAt ?? null,
+        running: this.#running.has(job.id),
+      })
+    }
+    return out
   }
 
   // ---- schedule ----

@@ -13,13 +13,13 @@ export interface Harness {
 }
 
 export async function backupsKernel(
-  options: { plugins?: HostdPlugin[]; env?: Record<string, string>; now?: () => number } = {},
+  options: { plugins?: HostdPlugin[]; env?: Record<string, string>; now?: () => number; rootHelper?: boolean } = {},
 ): Promise<Harness> {
   const root = await mkdtemp(join(tmpdir(), 'hostd-restore-root-'))
   const t = await startTestKernel({
     plugins: [
       ...(options.plugins ?? []),
-      createBackupsPlugin({ roots: [{ name: 'files', path: root }], now: options.now }),
+      createBackupsPlugin({ roots: [{ name: 'files', path: root }], now: options.now, rootHelper: options.rootHelper }),
     ],
     listen: true,
     env: options.env,

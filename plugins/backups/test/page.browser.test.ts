@@ -51,6 +51,12 @@ describe('the backups page', { timeout: 300_000 }, () => {
     await page.getByRole('button', { name: 'Add repository' }).click()
     const dialog = page.getByRole('dialog', { name: 'Add a repository' })
     await dialog.getByRole('textbox', { name: 'Name' }).fill('usb disk')
+    // S3's fields (the kind is tested against a server in s3.test.ts), then back to a folder.
+    await dialog.getByLabel('Kind').selectOption('s3')
+    for (const field of ['Endpoint', 'Bucket', 'Folder in the bucket', 'Access key ID', 'Secret access key', 'Region'])
+      await dialog.getByLabel(field, { exact: true }).waitFor()
+    await screenshot(page, 'backups-add-s3')
+    await dialog.getByLabel('Kind').selectOption('local')
     await dialog.getByRole('textbox', { name: 'Folder' }).fill(join(work, 'repo'))
     await expectAccessible(page, 'add a repository')
     await screenshot(page, 'backups-add-repository')

@@ -613,7 +613,7 @@ function RepositoryDialog({
   onClose: () => void
   onSaved: (kit: Kit | null) => void
 }) {
-  const [kind, setKind] = useState<'local' | 'sftp' | 'rest'>('local')
+  const [kind, setKind] = useState<'local' | 'sftp' | 'rest' | 's3'>('local')
   const key = useResource(
     (signal) =>
       kind === 'sftp' ? ctx.api.get<{ publicKey: string }>('/api/backups/ssh-key', { signal }) : Promise.resolve(null),
@@ -631,12 +631,22 @@ function RepositoryDialog({
               user: String(values.user),
               path: String(values.path),
             }
-          : { kind, url: String(values.url), ...(values.username ? { username: String(values.username) } : {}) }
+          : kind === 's3'
+            ? {
+                kind,
+                endpoint: String(values.endpoint),
+                bucket: String(values.bucket),
+                ...(values.prefix ? { path: String(values.prefix) } : {}),
+                accessKeyId: String(values.accessKeyId),
+                ...(values.region ? { region: String(values.region) } : {}),
+              }
+            : { kind, url: String(values.url), ...(values.username ? { username: String(values.username) } : {}) }
     const out = await ctx.api.post<{ recoveryKit: Kit | null }>('/api/backups/repositories', {
       name: String(values.name),
       location,
       ...(values.password ? { password: String(values.password) } : {}),
       ...(kind === 'rest' && values.restPassword ? { restPassword: String(values.restPassword) } : {}),
+      ...(kind === 's3' ? { s3SecretAccessKey: String(values.secretAccessKey) } : {}),
       mode: values.mode === 'open' ? 'open' : 'create',
     })
     ctx.toast.success(`${String(values.name)} was added`)
@@ -660,6 +670,7 @@ function RepositoryDialog({
             { value: 'local', label: 'A folder of this host (USB disk, mounted share)' },
             { value: 'sftp', label: 'SFTP server' },
             { value: 'rest', label: 'REST server (rest-server, rclone serve restic)' },
+            { value: 's3', label: 'S3-compatible object storage' },
           ]}
         />
         {kind === 'local' && <TextField name="path" label="Folder" required pattern="/.*" hint="An absolute path" />}
@@ -683,6 +694,22 @@ function RepositoryDialog({
             <TextField name="url" label="URL" required pattern="https?://.*" />
             <TextField name="username" label="Username" />
             <TextField name="restPassword" label="Server password" type="password" autoComplete="off" />
+          </>
+        )}
+        {kind === 's3' && (
+          <>
+            <TextField
+              name="endpoint"
+              label="Endpoint"
+              required
+              pattern="https?://.*"
+              hint="https://s3.amazonaws.com"
+            />
+            <TextField name="bucket" label="Bucket" required hint="Made when missing" />
+            <TextField name="prefix" label="Folder in the bucket" />
+            <TextField name="accessKeyId" label="Access key ID" required autoComplete="off" />
+            <TextField name="secretAccessKey" label="Secret access key" type="password" required autoComplete="off" />
+            <TextField name="region" label="Region" hint="Where the provider needs one (us-east-1)" />
           </>
         )}
         <Select

@@ -1,6 +1,6 @@
 /**
  * Real backup targets for the tests: a private sshd on loopback (its own config, host key and authorized_keys,
- * `internal-sftp`), and restic's REST protocol served by `rclone serve restic`. Each lives in a temporary folder
+ * `internal-sftp`), restic's REST protocol served by `rclone serve restic`, and S3 (moto, a stand-in). Each lives in a temporary folder
  * and is stopped by its PID.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process'
@@ -113,6 +113,34 @@ export async function startRestServer(auth?: { user: string; pass: string }): Pr
     dir,
     port,
     url: `http://127.0.0.1:${port}/`,
+    stop: async () => {
+      await stopChild(child)
+      await rm(dir, { recursive: true, force: true })
+    },
+  }
+}
+
+/**
+ * An S3-compatible server on 127.0.0.1:<port>: moto's `moto_server` (Python; preinstalled with pip on this machine
+ * kind, see /work/.library/env). It is a STAND-IN: an emulator of AWS S3 (buckets and objects in memory, any access key
+ * accepted), not a production S3 server; MinIO and Garage are in neither Debian 12 nor npm. restic's s3 backend talks
+ * to it over the real S3 HTTP protocol (signed requests, ListObjectsV2, multipart).
+ */
+export async function startS3Server(): Promise<Server & { endpoint: string }> {
+  const dir = await mkdtemp(join(tmpdir(), 'hostd-s3-'))
+  const port = await freePort()
+  const child = spawn('moto_server', ['-H', '127.0.0.1', '-p', String(port)], { stdio: ['ignore', 'ignore', 'pipe'] })
+  let stderr = ''
+  child.stderr!.on('data', (c: Buffer) => (stderr = (stderr + c.toString()).slice(-4000)))
+  child.on('error', (err) => (stderr += String(err)))
+  await eventually(async () => {
+    if (child.exitCode !== null) throw new Error(`moto_server exited: ${stderr}`)
+    return portOpen(port)
+  })
+  return {
+    dir,
+    port,
+    endpoint: `http://127.0.0.1:${port}`,
     stop: async () => {
       await stopChild(child)
       await rm(dir, { recursive: true, force: true })
