@@ -33,6 +33,7 @@ import { KernelEventHub } from './events.ts'
 import { UnixHelperClient } from './helper-client.ts'
 import { createInstance, mountRoute } from './http/instance.ts'
 import { SecureResponse, setSecurityHeaders } from './http/security-headers.ts'
+import { createRemoteDispatch, DISPATCH_SERVICE_ID } from './http/remote-dispatch.ts'
 import { collectRoutes } from './http/registrar.ts'
 import { authRoutes } from './auth/routes.ts'
 import { userRoutes } from './users/routes.ts'
@@ -239,6 +240,10 @@ export async function createKernel(config: KernelConfig, options: KernelOptions 
   await app.register(socketHub, { registry, sessions })
   await app.ready()
 
+  // A fleet member's verified call, run through this daemon's routing as its remote identity (built-in plugins only).
+  container.register(DISPATCH_SERVICE_ID, {
+    useValue: createRemoteDispatch((req, res) => server.emit('request', req, res)),
+  })
   await registry.init()
   await mkdir(config.pluginsDir, { recursive: true })
   // Installs a crash interrupted are finished, leftover staging deleted, before anything scans the folder.

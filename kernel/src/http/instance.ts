@@ -29,6 +29,7 @@ import { extractToken, type SessionStore } from '../auth/sessions.ts'
 import type { AuthUser } from '../auth/auth-user.ts'
 import { API_TOKEN_PREFIX, ApiTokenStore, pathAllowed, type ResolvedApiToken } from '../auth/api-tokens.ts'
 import { trackRequest, type LiveRequest } from './live-request.ts'
+import { remoteIdentityOf } from './remote-dispatch.ts'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -127,6 +128,16 @@ export function authenticate(
   role: RouteRole | 'public',
   access: RouteAccess = NO_ACCESS_FLAGS,
 ): HostdError | null {
+  // A fleet member's call, verified by the fleet plugin and injected by the kernel (remote-dispatch.ts): no token.
+  const remote = remoteIdentityOf(req.raw)
+  if (remote !== undefined) {
+    req.user = remote
+    if (role === 'public') return null
+    // It has no session here: what needs one (account security, users) is refused.
+    if (access.sessionOnly || access.recentSignIn)
+      return KernelErrors.sessionRequired('A call from another fleet member cannot do this: sign in on this host')
+    return authorize(req, role, access)
+  }
   const found = extractToken(req.headers)
   if (found) {
     if (found.via === 'bearer' && ApiTokenStore.isApiToken(found.token)) {

@@ -1,5 +1,6 @@
 import { defineError, tokens, type HostdPlugin, type ServiceAccess, type Settings } from '@hostd/sdk'
 import type { PluginRecord } from './records.ts'
+import { DISPATCH_SERVICE_ID } from '../http/remote-dispatch.ts'
 
 /**
  * A third-party plugin's permissions (PluginPermissions in the sdk) as the kernel lists, grants and compares them:
@@ -17,7 +18,11 @@ export interface PermissionSet {
 }
 
 /** The ids of the kernel's own services (`tokens` in the sdk). */
-export const KERNEL_SERVICE_IDS: ReadonlySet<string> = new Set(Object.values(tokens).map((token) => token.id))
+export const KERNEL_SERVICE_IDS: ReadonlySet<string> = new Set([
+  ...Object.values(tokens).map((token) => token.id),
+  // Built-in plugins only, not in the sdk's tokens: the fleet plugin's way into the local API (remote-dispatch.ts).
+  DISPATCH_SERVICE_ID,
+])
 
 /**
  * The kernel services a third-party plugin may have: each is scoped to it (its own log child, settings namespace,
