@@ -77,8 +77,9 @@ describe('web UI: first run, sign-in and the kernel pages', { timeout: 120_000 }
       await page.getByRole('img', { name }).waitFor()
     await page.getByRole('heading', { name: 'This server' }).waitFor()
     await page.getByText('Host name').waitFor()
-    await page.getByRole('heading', { name: 'hostd' }).waitFor()
-    await page.getByText('Plugin API').waitFor()
+    // The system plugin's updates card (the version and commit are on the System page, not here).
+    await page.getByRole('heading', { name: 'Updates', exact: true }).waitFor()
+    await page.getByText('System updates').waitFor()
     await page.getByRole('tab', { name: '24 hours' }).click()
     await page.getByText('History, refreshed every minute').waitFor()
     await page.getByRole('tab', { name: '1 hour (live)' }).click()

@@ -26,6 +26,7 @@ export function processSample(
     return {
       pid: p.pid,
       name: p.name,
+      command: p.command,
       user: p.user,
       cpu: round2((rate(p.cpuTicks, b?.cpuTicks ?? 0) / CLOCK_TICKS) * 100),
       memory: now.memTotalBytes > 0 ? round2((p.rssBytes / now.memTotalBytes) * 100) : 0,

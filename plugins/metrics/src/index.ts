@@ -29,18 +29,21 @@ export function createMetricsPlugin(options: MetricsServiceOptions = {}) {
       pages: [
         {
           path: '/activity',
-          title: 'Activity',
+          title: 'Processes',
           icon: 'activity',
           role: 'operator',
           module: 'ui/activity.tsx',
           element: 'metrics-activity',
         },
       ],
-      cards: [{ title: 'Activity', module: 'ui/cards.tsx', element: 'metrics-live', size: 'large', order: 10 }],
+      cards: [
+        { title: 'Memory', module: 'ui/cards.tsx', element: 'metrics-memory', size: 'small', order: 5 },
+        { title: 'Server load', module: 'ui/cards.tsx', element: 'metrics-live', size: 'large', order: 10 },
+      ],
     },
-    deps: { log: tokens.logger, database: tokens.database, helper: tokens.helper },
-    setup: ({ log, database, helper }) =>
-      new MetricsService({ log, helper, store: new HistoryStore(database) }, options),
+    deps: { log: tokens.logger, database: tokens.database, helper: tokens.helper, audit: tokens.audit },
+    setup: ({ log, database, helper, audit }) =>
+      new MetricsService({ log, helper, audit, store: new HistoryStore(database) }, options),
     provides: (_deps, service) => [
       bind(metricsSamples, {
         subscribe: (listener) => service.subscribe(listener),

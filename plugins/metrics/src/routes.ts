@@ -5,6 +5,9 @@ import {
   MetricsSnapshotSchema,
   ProcessQuerySchema,
   ProcessSampleSchema,
+  ProcessSignalBodySchema,
+  ProcessSignalParamsSchema,
+  ProcessSignalResultSchema,
   PrometheusSchema,
   StreamQuerySchema,
 } from './schemas.ts'
@@ -93,5 +96,21 @@ export function metricsRoutes(r: RouteRegistrar, service: () => MetricsService):
       },
     },
     (req) => service().processes(req.query.network !== undefined),
+  )
+
+  r.post(
+    '/api/activity/processes/:pid/signal',
+    {
+      role: 'admin',
+      needs: ['helper'],
+      schema: {
+        summary: 'End a process: TERM asks it to end, KILL ends it at once (through the root helper; audited)',
+        tags: ['activity'],
+        params: ProcessSignalParamsSchema,
+        body: ProcessSignalBodySchema,
+        response: { 200: ProcessSignalResultSchema },
+      },
+    },
+    (req) => service().signal(req.params.pid, req.body.signal, req),
   )
 }

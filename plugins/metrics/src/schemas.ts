@@ -104,7 +104,10 @@ export const StreamQuerySchema = Type.Object({
 
 export const ProcessSchema = Type.Object({
   pid: Type.Integer(),
-  name: Type.String(),
+  name: Type.String({
+    description: "the program's name: argv[0]'s last part, or the title it set; comm for kernel threads",
+  }),
+  command: Type.String({ description: 'the command line, arguments joined by spaces (at most 512 characters)' }),
   user: Type.String(),
   cpu: Type.Number({ description: 'percent of one core since the previous call' }),
   memory: Type.Number({ description: 'resident memory, percent of physical memory' }),
@@ -130,5 +133,20 @@ export const ProcessQuerySchema = Type.Object({
     }),
   ),
 })
+
+export const ProcessSignalSchema = Type.Union([Type.Literal('TERM'), Type.Literal('KILL')], {
+  description: 'TERM asks the process to end (it may tidy up first); KILL ends it at once',
+})
+export type ProcessSignal = Static<typeof ProcessSignalSchema>
+export const ProcessSignalParamsSchema = Type.Object({ pid: Type.Integer({ minimum: 1, maximum: 4194304 }) })
+export const ProcessSignalBodySchema = Type.Object({ signal: ProcessSignalSchema }, { additionalProperties: false })
+export const ProcessSignalResultSchema = Type.Object({
+  pid: Type.Integer(),
+  name: Type.String(),
+  signal: ProcessSignalSchema,
+  dryRun: Type.Boolean({ description: 'The root helper runs in dry-run mode: nothing was sent' }),
+  argv: Type.Optional(Type.Array(Type.String(), { description: 'In dry-run mode: what the helper would have run' })),
+})
+export type ProcessSignalResult = Static<typeof ProcessSignalResultSchema>
 
 export const PrometheusSchema = Type.String({ description: 'Prometheus text exposition format 0.0.4' })

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { HostdError, type HelperClient, type Logger } from '@hostd/sdk'
+import { HostdError, type AuditActor, type AuditService, type HelperClient, type Logger } from '@hostd/sdk'
 import { HostReader, type HostReading } from './adapters/host-reader.ts'
 import { ProcessTable, type ProcessSweep } from './adapters/process-table.ts'
 import { parseNethogs, type NetTraffic } from './adapters/process-parse.ts'
@@ -7,7 +7,15 @@ import { processSample } from './activity.ts'
 import { MetricsErrors } from './errors.ts'
 import { COARSE_STEP_S, FINE_STEP_S, History, toStored } from './history.ts'
 import { prometheusText } from './prometheus.ts'
-import type { HistoryRange, HistoryResponse, MetricsSnapshot, ProcessSample } from './schemas.ts'
+import type {
+  HistoryRange,
+  HistoryResponse,
+  MetricsSnapshot,
+  ProcessSample,
+  ProcessSignal,
+  ProcessSignalResult,
+} from './schemas.ts'
+import { signalProcess } from './signal.ts'
 import { buildSnapshot, historyPoint } from './snapshot.ts'
 import type { HistoryStore } from './store.ts'
 import { DEFAULT_STREAM_OPTIONS, StreamHub, type StreamOptions } from './stream.ts'
@@ -34,6 +42,8 @@ interface Deps {
   log: Logger
   helper: HelperClient
   store: HistoryStore | null
+  /** For ending a process (audited); absent in tests of the samplers alone. */
+  audit?: AuditService
 }
 
 /** A rate baseline must be at least this old (shorter intervals are noise) and at most this old (stale). */
@@ -47,6 +57,7 @@ const MAX_BASELINE_MS = 65_000
 export class MetricsService {
   readonly reader: HostReader
   readonly table: ProcessTable
+  readonly #procDir: string
   readonly history = new History()
   readonly hub: StreamHub
   readonly #deps: Deps
@@ -75,6 +86,7 @@ export class MetricsService {
     this.#clock = options.clock ?? (() => performance.now())
     this.reader = new HostReader(options.root, this.#clock)
     this.table = new ProcessTable(options.root)
+    this.#procDir = `${(options.root ?? '/').replace(/\/$/, '')}/proc`
     this.#historyIntervalMs = options.historyIntervalMs ?? COARSE_STEP_S * 1000
     const streamOptions = { ...DEFAULT_STREAM_OPTIONS, ...options.stream }
     this.#freshMs = streamOptions.intervalMs
@@ -245,6 +257,13 @@ export class MetricsService {
     const result = this.#processQueue.then(run, run)
     this.#processQueue = result.catch(() => undefined)
     return result
+  }
+
+  /** Ends one process through the root helper (see signal.ts); audited. */
+  signal(pid: number, signal: ProcessSignal, actor: AuditActor): Promise<ProcessSignalResult> {
+    if (!this.#deps.audit) throw new Error('ending a process needs the audit service')
+    const { helper, audit } = this.#deps
+    return signalProcess({ helper, audit, proc: this.#procDir, selfPid: process.pid }, pid, signal, actor)
   }
 
   async #networkTraffic(): Promise<Map<number, NetTraffic>> {

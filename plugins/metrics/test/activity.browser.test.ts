@@ -1,9 +1,11 @@
 /**
- * The Activity page in Debian's Chromium against a real daemon (all built-in plugins) reading the real /proc:
- * the daemon's own process is in the table, sorting and refresh work, the first sample's zeros are explained,
- * the network columns go through the real root helper running the real nethogs (and say why when the helper is
- * missing), and a viewer has neither the page nor the route.
+ * The Processes page in Debian's Chromium against a real daemon (all built-in plugins) reading the real /proc:
+ * the daemon's own process is in the table by its program's name, search, sorting, paging and refresh work, the
+ * first sample's zeros are explained, no sideways scrolling on a phone, the network columns go through the real root
+ * helper running the real nethogs (and say why when the helper is missing), an admin ends a process that ignores
+ * TERM (End, then Force quit) through the real helper, and a viewer has neither the page nor the route.
  */
+import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -11,6 +13,7 @@ import type { Locator, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startHelper, type RunningHelper } from '../../../helper/test/start-helper.ts'
 import { expectAccessible, screenshot, startUi, type UiHarness } from '../../../test/support/browser.ts'
+import { processName } from '../src/adapters/process-parse.ts'
 
 /** The table's body cells as text, row by row (the header row left out). */
 function cells(table: Locator): Promise<string[][]> {
@@ -20,7 +23,8 @@ function cells(table: Locator): Promise<string[][]> {
 }
 
 async function columnIndex(table: Locator, label: string): Promise<number> {
-  const headers = await table.getByRole('columnheader').allTextContents()
+  // Every header cell, hidden ones too (Threads is hidden at some widths): the body's cells count them all.
+  const headers = await table.locator('thead th').allTextContents()
   const index = headers.findIndex((h) => h.trim() === label)
   if (index < 0) throw new Error(`no column ${label} in ${headers.join(', ')}`)
   return index
@@ -31,6 +35,12 @@ async function column(table: Locator, label: string): Promise<string[]> {
   return (await cells(table)).map((row) => row[index]!)
 }
 
+/** The program names shown in the table, row by row (the command line under each left out). */
+const names = (table: Locator) => table.locator('tbody .activity-name .cell-strong').allTextContents()
+
+/** Whether the page scrolls sideways (it must not, on a phone). */
+const scrollsSideways = (page: Page) => page.evaluate(() => document.documentElement.scrollWidth > innerWidth)
+
 const sortedBy = <T>(values: T[], compare: (a: T, b: T) => number) =>
   values.every((v, i) => i === 0 || compare(values[i - 1]!, v) <= 0)
 
@@ -38,7 +48,7 @@ async function waitIdle(page: Page) {
   await expect.poll(() => page.getByRole('button', { name: 'Refresh' }).isEnabled(), { timeout: 30_000 }).toBe(true)
 }
 
-describe('Activity page', { timeout: 180_000 }, () => {
+describe('Processes page', { timeout: 180_000 }, () => {
   let ui: UiHarness
   let helperDir: string
   let helper: RunningHelper | undefined
@@ -57,9 +67,9 @@ describe('Activity page', { timeout: 180_000 }, () => {
     const page = await ui.open('operator', '/')
     await page
       .getByRole('navigation', { name: 'Main' })
-      .getByRole('link', { name: 'Activity' })
+      .getByRole('link', { name: 'Processes' })
       .click({ timeout: 30_000 })
-    await page.getByRole('heading', { name: 'Activity', level: 1 }).waitFor()
+    await page.getByRole('heading', { name: 'Processes', level: 1 }).waitFor()
     const table = page.getByRole('table', { name: 'Processes' })
 
     // Nobody sampled before: every rate is 0, and the page says why.
@@ -72,28 +82,38 @@ describe('Activity page', { timeout: 180_000 }, () => {
       .toBe(0)
     await waitIdle(page)
 
-    // The daemon's own process, found by its pid, with the name the kernel gives it.
+    // One page of 50 rows at most, in the page's own scroll (no box scrolling inside it), with a pager.
+    const shown = (await cells(table)).length
+    expect(shown).toBeGreaterThan(5)
+    expect(shown).toBeLessThanOrEqual(50)
+    const total = Number((await page.getByText(/^Sampled at /).textContent())!.match(/(\d+) processes/)![1])
+    if (total > 50) await page.getByText(`1–50 of ${total}`).waitFor()
+    expect(
+      await table.evaluate((t) => t.closest('.table-wrap')!.scrollHeight <= t.closest('.table-wrap')!.clientHeight + 1),
+    ).toBe(true)
+
+    // The search narrows to the daemon's pid: its row names the program (argv[0]), not its main thread (comm).
+    const search = page.getByRole('searchbox', { name: 'Search processes' })
+    await search.fill(String(ui.daemon.pid))
+    await expect.poll(async () => (await column(table, 'PID')).join(',')).toBe(String(ui.daemon.pid))
+    expect(page.url()).toContain(`q=${ui.daemon.pid}`)
+    const cmdline = await readFile(`/proc/${ui.daemon.pid}/cmdline`, 'utf8')
     const comm = (await readFile(`/proc/${ui.daemon.pid}/comm`, 'utf8')).trim()
+    expect(await names(table)).toEqual([processName(cmdline, comm)])
+    expect(await names(table)).toEqual(['node'])
+    await search.fill('')
+    await expect.poll(async () => (await cells(table)).length).toBeGreaterThan(5)
     const daemonRow = table
       .getByRole('row')
       .filter({ has: page.getByRole('cell', { name: String(ui.daemon.pid), exact: true }) })
-    expect(await daemonRow.count()).toBe(1)
-    expect((await daemonRow.getByRole('cell').allTextContents())[1]).toBe(comm)
-
-    // The filter narrows to the pid.
-    await page.getByRole('searchbox', { name: 'Filter' }).fill(String(ui.daemon.pid))
-    await expect.poll(async () => (await column(table, 'PID')).join(',')).toBe(String(ui.daemon.pid))
-    expect(page.url()).toContain(`q=${ui.daemon.pid}`)
-    await page.getByRole('searchbox', { name: 'Filter' }).fill('')
-    await expect.poll(async () => (await cells(table)).length).toBeGreaterThan(5)
 
     // Sorted by CPU (highest first) on arrival; by name ascending on a click; by CPU again ascending, then descending.
     const cpu = async () => (await column(table, 'CPU')).map((t) => Number.parseFloat(t))
     expect(sortedBy(await cpu(), (a, b) => b - a)).toBe(true)
     await page.getByRole('button', { name: 'Name', exact: true }).click()
     expect(await page.getByRole('columnheader', { name: 'Name' }).getAttribute('aria-sort')).toBe('ascending')
-    const names = await column(table, 'Name')
-    expect(sortedBy(names, (a, b) => a.localeCompare(b, undefined, { numeric: true, sensitivity: 'base' }))).toBe(true)
+    const byName = await names(table)
+    expect(sortedBy(byName, (a, b) => a.localeCompare(b, undefined, { numeric: true, sensitivity: 'base' }))).toBe(true)
     const pidsByName = await column(table, 'PID')
     await page.getByRole('button', { name: 'CPU', exact: true }).click()
     expect(sortedBy(await cpu(), (a, b) => a - b)).toBe(true)
@@ -123,10 +143,12 @@ describe('Activity page', { timeout: 180_000 }, () => {
     expect(page.url()).toContain('every=2')
     const auto = await sampled.textContent()
     await expect.poll(() => sampled.textContent(), { timeout: 60_000 }).not.toBe(auto)
-    await expectAccessible(page, 'activity')
-    await screenshot(page, 'activity')
+    await expectAccessible(page, 'processes')
+    await screenshot(page, 'processes')
     await page.setViewportSize({ width: 390, height: 844 })
-    await screenshot(page, 'activity-phone')
+    expect(await scrollsSideways(page)).toBe(false)
+    await expectAccessible(page, 'processes on a phone')
+    await screenshot(page, 'processes-phone')
     ui.assertNoCspViolations()
     await page.close() // its auto-refresh stops with it
   })
@@ -160,15 +182,68 @@ describe('Activity page', { timeout: 180_000 }, () => {
     expect(traces.length).toBeGreaterThanOrEqual(1)
     await expectAccessible(page, 'activity, network columns')
     await screenshot(page, 'activity-network')
+    // An operator may look, not end anything.
+    expect(await table.getByRole('button', { name: /^End / }).count()).toBe(0)
     ui.assertNoCspViolations()
   })
 
-  it('as viewer: no Activity entry, the page is not there, and the route answers 403', async () => {
+  it('as admin: ends a process that ignores TERM: a red confirmation naming it, then Force quit', async () => {
+    // A python3 that names its main thread "MainThread" and ignores TERM (a stuck program).
+    const code = `import ctypes, signal, time
+ctypes.CDLL(None).prctl(15, b'MainThread', 0, 0, 0)
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+print('ready', flush=True)
+time.sleep(600)`
+    helper ??= await startHelper({ dir: helperDir }) // started by the test before; here when run alone
+    const child: ChildProcess = spawn('/usr/bin/python3', ['-c', code], { stdio: ['ignore', 'pipe', 'inherit'] })
+    const ended = new Promise<string | null>((r) => child.once('exit', (_, signal) => r(signal)))
+    try {
+      await new Promise((r) => child.stdout!.once('data', r))
+      const page = await ui.open('admin', `/activity?q=${child.pid}`)
+      const label = `python3 (PID ${child.pid})`
+      await page.getByRole('button', { name: `End ${label}` }).click({ timeout: 30_000 })
+      const ask = page.getByRole('dialog', { name: `End ${label}?` })
+      const end = ask.getByRole('button', { name: 'End process' })
+      expect(await end.evaluate((b) => b.classList.contains('btn-danger'))).toBe(true)
+      await expectAccessible(page, 'end process confirmation')
+      await screenshot(page, 'processes-end-confirm')
+      await end.click()
+      // TERM is ignored: a few seconds later Force quit is offered, confirmed again.
+      const force = page.getByRole('dialog', { name: `Force ${label} to quit?` })
+      await force.getByRole('button', { name: 'Force quit' }).waitFor({ timeout: 30_000 })
+      expect(child.exitCode).toBeNull()
+      await screenshot(page, 'processes-force-quit')
+      await force.getByRole('button', { name: 'Force quit' }).click()
+      await page.getByText(`${label} was forced to quit`).waitFor()
+      expect(await ended).toBe('SIGKILL')
+      const audit = (await ui.daemon
+        .fetch('/api/audit?range=24h&limit=20', { headers: { authorization: `Bearer ${ui.adminToken}` } })
+        .then((r) => r.json())) as { items: { action: string; detail: { signal: string; pid: number } }[] }
+      const signals = audit.items.filter((e) => e.action === 'process.signal' && e.detail.pid === child.pid)
+      expect(signals.map((e) => e.detail.signal).sort()).toEqual(['KILL', 'TERM'])
+      // hostd itself is refused with the server's reason, at the dialog.
+      await page.goto(`${ui.url}/activity?q=${ui.daemon.pid}`)
+      await page.getByRole('button', { name: `End node (PID ${ui.daemon.pid})` }).click({ timeout: 30_000 })
+      await page.getByRole('button', { name: 'End process' }).click()
+      await page
+        .getByRole('dialog')
+        .getByText(/This is hostd itself/)
+        .waitFor()
+      await page.setViewportSize({ width: 390, height: 844 })
+      expect(await scrollsSideways(page)).toBe(false)
+      await screenshot(page, 'processes-end-refused-phone')
+      ui.assertNoCspViolations()
+    } finally {
+      child.kill('SIGKILL')
+    }
+  })
+
+  it('as viewer: no Processes entry, the page is not there, and the route answers 403', async () => {
     const page = await ui.open('viewer', '/activity')
     const nav = page.getByRole('navigation', { name: 'Main' })
     await nav.getByRole('link', { name: 'Overview' }).waitFor()
     await page.getByRole('heading', { name: 'Page not found' }).waitFor({ timeout: 30_000 })
-    expect(await nav.getByRole('link', { name: 'Activity' }).count()).toBe(0)
+    expect(await nav.getByRole('link', { name: 'Processes' }).count()).toBe(0)
     const forged = await page.evaluate(async () => {
       const res = await fetch('/api/activity/processes')
       return { status: res.status, body: await res.json() }

@@ -14,7 +14,15 @@ import {
   parseProcStat,
   parseUptime,
 } from '../src/adapters/procfs-parse.ts'
-import { parseNethogs, parsePasswd, parsePidIo, parsePidStat, parsePidStatus } from '../src/adapters/process-parse.ts'
+import {
+  commandLine,
+  parseNethogs,
+  parsePasswd,
+  parsePidIo,
+  parsePidStat,
+  parsePidStatus,
+  processName,
+} from '../src/adapters/process-parse.ts'
 import { HostReader } from '../src/adapters/host-reader.ts'
 import { buildSnapshot, cpuUsage } from '../src/snapshot.ts'
 import { formatLabels, prometheusText } from '../src/prometheus.ts'
@@ -230,5 +238,23 @@ describe('Prometheus text', () => {
     expect(text).toMatch(/^hostd_disk_read_bytes_total\{device="vda"\} 1730053120$/m) // 3379010 sectors * 512
     expect(text).toMatch(/^hostd_temperature_celsius\{sensor="coretemp",label="Package id 0"\} 47$/m)
     for (const line of text.trim().split('\n')) expect(line).toMatch(/^(# (HELP|TYPE) \w+ .+|\w+(\{.*\})? -?[\d.e+]+)$/)
+  })
+})
+
+describe('processName and commandLine (/proc/<pid>/cmdline)', () => {
+  it.each([
+    ['/usr/bin/python3\0-m\0http.server\0', 'MainThread', 'python3'],
+    ['/usr/lib/chromium/chromium --type=renderer --lang=en\0', 'ThreadPoolForeg', 'chromium'],
+    ['nginx: worker process\0\0\0', 'nginx', 'nginx: worker process'],
+    ['sshd: alice@pts/0\0', 'sshd', 'sshd: alice@pts/0'],
+    ['node\0server.js\0', 'node-MainThread', 'node'],
+    ['./run.sh\0', 'run.sh', 'run.sh'],
+    ['', 'kworker/0:1-events', 'kworker/0:1-events'],
+  ])('%j (comm %s) is %s', (cmdline, comm, name) => {
+    expect(processName(cmdline, comm)).toBe(name)
+  })
+  it('joins the arguments with spaces, without the trailing NUL', () => {
+    expect(commandLine('/usr/bin/python3\0-m\0http.server\0')).toBe('/usr/bin/python3 -m http.server')
+    expect(commandLine(null)).toBe('')
   })
 })

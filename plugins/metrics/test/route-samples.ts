@@ -7,4 +7,10 @@ export const samples: RouteSamples = {
   'GET /api/metrics/history': async () => ({ url: '/api/metrics/history?range=1h' }),
   'GET /api/metrics/prometheus': async () => ({ url: '/api/metrics/prometheus' }),
   'GET /api/activity/processes': async () => ({ url: '/api/activity/processes' }),
+  // The route-table test runs without a root helper: an admin gets 423 (and pid 1 would be refused anyway).
+  'POST /api/activity/processes/:pid/signal': async () => ({
+    url: '/api/activity/processes/1/signal',
+    body: { signal: 'TERM' },
+    ok: [423],
+  }),
 }

@@ -1,6 +1,7 @@
 /**
- * The Activity page (operator): the process table from GET /api/activity/processes, sortable by every column,
- * filtered by name, user or pid, refreshed on a button or on an interval that pauses while the tab is hidden.
+ * The Processes page (operator): the process table from GET /api/activity/processes, one row per process named by
+ * its program (argv[0]), sortable by every column, searched by name, command, user or pid, 50 rows a page, refreshed
+ * on a button or on an interval that pauses while the tab is hidden. Admins end a process from its row (end-process.tsx).
  * The network columns cost an extra measurement (nethogs through the root helper, about 2 s), so they are
  * behind a switch. Settings live in the query string (`?q=&every=5&network=1`), so reload keeps them.
  */
@@ -28,6 +29,7 @@ import {
 } from '@hostd/ui'
 import type { ProcessEntry, ProcessSample } from '../src/schemas.ts'
 import css from './activity.css' with { type: 'text' }
+import { EndProcessDialog } from './end-process.tsx'
 
 adoptStyles('activity', css)
 
@@ -43,8 +45,19 @@ const percent = (v: number) => `${v.toFixed(1)} %`
 const perSecond = (v: number) => `${v < 10 ? v.toFixed(1) : Math.round(v)}/s`
 
 const COLUMNS: Column<ProcessEntry>[] = [
+  {
+    key: 'name',
+    label: 'Name',
+    sortable: true,
+    primary: true,
+    render: (p) => (
+      <span class="activity-name" title={p.command || undefined}>
+        <span class="cell-strong">{p.name}</span>
+        {p.command && p.command !== p.name && <span class="activity-command">{p.command}</span>}
+      </span>
+    ),
+  },
   { key: 'pid', label: 'PID', sortable: true, align: 'end', render: (p) => <span class="mono">{p.pid}</span> },
-  { key: 'name', label: 'Name', sortable: true, render: (p) => <span class="cell-strong">{p.name}</span> },
   { key: 'user', label: 'User', sortable: true, secondary: true },
   {
     key: 'cpu',
@@ -106,9 +119,14 @@ const allRatesZero = (list: ProcessEntry[]) =>
 
 function matches(p: ProcessEntry, filter: string): boolean {
   if (!filter) return true
+  // A number is a PID: the digits in other processes' command lines would only get in the way.
+  if (/^\d+$/.test(filter)) return String(p.pid) === filter
   const f = filter.toLowerCase()
-  return p.name.toLowerCase().includes(f) || p.user.toLowerCase().includes(f) || String(p.pid) === f
+  return p.name.toLowerCase().includes(f) || p.command.toLowerCase().includes(f) || p.user.toLowerCase().includes(f)
 }
+
+/** Rows a page: long lists stay light (a host runs hundreds of processes). */
+const PAGE_SIZE = 50
 
 function useVisible(): boolean {
   const [visible, setVisible] = useState(document.visibilityState === 'visible')
@@ -139,6 +157,8 @@ function ActivityPage({ ctx }: { ctx: PageContext }) {
   }
 
   const [networkError, setNetworkError] = useState<string | null>(null)
+  const [ending, setEnding] = useState<ProcessEntry | null>(null)
+  const admin = ctx.can('admin')
   const visible = useVisible()
   // A sample now, again whenever the network columns are switched, and with auto-refresh the next one `every`
   // seconds after the last one finished (so a slow network=1 sample never piles up), none while the tab is hidden.
@@ -176,8 +196,8 @@ function ActivityPage({ ctx }: { ctx: PageContext }) {
   return (
     <div class="stack">
       <PageHeader
-        title="Activity"
-        description="What runs on this host, sampled when you ask. CPU, disk and wakeup figures are rates since the previous sample."
+        title="Processes"
+        description="The programs running on this host, sampled when you ask. CPU, disk and wakeup figures are rates since the previous sample."
         actions={
           <Button variant="primary" icon="refresh" busy={busy && sample !== undefined} onClick={refresh}>
             Refresh
@@ -187,9 +207,9 @@ function ActivityPage({ ctx }: { ctx: PageContext }) {
       <div class="activity-controls">
         <TextField
           name="filter"
-          label="Filter"
+          label="Search processes"
           type="search"
-          placeholder="Name, user or PID"
+          hint="Name, command, user or PID"
           value={filter}
           autoComplete="off"
           onInput={(e) => setParam('q', e.currentTarget.value)}
@@ -265,8 +285,33 @@ function ActivityPage({ ctx }: { ctx: PageContext }) {
               hideCaption
               rows={rows}
               rowKey={(p) => p.pid}
-              columns={network ? [...COLUMNS, ...NETWORK_COLUMNS] : COLUMNS}
+              columns={[
+                ...COLUMNS,
+                ...(network ? NETWORK_COLUMNS : []),
+                ...(admin
+                  ? [
+                      {
+                        key: 'actions',
+                        label: 'Actions',
+                        actions: true,
+                        align: 'end' as const,
+                        render: (p: ProcessEntry) => (
+                          <Button
+                            size="sm"
+                            variant="ghost"
+                            icon="ban"
+                            aria-label={`End ${p.name} (PID ${p.pid})`}
+                            onClick={() => setEnding(p)}
+                          >
+                            End
+                          </Button>
+                        ),
+                      },
+                    ]
+                  : []),
+              ]}
               initialSort={{ key: 'cpu', direction: 'descending' }}
+              pageSize={PAGE_SIZE}
               empty={
                 sample.processes.length === 0 ? (
                   <Empty icon="activity" title="No process could be inspected">
@@ -309,6 +354,17 @@ function ActivityPage({ ctx }: { ctx: PageContext }) {
             </ul>
           </details>
         </>
+      )}
+      {ending && (
+        <EndProcessDialog
+          ctx={ctx}
+          process={ending}
+          onClose={() => setEnding(null)}
+          onEnded={() => {
+            setEnding(null)
+            refresh()
+          }}
+        />
       )}
     </div>
   )

@@ -21,6 +21,16 @@ export const NetworkErrors = {
   backendUnavailable: defineError(
     'HOSTD_NETWORK_BACKEND_UNAVAILABLE',
     503,
-    'NetworkManager is not running on this host',
+    'NetworkManager is not running on this host; start it with: sudo systemctl start NetworkManager',
+  ),
+  busUnavailable: defineError(
+    'HOSTD_NETWORK_BUS_UNAVAILABLE',
+    503,
+    'NetworkManager cannot be reached: the system message bus (D-Bus) is not running; start dbus, then NetworkManager',
+  ),
+  activationFailed: defineError(
+    'HOSTD_NETWORK_ACTIVATION_FAILED',
+    409,
+    'NetworkManager could not bring the connection up',
   ),
 } as const

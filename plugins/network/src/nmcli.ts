@@ -97,7 +97,50 @@ interface Stdout {
   stdout: string
 }
 
-/** The helper with nmcli's "not running" failure turned into a clear 503. */
+/**
+ * nmcli's and gdbus's known failures (as the root helper relays them: "nmcli failed (exit 8): Error: ...") as errors
+ * that name the cause and the next step, the tool's own words kept under `details.raw`; null for any other failure.
+ */
+export function translateNmError(raw: string): HostdError | null {
+  const details = { raw }
+  if (/NetworkManager is not running|org\.freedesktop\.NetworkManager was not provided|ServiceUnknown/i.test(raw))
+    return NetworkErrors.backendUnavailable(
+      'NetworkManager is not running on this host, so its connections cannot be read or changed. Start it with ' +
+        '"sudo systemctl start NetworkManager" (install it first with "sudo apt install network-manager" if it is ' +
+        'missing). The interfaces the kernel reports are listed meanwhile.',
+      undefined,
+      details,
+    )
+  if (
+    /Could not create NMClient|Failed to connect to (the )?bus|Could not connect: (No such file|Connection refused)/i.test(
+      raw,
+    )
+  )
+    return NetworkErrors.busUnavailable(
+      'NetworkManager cannot be reached: the system message bus (D-Bus) is not running or not reachable. Start it ' +
+        'with "sudo systemctl start dbus", then NetworkManager with "sudo systemctl start NetworkManager".',
+      undefined,
+      details,
+    )
+  const unknown = /unknown connection '([^']*)'|Error: (.*?) - no such connection profile/i.exec(raw)
+  if (unknown)
+    return NetworkErrors.serviceNotFound(
+      `NetworkManager has no connection named "${unknown[1] ?? unknown[2]}" (it may have been removed or renamed); refresh the page.`,
+      undefined,
+      details,
+    )
+  const activation = /Connection activation failed: (.+?)\.?$/im.exec(raw)
+  if (activation)
+    return NetworkErrors.activationFailed(
+      `NetworkManager could not bring the connection up: ${activation[1]}. Check that the cable is plugged in or the ` +
+        'device exists, then try again.',
+      undefined,
+      details,
+    )
+  return null
+}
+
+/** The helper with nmcli's known failures turned into clear errors (translateNmError). */
 function calling(helper: HelperClient): HelperClient {
   return {
     available: () => helper.available(),
@@ -105,9 +148,7 @@ function calling(helper: HelperClient): HelperClient {
       try {
         return await helper.call<T>(action, args)
       } catch (err) {
-        if (err instanceof HostdError && /NetworkManager is not running|Could not create NMClient/i.test(err.message))
-          throw NetworkErrors.backendUnavailable()
-        throw err
+        throw (err instanceof HostdError && err.statusCode !== 423 && translateNmError(err.message)) || err
       }
     },
   }

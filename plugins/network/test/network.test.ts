@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { spawn } from 'node:child_process'
 import { startTestKernel, type TestKernel } from '@hostd/sdk/testing'
 import { startHelper, type RunningHelper } from '../../../helper/test/start-helper.ts'
 import { createNetworkPlugin } from '../src/index.ts'
+import { translateNmError } from '../src/nmcli.ts'
 import { startNetworkManager, type NetworkManagerUnderTest } from './nm-namespace.ts'
 
 /**
@@ -244,15 +246,44 @@ describe('network plugin (real NetworkManager, real helper)', () => {
     expect((await t.inject({ url: BASE, as: { token: admin.token } })).statusCode).toBe(200)
   })
 
-  it('answers 503 when the helper is there but NetworkManager is not', async () => {
-    const lonely = await startHelper({ dbusSystemBus: `unix:path=${helper.dir}/no-such-bus` })
-    const k = await startTestKernel({ plugins: [createNetworkPlugin()], env: { HOSTD_HELPER_SOCKET: lonely.socket } })
+  it("answers 503 naming the cause and the next step when NetworkManager or its bus is not there, nmcli's words in details", async () => {
+    // A real system bus without NetworkManager on it (nmcli: "NetworkManager is not running"), and no bus at all.
+    const bus = spawn('dbus-daemon', ['--session', '--nofork', '--print-address=1'], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    })
+    const address = await new Promise<string>((r) => bus.stdout!.once('data', (d: Buffer) => r(d.toString().trim())))
+    const cases = [
+      {
+        bus: address,
+        error: 'HOSTD_NETWORK_BACKEND_UNAVAILABLE',
+        message: /systemctl start NetworkManager/,
+        raw: /NetworkManager is not running/,
+      },
+      {
+        bus: `unix:path=${helper.dir}/no-such-bus`,
+        error: 'HOSTD_NETWORK_BUS_UNAVAILABLE',
+        message: /systemctl start dbus/,
+        raw: /Could not create NMClient/,
+      },
+    ]
     try {
-      const res = await k.inject({ url: BASE, as: 'admin' })
-      expect([res.statusCode, res.json().error]).toEqual([503, 'HOSTD_NETWORK_BACKEND_UNAVAILABLE'])
+      for (const c of cases) {
+        const lonely = await startHelper({ dbusSystemBus: c.bus })
+        const k = await startTestKernel({
+          plugins: [createNetworkPlugin()],
+          env: { HOSTD_HELPER_SOCKET: lonely.socket },
+        })
+        try {
+          const res = await k.inject({ url: BASE, as: 'admin' })
+          expect(res.statusCode).toBe(503)
+          expect(res.json()).toMatchObject({ error: c.error, message: c.message, details: { raw: c.raw } })
+        } finally {
+          await k.close()
+          await lonely.stop()
+        }
+      }
     } finally {
-      await k.close()
-      await lonely.stop()
+      bus.kill()
     }
   })
 
@@ -293,5 +324,33 @@ describe('network plugin (real NetworkManager, real helper)', () => {
     } finally {
       await short.close()
     }
+  })
+})
+
+describe("nmcli's other known failures (its recorded words)", () => {
+  it.each([
+    [
+      "nmcli failed (exit 10): Error: unknown connection 'Office LAN'.",
+      'HOSTD_NETWORK_SERVICE_NOT_FOUND',
+      /no connection named "Office LAN"/,
+    ],
+    [
+      'nmcli failed (exit 10): Error: Office LAN - no such connection profile.',
+      'HOSTD_NETWORK_SERVICE_NOT_FOUND',
+      /Office LAN/,
+    ],
+    [
+      'nmcli failed (exit 4): Error: Connection activation failed: No suitable device found for this connection ' +
+        '(device eth0 not available because device is strictly unmanaged).',
+      'HOSTD_NETWORK_ACTIVATION_FAILED',
+      /could not bring the connection up: No suitable device found .*Check that the cable/,
+    ],
+  ])('%s', (raw, code, message) => {
+    const err = translateNmError(raw)!
+    expect([err.code, err.details]).toEqual([code, { raw }])
+    expect(err.message).toMatch(message)
+  })
+  it('leaves other failures as they are', () => {
+    expect(translateNmError('nmcli failed (exit 2): Error: invalid IP address.')).toBeNull()
   })
 })

@@ -2,8 +2,10 @@
  * The network page in Debian's Chromium against a real daemon, the real root helper and a real NetworkManager in
  * its own network namespace (test/nm-namespace.ts): DNS changed from the page, an IPv4 change confirmed within the
  * window, one reverted on request, one left to run out after a reload (NetworkManager restores it), the notice
- * while the helper is stopped, and no Network page for a non-admin. Every check of the host reads nmcli directly.
+ * while the helper is stopped, no Network page for a non-admin, and with NetworkManager not running, the kernel's
+ * interfaces and how to start it. Every check of the host reads nmcli directly.
  */
+import { spawn } from 'node:child_process'
 import type { Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { expectAccessible, screenshot, startUi, type UiHarness } from '../../../test/support/browser.ts'
@@ -170,5 +172,33 @@ describe('network page (real NetworkManager, real helper)', { timeout: 180_000 }
     ).toBe(0)
     expect((await operator.request.get(`${ui.url}/api/system/network/services`)).status()).toBe(403)
     ui.assertNoCspViolations()
+  })
+
+  it('NetworkManager not running: the interfaces are still listed from the kernel, with how to start it', async () => {
+    // A real system bus with no NetworkManager on it: nmcli answers "NetworkManager is not running".
+    const bus = spawn('dbus-daemon', ['--session', '--nofork', '--print-address=1'], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    })
+    try {
+      const address = await new Promise<string>((r) => bus.stdout!.once('data', (d: Buffer) => r(d.toString().trim())))
+      await helper.stop(true)
+      helper = await startHelper({ dbusSystemBus: address, dir: helper.dir })
+      const page = await ui.open('admin', '/network')
+      const callout = page.getByRole('alert').filter({ hasText: 'NetworkManager is not running' })
+      await callout.waitFor({ timeout: 30_000 })
+      await callout.getByText('sudo systemctl start NetworkManager').waitFor()
+      await callout.getByRole('button', { name: 'Copy sudo systemctl start NetworkManager' }).waitFor()
+      const interfaces = page.getByRole('table', { name: 'Interfaces' })
+      const lo = interfaces.getByRole('row').filter({ has: page.getByRole('cell', { name: 'lo', exact: true }) })
+      await lo.getByText('127.0.0.1/8').waitFor()
+      await lo.getByText('Unknown').waitFor() // the loopback's operstate
+      await expectAccessible(page, 'network without NetworkManager')
+      await screenshot(page, 'network-nm-down')
+      await page.setViewportSize({ width: 390, height: 844 })
+      expect(await page.evaluate(() => document.documentElement.scrollWidth <= innerWidth)).toBe(true)
+      await screenshot(page, 'network-nm-down-phone')
+    } finally {
+      bus.kill()
+    }
   })
 })

@@ -1,17 +1,24 @@
 /**
- * The network page (/network, admins): the host's NetworkManager connections as network services, with DNS and
- * IPv4 forms and enable/disable. A change that could cut the admin off must be confirmed before its window ends,
- * or NetworkManager restores the previous settings by itself: the page shows that countdown with Keep and Revert.
+ * The network page (/network, admins): the host's NetworkManager connections as network services, with DNS and IPv4
+ * forms and enable/disable, then the interfaces as the kernel reports them (always, NetworkManager or not). When
+ * NetworkManager (or its bus) is not running, the page says so and how to start it, instead of a dead end. A change
+ * that could cut the admin off must be confirmed before its window ends, or NetworkManager restores the previous
+ * settings by itself: the page shows that countdown with Keep and Revert.
  */
 import { useEffect, useState } from 'preact/hooks'
 import {
   ApiError,
   Badge,
   Button,
+  Callout,
   Card,
+  Checkbox,
+  CopyButton,
+  DataTable,
   Countdown,
   Dialog,
   Empty,
+  ErrorDetails,
   ErrorState,
   Form,
   Icon,
@@ -22,6 +29,7 @@ import {
   Select,
   TextField,
   defineElement,
+  errorDetails,
   errorMessage,
   isPrivilegesMissing,
   adoptStyles,
@@ -34,6 +42,24 @@ import type { Static } from '@hostd/sdk'
 import type { NetworkServiceSchema, PendingConfirmSchema } from '../src/schemas.ts'
 
 type Service = Static<typeof NetworkServiceSchema>
+
+/** The kernel's view of the interfaces: the system plugin's `GET /api/system/network` (viewer). */
+interface NetworkSummary {
+  interfaces: {
+    name: string
+    mac: string
+    state: string
+    mtu: number
+    speedMbps: number | null
+    addresses: { family: 'ipv4' | 'ipv6'; address: string; prefix: number }[]
+  }[]
+  defaultRoute: { gateway: string; interface: string } | null
+  dnsServers: string[]
+}
+type Interface = NetworkSummary['interfaces'][number]
+
+/** The codes that mean NetworkManager cannot be reached at all (not a failed change). */
+const NM_DOWN = new Set(['HOSTD_NETWORK_BACKEND_UNAVAILABLE', 'HOSTD_NETWORK_BUS_UNAVAILABLE'])
 type Pending = NonNullable<Static<typeof PendingConfirmSchema>>
 
 const BASE = '/api/system/network/services'
@@ -53,6 +79,7 @@ function NetworkPage({ ctx }: { ctx: PageContext }) {
   const [pending, setPending] = useState<Pending | null>(null)
   const [expired, setExpired] = useState<string | null>(null)
   const [editing, setEditing] = useState<Editing>(null)
+  const [kernelGeneration, setKernelGeneration] = useState(0)
   useEffect(() => setPending(pendingNow.data?.confirm ?? null), [pendingNow.data])
 
   const changed = (confirm: Pending | null, message: string) => {
@@ -87,6 +114,7 @@ function NetworkPage({ ctx }: { ctx: PageContext }) {
   }
 
   const missing = isPrivilegesMissing(services.error)
+  const nmDown = services.error instanceof ApiError && NM_DOWN.has(services.error.code) ? services.error : null
   return (
     <>
       <PageHeader
@@ -101,6 +129,7 @@ function NetworkPage({ ctx }: { ctx: PageContext }) {
             onClick={() => {
               services.reload()
               pendingNow.reload()
+              setKernelGeneration((g) => g + 1)
             }}
             busy={services.loading && services.data !== undefined}
           >
@@ -133,7 +162,9 @@ function NetworkPage({ ctx }: { ctx: PageContext }) {
           </p>
         )}
         {services.data === undefined ? (
-          missing ? (
+          nmDown ? (
+            <NetworkManagerDown error={nmDown} onRetry={services.reload} />
+          ) : missing ? (
             <PrivilegesMissing affected="reading and changing network settings" onRetry={services.reload} />
           ) : services.error !== undefined ? (
             <ErrorState
@@ -165,6 +196,9 @@ function NetworkPage({ ctx }: { ctx: PageContext }) {
             ))}
           </div>
         )}
+      </div>
+      <div class="stack network-kernel">
+        <Interfaces ctx={ctx} generation={kernelGeneration} />
       </div>
       {editing?.kind === 'dns' && (
         <DnsDialog ctx={ctx} service={editing.service} onClose={() => setEditing(null)} onDone={changed} />
@@ -411,6 +445,139 @@ function Ipv4Dialog({ ctx, service, onClose, onDone }: EditProps) {
         </p>
       </Form>
     </Dialog>
+  )
+}
+
+/** The interfaces, their link state and addresses, read from the kernel (works without NetworkManager). */
+function Interfaces({ ctx, generation }: { ctx: PageContext; generation: number }) {
+  const summary = useResource((signal) => ctx.api.get<NetworkSummary>('/api/system/network', { signal }), [generation])
+  const data = summary.data
+  // Containers' veth ends are many and say little: hidden unless asked for.
+  const [showVeth, setShowVeth] = useState(false)
+  const veths = data?.interfaces.filter((i) => i.name.startsWith('veth')).length ?? 0
+  const rows = data?.interfaces.filter((i) => showVeth || !i.name.startsWith('veth')) ?? []
+  return (
+    <Card title="Interfaces">
+      {data === undefined ? (
+        summary.error !== undefined ? (
+          <ErrorState title="The interfaces could not be read" error={summary.error} onRetry={summary.reload} />
+        ) : (
+          <Loading label="Reading the interfaces…" />
+        )
+      ) : (
+        <div class="stack">
+          <DataTable
+            caption="Interfaces"
+            hideCaption
+            rows={rows}
+            rowKey={(i) => i.name}
+            pageSize={50}
+            columns={[
+              {
+                key: 'name',
+                label: 'Interface',
+                primary: true,
+                render: (i: Interface) => <span class="cell-strong">{i.name}</span>,
+              },
+              { key: 'state', label: 'Link', render: (i: Interface) => linkBadge(i.state) },
+              {
+                key: 'addresses',
+                label: 'Addresses',
+                render: (i: Interface) =>
+                  i.addresses.length ? (
+                    <span class="network-addresses">
+                      {i.addresses.map((a) => (
+                        <span key={a.address} class="mono">
+                          {a.address}/{a.prefix}
+                        </span>
+                      ))}
+                    </span>
+                  ) : (
+                    <span class="muted">none</span>
+                  ),
+              },
+              {
+                key: 'mac',
+                label: 'MAC address',
+                secondary: true,
+                render: (i: Interface) => <span class="mono">{i.mac || '–'}</span>,
+              },
+              {
+                key: 'speedMbps',
+                label: 'Speed',
+                secondary: true,
+                render: (i: Interface) => (i.speedMbps ? `${i.speedMbps} Mb/s` : <span class="muted">–</span>),
+              },
+            ]}
+          />
+          {veths > 0 && (
+            <Checkbox
+              name="veth"
+              label={`Show the containers' virtual links (${veths})`}
+              checked={showVeth}
+              onChange={(e) => setShowVeth(e.currentTarget.checked)}
+            />
+          )}
+          <KeyValues
+            items={[
+              [
+                'Default route',
+                data.defaultRoute ? (
+                  `via ${data.defaultRoute.gateway} (${data.defaultRoute.interface})`
+                ) : (
+                  <span class="muted">none</span>
+                ),
+              ],
+              ['DNS servers', data.dnsServers.length ? data.dnsServers.join(', ') : <span class="muted">none</span>],
+            ]}
+          />
+        </div>
+      )}
+    </Card>
+  )
+}
+
+function linkBadge(state: string) {
+  if (state === 'up') return <Badge tone="success">Up</Badge>
+  if (state === 'down' || state === 'lowerlayerdown') return <Badge tone="warning">Down</Badge>
+  return <Badge>{state === 'unknown' ? 'Unknown' : state}</Badge>
+}
+
+const START_NM = 'sudo systemctl start NetworkManager'
+const START_DBUS = 'sudo systemctl start dbus'
+
+/** NetworkManager (or D-Bus) is not running: what that means here and the commands that start it. */
+function NetworkManagerDown({ error, onRetry }: { error: ApiError; onRetry: () => void }) {
+  const bus = error.code === 'HOSTD_NETWORK_BUS_UNAVAILABLE'
+  const details = errorDetails(error)
+  return (
+    <Callout
+      tone="warning"
+      title={bus ? 'NetworkManager cannot be reached: D-Bus is not running' : 'NetworkManager is not running'}
+      action={
+        <Button icon="refresh" onClick={onRetry}>
+          Check again
+        </Button>
+      }
+    >
+      <span class="network-howto">
+        <span>
+          The interfaces below come from the kernel. To change addresses, DNS or connections here, start{' '}
+          {bus ? 'the system message bus, then NetworkManager' : 'NetworkManager'} on the server:
+        </span>
+        {(bus ? [START_DBUS, START_NM] : [START_NM]).map((command) => (
+          <span key={command} class="network-command">
+            <code>{command}</code>
+            <CopyButton text={command} size="sm" aria-label={`Copy ${command}`} />
+          </span>
+        ))}
+        <span class="muted">
+          Not installed? <code>sudo apt install network-manager</code>. Interfaces configured elsewhere (ifupdown,
+          netplan with systemd-networkd) keep working without it.
+        </span>
+        {details && <ErrorDetails details={details} />}
+      </span>
+    </Callout>
   )
 }
 

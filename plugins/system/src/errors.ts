@@ -31,4 +31,20 @@ export const SystemErrors = {
     'This host cannot sleep (its kernel offers no suspend state)',
   ),
   unknownPrivilegedAction: defineError('HOSTD_PRIVILEGED_UNKNOWN_ACTION', 404, 'No such privileged action'),
+  notInstalled: defineError('HOSTD_SYSTEM_NOT_INSTALLED', 409, 'The program this setting needs is not installed'),
+  noSystemd: defineError(
+    'HOSTD_SYSTEM_NO_SYSTEMD',
+    409,
+    'This host was not started with systemd, which this setting needs (systemctl, timedatectl, hostnamectl)',
+  ),
+  busUnavailable: defineError(
+    'HOSTD_SYSTEM_BUS_UNAVAILABLE',
+    503,
+    'The system message bus (D-Bus) is not running; start it with: sudo systemctl start dbus',
+  ),
+  ntpUnavailable: defineError(
+    'HOSTD_SYSTEM_NTP_UNAVAILABLE',
+    409,
+    'No network time service is installed; install systemd-timesyncd or chrony',
+  ),
 } as const

@@ -2,11 +2,19 @@ import { join } from 'node:path'
 import { definePlugin, tokens } from '@hostd/sdk'
 import { Power, type PowerOptions } from './power.ts'
 import { PrivilegedActions } from './privileged.ts'
+import { readHostStatus } from './host/status.ts'
 import { systemRoutes } from './routes.ts'
 import { Updates, type UpdateOptions } from './updates.ts'
 import { readFileSync } from 'node:fs'
 
-export type SystemOptions = PowerOptions & Omit<UpdateOptions, 'installDir'> & { installDir: string | null }
+export type SystemOptions = PowerOptions &
+  Omit<UpdateOptions, 'installDir'> & {
+    installDir: string | null
+    /** Its presence means a reboot is required (`/run/reboot-required`; tests name their own). */
+    rebootFile: string
+    /** The SSH daemon: its absence means SSH is not installed (`/usr/sbin/sshd`; tests name a missing one). */
+    sshdPath: string
+  }
 
 /**
  * Options from the daemon's environment: HOSTD_UPDATE_FEED_URL, HOSTD_UPDATE_PUBLIC_KEY (PEM text, or a path to a
@@ -29,6 +37,8 @@ export function systemOptionsFromEnv(env: Record<string, string | undefined> = p
     firstCheckDelayMs: firstCheckSeconds * 1000,
     installDir: env.HOSTD_UPDATE_INSTALL_DIR || null,
     maxArchiveBytes: 1024 * 1024 * 1024,
+    rebootFile: '/run/reboot-required',
+    sshdPath: '/usr/sbin/sshd',
   }
 }
 
@@ -52,16 +62,24 @@ export function createSystemPlugin(overrides: Partial<SystemOptions> = {}) {
       ],
       cards: [
         { title: 'This server', module: 'ui/cards.tsx', element: 'system-host', size: 'medium', order: 20 },
-        { title: 'hostd', module: 'ui/cards.tsx', element: 'system-software', size: 'medium', order: 21 },
+        { title: 'Updates', module: 'ui/cards.tsx', element: 'system-software', size: 'medium', order: 21 },
       ],
     },
-    deps: { helper: tokens.helper, audit: tokens.audit, log: tokens.logger, kernel: tokens.kernel },
-    setup: ({ helper, audit, log, kernel }) => {
+    deps: {
+      helper: tokens.helper,
+      audit: tokens.audit,
+      log: tokens.logger,
+      kernel: tokens.kernel,
+      optional: tokens.optional,
+    },
+    setup: ({ helper, audit, log, kernel, optional }) => {
       const options = { ...systemOptionsFromEnv(), ...overrides }
       const installDir = options.installDir ?? join(kernel.dataDir, 'app')
       return {
+        status: () => readHostStatus(optional, options.rebootFile),
         power: new Power(helper, audit, options),
-        privileged: new PrivilegedActions(helper, audit),
+        privileged: new PrivilegedActions(helper, audit, options.sshdPath),
+        sshdPath: options.sshdPath,
         updates: new Updates({ ...options, installDir }, kernel.version, helper, audit, log),
       }
     },

@@ -1,6 +1,8 @@
 import { errors, type AuditService, type HelperClient } from '@hostd/sdk'
 import { SystemErrors } from './errors.ts'
-import { readHostname, readNtp, readSsh, readTimeZone } from './host/settings.ts'
+import { readHostname, readNtp, readSsh, readTimeZone, SSHD } from './host/settings.ts'
+import { listTimeZones } from './host/timezones.ts'
+import { translateSystemError } from './translate.ts'
 
 type Choice = 'on' | 'off' | 'set'
 interface PrivilegedAction {
@@ -10,18 +12,30 @@ interface PrivilegedAction {
   value?: { pattern: RegExp; hint: string }
   /** The current state: 'on' / 'off', or the current value; null when the host does not tell. */
   read(): Promise<string | null>
+  /** Why the action cannot be offered now (the program is missing), and what to do; null when it can. */
+  unavailable?(): Promise<string | null>
   /** The helper action and arguments for a choice. */
   helper(choice: Choice, value: string | undefined): [string, Record<string, unknown>]
 }
 
 const onOff = (on: boolean | null) => (on === null ? null : on ? 'on' : 'off')
 
-/** The allowlisted privileged actions: adding one is one entry here plus its helper action in helper/. */
-export const PRIVILEGED_ACTIONS: Record<string, PrivilegedAction> = {
+/**
+ * The allowlisted privileged actions: adding one is one entry here plus its helper action in helper/. `sshd` is the
+ * SSH daemon's path (its absence: SSH not installed).
+ */
+export const privilegedActions = (sshd: string): Record<string, PrivilegedAction> => ({
   ssh: {
     title: 'SSH server',
     choices: ['on', 'off'],
-    read: async () => onOff((await readSsh()).running),
+    read: async () => {
+      const ssh = await readSsh(undefined, sshd)
+      return ssh.installed ? onOff(ssh.running) : 'not-installed'
+    },
+    unavailable: async () =>
+      (await readSsh(undefined, sshd)).installed
+        ? null
+        : 'The SSH server (openssh-server) is not installed on this host. Install it from the Packages page, then turn it on here.',
     helper: (choice) => ['ssh.set', { on: choice === 'on' }],
   },
   hostname: {
@@ -47,7 +61,7 @@ export const PRIVILEGED_ACTIONS: Record<string, PrivilegedAction> = {
     read: async () => onOff((await readNtp()).active),
     helper: (choice) => ['ntp.set', { on: choice === 'on' }],
   },
-}
+})
 
 interface HelperRun {
   stdout?: string
@@ -58,10 +72,12 @@ interface HelperRun {
 export class PrivilegedActions {
   readonly #helper: HelperClient
   readonly #audit: AuditService
+  readonly #actions: Record<string, PrivilegedAction>
 
-  constructor(helper: HelperClient, audit: AuditService) {
+  constructor(helper: HelperClient, audit: AuditService, sshd = SSHD) {
     this.#helper = helper
     this.#audit = audit
+    this.#actions = privilegedActions(sshd)
   }
 
   async list() {
@@ -71,18 +87,16 @@ export class PrivilegedActions {
     const available = ping !== null
     const dryRun = ping?.dryRun ?? null
     const actions = await Promise.all(
-      Object.entries(PRIVILEGED_ACTIONS).map(async ([key, a]) => ({
-        key,
-        title: a.title,
-        choices: a.choices,
-        state: await a.read().catch(() => null),
-      })),
+      Object.entries(this.#actions).map(async ([key, a]) => {
+        const note = (await a.unavailable?.().catch(() => null)) ?? null
+        return { key, title: a.title, choices: note ? [] : a.choices, state: await a.read().catch(() => null), note }
+      }),
     )
     return { helper: { available, dryRun }, actions }
   }
 
   async apply(key: string, choice: Choice, value: string | undefined, actor: Parameters<AuditService['record']>[1]) {
-    const action = Object.hasOwn(PRIVILEGED_ACTIONS, key) ? PRIVILEGED_ACTIONS[key]! : null
+    const action = Object.hasOwn(this.#actions, key) ? this.#actions[key]! : null
     if (!action)
       throw SystemErrors.unknownPrivilegedAction(`No privileged action "${key}"; see GET /api/system/privileged`)
     if (!action.choices.includes(choice))
@@ -90,13 +104,20 @@ export class PrivilegedActions {
     if (choice === 'set') {
       if (value === undefined || !action.value!.pattern.test(value))
         throw errors.badRequest(`${key}: value must be ${action.value!.hint}`)
+      if (key === 'timezone' && !(await listTimeZones()).includes(value))
+        throw errors.badRequest(
+          `timezone: value must be a time zone this system knows, such as Europe/Paris or UTC; "${value}" is not one`,
+        )
     } else if (value !== undefined) throw errors.badRequest(`${key} ${choice} takes no value`)
+    const note = await action.unavailable?.().catch(() => null)
+    if (note) throw SystemErrors.notInstalled(note)
     const before = await action.read().catch(() => null)
     const [helperAction, args] = action.helper(choice, value)
     let run: HelperRun
     try {
       run = await this.#helper.call<HelperRun>(helperAction, args)
-    } catch (err) {
+    } catch (raw) {
+      const err = (await translateSystemError(raw, action.title)) ?? raw
       await this.#audit.record(
         {
           action: `privileged.${key}`,

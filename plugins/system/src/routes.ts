@@ -1,10 +1,12 @@
 import type { RouteNeed, RouteRegistrar, RouteRequest } from '@hostd/sdk'
 import { readSystemInfo } from './host/info.ts'
 import { readNetworkSummary } from './host/network.ts'
-import { readSettings } from './host/settings.ts'
+import { readSettings, readTimeZone } from './host/settings.ts'
+import { listTimeZones } from './host/timezones.ts'
 import type { Power, PowerAction } from './power.ts'
 import type { PrivilegedActions } from './privileged.ts'
 import {
+  HostStatusSchema,
   NetworkSummarySchema,
   PowerResultSchema,
   PrivilegedBodySchema,
@@ -13,10 +15,12 @@ import {
   PrivilegedResultSchema,
   SettingsSnapshotSchema,
   SystemInfoSchema,
+  TimeZoneListSchema,
   UpdateInstallResultSchema,
   UpdateStatusSchema,
 } from './schemas.ts'
 import type { Updates } from './updates.ts'
+import type { HostStatus } from './schemas.ts'
 
 const helperNeeded: RouteNeed[] = ['helper']
 
@@ -26,6 +30,9 @@ function actorOf(req: unknown) {
 }
 
 export interface SystemServices {
+  sshdPath: string
+  /** Updates waiting and a reboot required: `GET /api/system/status`. */
+  status: () => Promise<HostStatus>
   power: Power
   privileged: PrivilegedActions
   updates: Updates
@@ -36,8 +43,13 @@ export function systemRoutes(r: RouteRegistrar, s: SystemServices): void {
   r.get('/api/system/network', { role: 'viewer', schema: { response: { 200: NetworkSummarySchema } } }, () =>
     readNetworkSummary(),
   )
+  r.get('/api/system/timezones', { role: 'viewer', schema: { response: { 200: TimeZoneListSchema } } }, async () => ({
+    zones: await listTimeZones(),
+    current: await readTimeZone(),
+  }))
+  r.get('/api/system/status', { role: 'viewer', schema: { response: { 200: HostStatusSchema } } }, () => s.status())
   r.get('/api/system/settings', { role: 'viewer', schema: { response: { 200: SettingsSnapshotSchema } } }, () =>
-    readSettings(s.updates.settings()),
+    readSettings(s.updates.settings(), s.sshdPath),
   )
 
   for (const action of ['sleep', 'display-sleep', 'restart', 'shutdown'] as PowerAction[]) {

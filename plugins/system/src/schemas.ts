@@ -56,6 +56,18 @@ export const SettingsSnapshotSchema = Type.Object({
 })
 export type SettingsSnapshot = Static<typeof SettingsSnapshotSchema>
 
+export const HostStatusSchema = Type.Object({
+  rebootRequired: Type.Boolean({ description: 'An upgrade asked for a reboot (/run/reboot-required exists)' }),
+  rebootPackages: Type.Array(Type.String(), { description: 'The packages that asked for it (reboot-required.pkgs)' }),
+  updatesWaiting: Nullable(
+    Type.Integer({
+      description: 'Packages apt would upgrade; null without the packages plugin or when apt is unreadable',
+    }),
+  ),
+  updatesCheckedAt: Nullable(Type.String({ format: 'date-time', description: "When apt's candidates were last read" })),
+})
+export type HostStatus = Static<typeof HostStatusSchema>
+
 export const PowerResultSchema = Type.Object({
   action: Type.String(),
   dryRun: Type.Boolean({ description: 'The helper runs in dry-run mode: nothing happened' }),
@@ -68,14 +80,23 @@ export const PrivilegedActionSchema = Type.Object({
   choices: Type.Array(Type.Union([Type.Literal('on'), Type.Literal('off'), Type.Literal('set')])),
   state: Nullable(
     Type.String({
-      description: '"on"/"off" for switches, the current value for settings; null when the host does not tell',
+      description:
+        '"on"/"off" for switches, "not-installed" when the program is missing, the current value for settings; null when the host does not tell',
     }),
+  ),
+  note: Nullable(
+    Type.String({ description: 'Why no choice is offered, and what to do (e.g. install the SSH server)' }),
   ),
 })
 export const PrivilegedListSchema = Type.Object({
   helper: Type.Object({ available: Type.Boolean(), dryRun: Nullable(Type.Boolean()) }),
   actions: Type.Array(PrivilegedActionSchema),
 })
+export const TimeZoneListSchema = Type.Object({
+  zones: Type.Array(Type.String(), { description: 'Every zone name the system knows (as timedatectl list-timezones)' }),
+  current: Nullable(Type.String()),
+})
+
 export const PrivilegedKeyParams = Type.Object({ key: Type.String({ pattern: '^[a-z][a-z0-9-]{0,31}$' }) })
 export const PrivilegedBodySchema = Type.Object(
   {

@@ -6,6 +6,7 @@
  * helper is stopped.
  */
 import { generateKeyPairSync } from 'node:crypto'
+import { existsSync } from 'node:fs'
 import { mkdtemp, readFile, readlink, rm } from 'node:fs/promises'
 import { hostname, tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -61,8 +62,33 @@ describe('system page', { timeout: 180_000 }, () => {
     expect(
       await main.getByRole('button', { name: /Restart|Shut down|Sleep|Turn on|Turn off|Change|Install/ }).count(),
     ).toBe(0)
+    // Network time and SSH once (in Admin Privileges), not again under Other settings.
+    expect(await page.getByText('Network time (NTP)').count()).toBe(1)
+    expect(await page.getByText('Network time', { exact: true }).count()).toBe(0)
+    // The commit and plugin API version live here, not on the overview.
+    await page.getByRole('region', { name: 'Updates' }).getByText('Plugin API').waitFor()
     await expectAccessible(page, 'system (viewer)')
     await screenshot(page, 'system-viewer')
+
+    // The overview's cards: updates waiting and a restart said plainly; memory used of total.
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Overview' }).click()
+    const updates = page.getByRole('region', { name: 'Updates' })
+    await updates.getByText('System updates').waitFor({ timeout: 30_000 })
+    await updates.getByText(existsSync('/run/reboot-required') ? 'Restart required' : 'Not needed').waitFor()
+    expect(await updates.getByText(/Plugin API|Commit/).count()).toBe(0)
+    const memory = page.getByRole('region', { name: 'Memory' })
+    await memory
+      .getByText(/^[\d.]+ [KMG]iB of [\d.]+ [KMG]iB \(\d+ %\)$/)
+      .first()
+      .waitFor()
+    await memory.getByRole('progressbar', { name: 'RAM' }).waitFor()
+    await page.getByRole('list', { name: 'CPU usage: key' }).getByText('iowait').waitFor()
+    await page
+      .getByRole('list', { name: 'Memory used: key' })
+      .getByText(/^of [\d.]+ [KMG]iB in all$/)
+      .waitFor()
+    await expectAccessible(page, 'overview cards')
+    await screenshot(page, 'system-overview-cards')
   })
 
   it('power: the typed confirmation must match the server name before the button works; the helper runs it dry', async () => {
@@ -112,6 +138,23 @@ describe('system page', { timeout: 180_000 }, () => {
       outcome: 'dry-run',
       args: { name: 'media-server' },
     })
+
+    // The time zone is picked from the zones the system knows: a search narrows the list, no free text.
+    await page.getByRole('button', { name: 'Change Time zone' }).click()
+    const zone = page.getByRole('dialog', { name: 'Change the time zone' })
+    await zone.getByRole('searchbox', { name: 'Search time zones' }).fill('new york')
+    const select = zone.getByRole('combobox', { name: 'Time zone' })
+    await expect.poll(() => select.inputValue()).toBe('America/New_York')
+    await zone.getByText('1 zone', { exact: true }).waitFor()
+    await expectAccessible(page, 'time zone dialog')
+    await screenshot(page, 'system-timezone')
+    await zone.getByRole('searchbox', { name: 'Search time zones' }).fill('paris')
+    await expect.poll(() => select.inputValue()).toBe('Europe/Paris')
+    await zone.getByRole('button', { name: 'Apply' }).click()
+    await zone.waitFor({ state: 'detached' })
+    await page
+      .getByText('Dry run: nothing was changed; the root helper would run "timedatectl set-timezone Europe/Paris"')
+      .waitFor()
   })
 
   it('updates: the last check shows the new release; an admin installs it and sees where it went (restart in dry run)', async () => {
@@ -163,8 +206,9 @@ describe('system page', { timeout: 180_000 }, () => {
     expect(await page.getByRole('button', { name: 'Change Host name' }).isDisabled()).toBe(true)
     await expectAccessible(page, 'system without the helper')
     await screenshot(page, 'system-no-helper')
-    await page.setViewportSize({ width: 390, height: 844 }) // a phone: the cards stack, the table scrolls in its card
+    await page.setViewportSize({ width: 390, height: 844 }) // a phone: the cards stack, the tables become cards
     await page.getByRole('heading', { name: 'Power' }).waitFor()
+    expect(await page.evaluate(() => document.documentElement.scrollWidth <= innerWidth)).toBe(true)
     await expectAccessible(page, 'system at phone width')
     await screenshot(page, 'system-phone')
     await page.setViewportSize({ width: 1280, height: 860 })

@@ -6,6 +6,8 @@ export const samples: RouteSamples = {
   'GET /api/system/info': async () => ({ url: '/api/system/info' }),
   'GET /api/system/network': async () => ({ url: '/api/system/network' }),
   'GET /api/system/settings': async () => ({ url: '/api/system/settings' }),
+  'GET /api/system/status': async () => ({ url: '/api/system/status' }),
+  'GET /api/system/timezones': async () => ({ url: '/api/system/timezones' }),
   'POST /api/system/power/sleep': gated('/api/system/power/sleep'),
   'POST /api/system/power/display-sleep': gated('/api/system/power/display-sleep'),
   'POST /api/system/power/restart': gated('/api/system/power/restart'),

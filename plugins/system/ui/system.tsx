@@ -62,15 +62,15 @@ function SystemPage({ ctx }: { ctx: PageContext }) {
               {(s) => (
                 <KeyValues
                   items={[
-                    [
-                      'SSH',
-                      s.ssh.installed
-                        ? `${s.ssh.running ? 'running' : 'stopped'}${s.ssh.port ? `, port ${s.ssh.port}` : ''}`
-                        : 'not installed',
-                    ],
-                    ['SSH root sign-in', s.ssh.permitRootLogin ?? 'default'],
-                    ['SSH passwords', s.ssh.passwordAuthentication ?? 'default'],
-                    ['Network time', s.ntp.active ? `on (${s.ntp.daemon ?? 'running'})` : 'off'],
+                    // SSH's and network time's on/off are in Admin Privileges above: only their details here.
+                    ...(s.ssh.installed
+                      ? ([
+                          ['SSH port', s.ssh.port ? String(s.ssh.port) : 'default (22)'],
+                          ['SSH root sign-in', s.ssh.permitRootLogin ?? 'default'],
+                          ['SSH passwords', s.ssh.passwordAuthentication ?? 'default'],
+                        ] as [string, string][])
+                      : []),
+                    ...(s.ntp.daemon ? ([['Time service', s.ntp.daemon]] as [string, string][]) : []),
                     [
                       'Firewall',
                       s.firewall.tool ? `${s.firewall.tool}: ${yesNo(s.firewall.enabled, 'on', 'off')}` : 'none found',

@@ -47,6 +47,33 @@ export function parsePidStat(text: string): ProcStat | null {
   }
 }
 
+/** Longest name or command line kept: a table cell and a search, not an archive of every argument. */
+const MAX_NAME = 64
+const MAX_COMMAND = 512
+
+/**
+ * The process's own name, from /proc/<pid>/cmdline (argv, NUL-separated), not from `comm`: `comm` is the MAIN
+ * THREAD's name, which programs rename (Python and Chromium children read "MainThread", Node "node-MainThread").
+ *  - argv[0] a path ("/usr/sbin/sshd", or a rewritten command line "/usr/lib/chromium/chromium --type=renderer"):
+ *    the last part of its first word ("sshd", "chromium");
+ *  - argv[0] a title the program set ("nginx: worker process", "sshd: alice@pts/0", "postgres: checkpointer"):
+ *    kept as it is;
+ *  - no command line (kernel threads, zombies): `comm`, as ps shows it.
+ */
+export function processName(cmdline: string | null, comm: string): string {
+  const argv0 = (cmdline ?? '').split('\0', 1)[0]!.trim()
+  if (!argv0) return comm
+  const first = argv0.split(' ', 1)[0]!
+  const name =
+    first.includes('/') && (argv0 === first || first.startsWith('/')) ? first.slice(first.lastIndexOf('/') + 1) : argv0
+  return (name || comm).slice(0, MAX_NAME)
+}
+
+/** The whole command line, arguments joined by spaces (empty for kernel threads), at most 512 characters. */
+export function commandLine(cmdline: string | null): string {
+  return (cmdline ?? '').replace(/\0+$/, '').replaceAll('\0', ' ').trim().slice(0, MAX_COMMAND)
+}
+
 export interface ProcStatus {
   uid: number
   /** Voluntary plus involuntary context switches since start. */

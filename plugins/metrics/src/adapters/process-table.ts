@@ -2,14 +2,16 @@ import { readdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { readProcFile } from './proc-files.ts'
 import { parsePageSize, parseMeminfo } from './procfs-parse.ts'
-import { parsePasswd, parsePidIo, parsePidStat, parsePidStatus } from './process-parse.ts'
+import { commandLine, parsePasswd, parsePidIo, parsePidStat, parsePidStatus, processName } from './process-parse.ts'
 
 /** Cumulative figures of one process at one instant; rates come from two sweeps (see activity.ts). */
 export interface ProcessReading {
   /** `pid:starttime`: a reused pid is a new process. */
   key: string
   pid: number
+  /** The program's name (argv[0]), not its main thread's (see processName). */
   name: string
+  command: string
   user: string
   cpuTicks: number
   rssBytes: number
@@ -35,7 +37,7 @@ export const CLOCK_TICKS = 100
 const YIELD_EVERY = 256
 
 /**
- * One sweep of the process table, straight from /proc: three small files per process (stat, status, io).
+ * One sweep of the process table, straight from /proc: four small files per process (stat, status, io, cmdline).
  * A process whose files cannot be read (gone, or not ours to inspect: /proc/<pid>/io needs the same user or
  * root) is left out, as the interface document asks.
  */
@@ -76,10 +78,12 @@ export class ProcessTable {
     if (!status) return null
     const io = parsePidIo(readProcFile(dir + 'io') ?? '')
     if (!io) return null
+    const cmdline = readProcFile(dir + 'cmdline')
     return {
       key: `${stat.pid}:${stat.startTime}`,
       pid: stat.pid,
-      name: stat.comm,
+      name: processName(cmdline, stat.comm),
+      command: commandLine(cmdline),
       user: users.get(status.uid) ?? String(status.uid),
       cpuTicks: stat.cpuTicks,
       rssBytes: stat.rssPages * this.#pageSize,

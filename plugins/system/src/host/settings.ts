@@ -32,12 +32,15 @@ function sshdOption(config: string, key: string): string | null {
   return new RegExp(`^\\s*${key}\\s+(\\S+)`, 'mi').exec(config)?.[1] ?? null
 }
 
-export async function readSsh(names?: Set<string>) {
+/** Where Debian's openssh-server puts the daemon: its presence means SSH is installed. */
+export const SSHD = '/usr/sbin/sshd'
+
+export async function readSsh(names?: Set<string>, sshd = SSHD) {
   const running = (names ?? (await processNames())).has('sshd')
   const config = (await readText('/etc/ssh/sshd_config')) ?? ''
   const port = sshdOption(config, 'Port')
   return {
-    installed: await exists('/usr/sbin/sshd'),
+    installed: await exists(sshd),
     running,
     port: port ? Number(port) : running ? 22 : null,
     permitRootLogin: sshdOption(config, 'PermitRootLogin'),
@@ -61,13 +64,16 @@ export async function readAutoUpdate(): Promise<{ unattendedUpgrades: boolean }>
 }
 
 /** The read-only host settings snapshot; `hostdUpdates` comes from the updates service. */
-export async function readSettings(hostdUpdates: SettingsSnapshot['hostdUpdates']): Promise<SettingsSnapshot> {
+export async function readSettings(
+  hostdUpdates: SettingsSnapshot['hostdUpdates'],
+  sshd = SSHD,
+): Promise<SettingsSnapshot> {
   const names = await processNames()
   const [hostname, timeZone, ntp, ssh, firewall, autoUpdate] = await Promise.all([
     readHostname(),
     readTimeZone(),
     readNtp(names),
-    readSsh(names),
+    readSsh(names, sshd),
     readFirewall(names),
     readAutoUpdate(),
   ])

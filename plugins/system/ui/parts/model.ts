@@ -2,6 +2,7 @@
 import type { Static } from '@hostd/sdk'
 import type { Tone } from '@hostd/ui'
 import type {
+  HostStatusSchema,
   PowerResultSchema,
   PrivilegedListSchema,
   PrivilegedResultSchema,
@@ -12,6 +13,7 @@ import type {
 } from '../../src/schemas.ts'
 
 export type SystemInfo = Static<typeof SystemInfoSchema>
+export type HostStatus = Static<typeof HostStatusSchema>
 export type Settings = Static<typeof SettingsSnapshotSchema>
 export type UpdateStatus = Static<typeof UpdateStatusSchema>
 export type UpdateInstall = Static<typeof UpdateInstallResultSchema>

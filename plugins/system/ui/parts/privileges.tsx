@@ -1,5 +1,9 @@
-/** Admin Privileges: whether the root helper runs (and in dry run), and the allowlisted actions with their state. */
-import { useState } from 'preact/hooks'
+/**
+ * Admin Privileges: whether the root helper runs (and in dry run), and the allowlisted actions with their state.
+ * An action that cannot work here (SSH not installed) says why instead of offering buttons; the time zone is
+ * picked from the zones the system knows (searchable), not typed.
+ */
+import { useMemo, useState } from 'preact/hooks'
 import {
   Async,
   Badge,
@@ -9,7 +13,9 @@ import {
   Dialog,
   Form,
   PrivilegesMissing,
+  Select,
   TextField,
+  useResource,
   type FormValues,
   type PageContext,
   type Resource,
@@ -97,7 +103,16 @@ export function PrivilegesCard({
               rowKey={(a) => a.key}
               columns={[
                 { key: 'title', label: 'Setting', render: (a) => <span class="cell-strong">{a.title}</span> },
-                { key: 'state', label: 'Now', render: (a) => stateOf(a) },
+                {
+                  key: 'state',
+                  label: 'Now',
+                  render: (a) => (
+                    <span class="system-state">
+                      {stateOf(a)}
+                      {a.note && <span class="muted system-note">{a.note}</span>}
+                    </span>
+                  ),
+                },
                 ...(admin
                   ? [
                       {
@@ -149,33 +164,131 @@ export function PrivilegesCard({
       </Async>
       {setting && (
         <Dialog open title={`Change the ${setting.title.toLowerCase()}`} onClose={() => setSetting(null)}>
-          <Form
-            submitLabel="Apply"
-            actions={<Button onClick={() => setSetting(null)}>Cancel</Button>}
-            errorFields={{ HOSTD_REQUEST_INVALID: 'value', HOSTD_HELPER_INVALID_ARGUMENT: 'value' }}
-            onSubmit={async (v: FormValues) => {
-              await apply(setting, 'set', String(v.value).trim())
-              setSetting(null)
-            }}
-          >
-            <TextField
-              name="value"
-              label={setting.title}
-              required
-              maxLength={253}
-              autoComplete="off"
-              defaultValue={setting.state ?? ''}
-              hint={VALUE_HINTS[setting.key]}
+          {setting.key === 'timezone' ? (
+            <TimeZoneForm
+              ctx={ctx}
+              current={setting.state}
+              onCancel={() => setSetting(null)}
+              onApply={async (zone) => {
+                await apply(setting, 'set', zone)
+                setSetting(null)
+              }}
             />
-          </Form>
+          ) : (
+            <Form
+              submitLabel="Apply"
+              actions={<Button onClick={() => setSetting(null)}>Cancel</Button>}
+              errorFields={{ HOSTD_REQUEST_INVALID: 'value', HOSTD_HELPER_INVALID_ARGUMENT: 'value' }}
+              onSubmit={async (v: FormValues) => {
+                await apply(setting, 'set', String(v.value).trim())
+                setSetting(null)
+              }}
+            >
+              <TextField
+                name="value"
+                label={setting.title}
+                required
+                maxLength={253}
+                autoComplete="off"
+                defaultValue={setting.state ?? ''}
+                hint={VALUE_HINTS[setting.key]}
+              />
+            </Form>
+          )}
         </Dialog>
       )}
     </Card>
   )
 }
 
+/** Every word of the search in the zone's name ("new york" finds America/New_York). */
+function zoneMatches(search: string): (zone: string) => boolean {
+  const words = search
+    .toLowerCase()
+    .split(/[\s/_]+/)
+    .filter(Boolean)
+  return (zone) => {
+    const name = zone.toLowerCase().replaceAll('_', ' ')
+    return words.every((w) => name.includes(w))
+  }
+}
+
+/** At most this many zones in the list at once: a search narrows the ~600 down. */
+const ZONES_SHOWN = 400
+
+/** The time zone: a search over the zones the system knows, and a list of the matches to pick from. */
+function TimeZoneForm({
+  ctx,
+  current,
+  onCancel,
+  onApply,
+}: {
+  ctx: PageContext
+  current: string | null
+  onCancel: () => void
+  onApply: (zone: string) => Promise<void>
+}) {
+  const zones = useResource(
+    (signal) => ctx.api.get<{ zones: string[]; current: string | null }>('/api/system/timezones', { signal }),
+    [],
+  )
+  const [search, setSearch] = useState('')
+  const [picked, setPicked] = useState(current ?? '')
+  const matches = useMemo(() => {
+    return (zones.data?.zones ?? []).filter(zoneMatches(search))
+  }, [zones.data, search])
+  const shown = matches.slice(0, ZONES_SHOWN)
+  // The list always holds the picked zone, so the select shows what Apply sends.
+  const options = picked && !shown.includes(picked) ? [picked, ...shown] : shown
+  return (
+    <Async resource={zones} label="Reading the time zones…">
+      {() => (
+        <Form
+          submitLabel="Apply"
+          actions={<Button onClick={onCancel}>Cancel</Button>}
+          errorFields={{ HOSTD_REQUEST_INVALID: 'zone', HOSTD_HELPER_INVALID_ARGUMENT: 'zone' }}
+          onSubmit={async (v: FormValues) => {
+            await onApply(String(v.zone))
+          }}
+        >
+          <TextField
+            name="search"
+            label="Search time zones"
+            type="search"
+            autoComplete="off"
+            hint="A city or region: Paris, New York, Tokyo"
+            value={search}
+            onInput={(e) => {
+              const text = e.currentTarget.value
+              setSearch(text)
+              const first = (zones.data?.zones ?? []).find(zoneMatches(text))
+              if (text && first) setPicked(first)
+            }}
+          />
+          <Select
+            name="zone"
+            label="Time zone"
+            required
+            value={picked}
+            onChange={(e) => setPicked(e.currentTarget.value)}
+            hint={
+              matches.length === 0
+                ? `No zone matches "${search}"`
+                : matches.length > ZONES_SHOWN
+                  ? `${matches.length} zones; the first ${ZONES_SHOWN} listed: search to narrow down`
+                  : `${matches.length} ${matches.length === 1 ? 'zone' : 'zones'}`
+            }
+            options={options.map((z) => ({ value: z, label: z.replaceAll('_', ' ') }))}
+          />
+        </Form>
+      )}
+    </Async>
+  )
+}
+
 function stateOf(a: PrivilegedAction) {
   if (a.state === null) return <span class="muted">unknown</span>
+  if (a.state === 'not-installed') return <Badge tone="neutral">Not installed</Badge>
   if (a.state === 'on') return <Badge tone="success">On</Badge>
   if (a.state === 'off') return <Badge>Off</Badge>
   return <span class="mono">{a.state}</span>

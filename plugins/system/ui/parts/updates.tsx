@@ -39,6 +39,8 @@ export function UpdatesCard({
     every: (u) => (u?.state === 'installing' ? 1500 : undefined),
   })
   const [phase, setPhase] = useState<Phase>(null)
+  // The commit and plugin API version: kept here, off the overview.
+  const version = useResource((signal) => ctx.api.get<Version>('/api/version', { signal }), [])
 
   // After a real restart: ask for the version until the new one answers (the requests fail while it restarts).
   const restartedTo = phase?.kind === 'restarting' ? phase.version : null
@@ -84,6 +86,15 @@ export function UpdatesCard({
             <KeyValues
               items={[
                 ['Installed', <span class="mono">{u.currentVersion}</span>],
+                [
+                  'Commit',
+                  version.data?.commit ? (
+                    <code>{version.data.commit.slice(0, 12)}</code>
+                  ) : (
+                    <span class="muted">unknown</span>
+                  ),
+                ],
+                ['Plugin API', <span class="mono">{version.data?.apiVersion ?? '…'}</span>],
                 [
                   'Latest release',
                   u.latestVersion ? <span class="mono">{u.latestVersion}</span> : <span class="muted">unknown</span>,
