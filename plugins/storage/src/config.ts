@@ -11,11 +11,14 @@ export interface StorageConfig {
   uploadMaxBytes: number
   /** Text preview cap in bytes (64 KiB). */
   previewBytes: number
+  /** Largest image the thumbnail route serves (HOSTD_STORAGE_THUMBNAIL_MAX_BYTES, default 4 MiB). */
+  thumbnailMaxBytes: number
   /** Where network shares are mounted: must match the helper's HOSTD_HELPER_MOUNT_ROOT. */
   mountRoot: string
 }
 
 export const PREVIEW_BYTES = 64 * 1024
+export const THUMBNAIL_MAX_BYTES = 4 * 1024 * 1024
 const ROOT_NAME = /^[a-z0-9][a-z0-9_-]{0,31}$/
 
 /**
@@ -45,10 +48,14 @@ export function configFromEnv(env: NodeJS.ProcessEnv, dataDir: string): StorageC
   const max = Number(env.HOSTD_STORAGE_UPLOAD_MAX_BYTES ?? 16 * 1024 ** 3)
   if (!Number.isSafeInteger(max) || max < 1)
     throw new Error('HOSTD_STORAGE_UPLOAD_MAX_BYTES must be a positive integer')
+  const thumbnail = Number(env.HOSTD_STORAGE_THUMBNAIL_MAX_BYTES ?? THUMBNAIL_MAX_BYTES)
+  if (!Number.isSafeInteger(thumbnail) || thumbnail < 0)
+    throw new Error('HOSTD_STORAGE_THUMBNAIL_MAX_BYTES must be a positive integer')
   return {
     roots: parseRoots(env.HOSTD_FILE_ROOTS, dataDir),
     uploadMaxBytes: max,
     previewBytes: PREVIEW_BYTES,
+    thumbnailMaxBytes: thumbnail,
     mountRoot: env.HOSTD_STORAGE_MOUNT_ROOT || '/mnt/hostd',
   }
 }

@@ -39,4 +39,20 @@ export const StorageErrors = {
     'Only folders inside the file roots can be shared',
   ),
   smbdUnavailable: defineError('HOSTD_STORAGE_SMBD_UNAVAILABLE', 503, 'Samba (smbd) did not take the new share list'),
+  intoItself: defineError('HOSTD_STORAGE_INTO_ITSELF', 400, 'A folder cannot be moved or copied into itself'),
+  notAnImage: defineError('HOSTD_STORAGE_NOT_AN_IMAGE', 415, 'This file is not an image the browser can show'),
+  imageTooLarge: defineError('HOSTD_STORAGE_IMAGE_TOO_LARGE', 413, 'The image is larger than the thumbnail limit'),
+  // Samba's own errors, translated (samba.ts): each says the cause and the next step; the raw text goes in details.
+  smbdNotRunning: defineError('HOSTD_STORAGE_SMBD_NOT_RUNNING', 503, 'Samba is not running: start it, then try again'),
+  serviceManagerUnreachable: defineError(
+    'HOSTD_STORAGE_SERVICE_MANAGER_UNREACHABLE',
+    503,
+    'The service manager (systemd) cannot be reached, so Samba cannot be started or reloaded through it',
+  ),
+  smbConfInvalid: defineError(
+    'HOSTD_STORAGE_SMB_CONF_INVALID',
+    503,
+    "Samba's configuration cannot be read: run testparm to find the error",
+  ),
+  sambaMissing: defineError('HOSTD_STORAGE_SAMBA_MISSING', 501, 'Samba is not installed: install the samba package'),
 } as const

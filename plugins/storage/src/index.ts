@@ -28,6 +28,9 @@ export function storagePlugin(config?: Partial<StorageConfig>) {
           element: 'storage-page',
         },
       ],
+      cards: [
+        { title: 'Storage', module: 'ui/card.tsx', element: 'storage-card', role: 'viewer', size: 'medium', order: 10 },
+      ],
     },
     deps: {
       log: tokens.logger,

@@ -16,6 +16,7 @@ import {
   contentDisposition,
   etagOf,
   ifRangeHolds,
+  LIST_MAX_ENTRIES,
   listDirectory,
   openForRead,
   parseRange,
@@ -24,14 +25,22 @@ import {
   upload,
 } from './files.ts'
 import { listDisks, mountedVolumes } from './host.ts'
+import { imageType, makeFolder, removeEntries, renameEntry, transfer } from './manage.ts'
 import { findRoot, withResolved } from './paths.ts'
 import {
   EjectBody,
   ExportBody,
   ExportList,
   ExportSchema,
+  DeleteBody,
+  DoneAnswer,
   FsQuery,
+  ListQuery,
   ListSchema,
+  MkdirAnswer,
+  MkdirBody,
+  RenameBody,
+  TransferBody,
   MountAnswer,
   MountBody,
   NameBody,
@@ -134,12 +143,12 @@ export function storageRoutes(r: RouteRegistrar, d: StorageRouteDeps): void {
   // Each file route opens its path once (withResolved) and works on what it opened: see paths.ts.
   r.get(
     `${BASE}/fs/list`,
-    { role: 'operator', schema: { querystring: FsQuery, response: { 200: ListSchema } } },
+    { role: 'operator', schema: { querystring: ListQuery, response: { 200: ListSchema } } },
     (req) =>
       withResolved(findRoot(d.config().roots, req.query.root), req.query.path, async (target) => ({
         root: target.root.name,
         path: target.relative,
-        ...(await listDirectory(target)),
+        ...(await listDirectory(target, { offset: req.query.offset ?? 0, limit: req.query.limit ?? LIST_MAX_ENTRIES })),
       })),
   )
 
@@ -235,4 +244,138 @@ export function storageRoutes(r: RouteRegistrar, d: StorageRouteDeps): void {
       return reply.code(201).send(answer)
     },
   )
+
+  // Managing files (admin): each folder named is opened once and checked; entries are reached through it (manage.ts).
+  const at = (root: string, path: string, name?: string) => `${root}:${[path, name].filter(Boolean).join('/')}`
+  /** Audits an operation, done or failed partway (what was done before the failure is in its `done`). */
+  async function audited<T extends { done: { name: string; as: string }[] }>(
+    req: Parameters<AuditService['record']>[1],
+    action: string,
+    target: string,
+    detail: Record<string, unknown>,
+    run: () => Promise<T>,
+  ): Promise<T> {
+    try {
+      const result = await run()
+      await d.audit.record({ action, target, detail: { ...detail, done: result.done } }, req)
+      return result
+    } catch (err) {
+      const done = (err as { done?: unknown }).done ?? []
+      await d.audit.record(
+        { action, target, result: 'failure', detail: { ...detail, done, error: (err as Error).message } },
+        req,
+      )
+      throw err
+    }
+  }
+
+  r.post(
+    `${BASE}/fs/mkdir`,
+    { role: 'admin', schema: { body: MkdirBody, response: { 201: MkdirAnswer } } },
+    async (req, reply) => {
+      const { root, path, name } = req.body
+      const made = await withResolved(findRoot(d.config().roots, root), path, async (dir) => {
+        await audited(req, 'storage.mkdir', at(root, dir.relative, name), {}, async () => {
+          await makeFolder(dir, name)
+          return { done: [{ name, as: name }] }
+        })
+        return dir.relative
+      })
+      return reply.code(201).send({ root, path: made, name })
+    },
+  )
+
+  r.post(
+    `${BASE}/fs/rename`,
+    { role: 'admin', schema: { body: RenameBody, response: { 200: DoneAnswer } } },
+    async (req) => {
+      const { root, path, name, to } = req.body
+      return withResolved(findRoot(d.config().roots, root), path, async (dir) => {
+        await audited(req, 'storage.rename', at(root, dir.relative, name), { to }, async () => {
+          await renameEntry(dir, name, to)
+          return { done: [{ name, as: to }] }
+        })
+        return { root, path: dir.relative, done: [{ name, as: to }], skipped: 0 }
+      })
+    },
+  )
+
+  for (const kind of ['move', 'copy'] as const) {
+    r.post(
+      `${BASE}/fs/${kind}`,
+      { role: 'admin', schema: { body: TransferBody, response: { 200: DoneAnswer } } },
+      async (req) => {
+        const { root, path, names, toPath } = req.body
+        const toRoot = req.body.toRoot ?? root
+        const roots = d.config().roots
+        return withResolved(findRoot(roots, root), path, (from) =>
+          withResolved(findRoot(roots, toRoot), toPath, async (to) => {
+            const result = await audited(
+              req,
+              `storage.${kind}`,
+              at(root, from.relative),
+              { names, to: at(toRoot, to.relative) },
+              () => transfer(kind, from, names, to),
+            )
+            return { root: toRoot, path: to.relative, ...result }
+          }),
+        )
+      },
+    )
+  }
+
+  r.post(`${BASE}/fs/delete`, { role: 'admin', schema: { body: DeleteBody, response: { 200: DoneAnswer } } }, (req) => {
+    const { root, path, names } = req.body
+    return withResolved(findRoot(d.config().roots, root), path, async (dir) => {
+      const result = await audited(req, 'storage.delete', at(root, dir.relative), { names }, () =>
+        removeEntries(dir, names),
+      )
+      return { root, path: dir.relative, ...result }
+    })
+  })
+
+  // A thumbnail is the image itself (no decoding on the daemon), capped, and only when its first bytes say it is one
+  // of the raster types a browser shows; sent with its own type, nosniff and a sandboxing CSP.
+  r.get(`${BASE}/fs/thumbnail`, { role: 'operator', schema: { querystring: FsQuery } }, async (req, reply) => {
+    const max = d.config().thumbnailMaxBytes
+    const { handle, stat } = await withResolved(findRoot(d.config().roots, req.query.root), req.query.path, (target) =>
+      openForRead(target),
+    )
+    let type: string | null
+    try {
+      if (stat.size > max)
+        throw StorageErrors.imageTooLarge(`The image has ${stat.size} bytes; thumbnails are served up to ${max}`)
+      const head = Buffer.alloc(16)
+      const { bytesRead } = await handle.read(head, 0, 16, 0)
+      type = imageType(head.subarray(0, bytesRead))
+      if (!type) throw StorageErrors.notAnImage()
+    } catch (err) {
+      await handle.close()
+      throw err
+    }
+    const etag = etagOf(stat)
+    const headers: Record<string, string> = {
+      etag,
+      'last-modified': stat.mtime.toUTCString(),
+      'cache-control': 'private, max-age=300',
+      'content-type': type,
+      'x-content-type-options': 'nosniff',
+      'content-security-policy': "default-src 'none'; sandbox",
+      'content-disposition': 'inline',
+    }
+    if (req.headers['if-none-match'] === etag) {
+      await handle.close()
+      return reply.code(304).headers(headers).send()
+    }
+    headers['content-length'] = String(stat.size)
+    reply.hijack()
+    reply.raw.writeHead(200, headers)
+    if (req.method === 'HEAD' || stat.size === 0) {
+      await handle.close()
+      reply.raw.end()
+      return reply
+    }
+    await sendFileRange(handle, reply.raw, 0, stat.size - 1)
+    return reply
+  })
 }

@@ -136,6 +136,16 @@ export const ExportList = Type.Object({ exports: Type.Array(ExportSchema) })
 const RootName = Type.String({ pattern: '^[a-z0-9][a-z0-9_-]{0,31}$' })
 const RelPath = Type.String({ maxLength: 4096, default: '' })
 export const FsQuery = Type.Object({ root: RootName, path: RelPath })
+export const ListQuery = Type.Object({
+  root: RootName,
+  path: RelPath,
+  offset: Type.Optional(
+    Type.Integer({ minimum: 0, default: 0, description: 'Entries to skip (directories first, then by name)' }),
+  ),
+  limit: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: 10_000, default: 10_000, description: 'Entries in this page' }),
+  ),
+})
 export const EntrySchema = Type.Object({
   name: Type.String(),
   type: Type.Union([Type.Literal('file'), Type.Literal('directory'), Type.Literal('symlink'), Type.Literal('other')]),
@@ -148,6 +158,10 @@ export const ListSchema = Type.Object({
   root: Type.String(),
   path: Type.String(),
   entries: Type.Array(EntrySchema),
+  /** Entries in the folder, all pages. */
+  total: Type.Integer(),
+  offset: Type.Integer(),
+  /** More entries follow this page (ask again with offset + entries.length). */
   truncated: Type.Boolean(),
 })
 export const PreviewSchema = Type.Object({
@@ -172,3 +186,33 @@ export const UploadAnswer = Type.Object({
   size: Type.Number(),
   replaced: Type.Boolean(),
 })
+
+/** A new name (no control characters); an existing entry's name may hold anything but `/` and NUL. */
+const NewName = Type.String({ minLength: 1, maxLength: 255, pattern: NoControl })
+const EntryName = Type.String({ minLength: 1, maxLength: 255 })
+export const MkdirBody = Type.Object({ root: RootName, path: RelPath, name: NewName }, { additionalProperties: false })
+export const RenameBody = Type.Object(
+  { root: RootName, path: RelPath, name: EntryName, to: NewName },
+  { additionalProperties: false },
+)
+export const TransferBody = Type.Object(
+  {
+    root: RootName,
+    path: RelPath,
+    names: Type.Array(EntryName, { minItems: 1, maxItems: 10_000 }),
+    toRoot: Type.Optional(RootName),
+    toPath: RelPath,
+  },
+  { additionalProperties: false },
+)
+export const DeleteBody = Type.Object(
+  { root: RootName, path: RelPath, names: Type.Array(EntryName, { minItems: 1, maxItems: 10_000 }) },
+  { additionalProperties: false },
+)
+export const DoneAnswer = Type.Object({
+  root: Type.String(),
+  path: Type.String(),
+  done: Type.Array(Type.Object({ name: Type.String(), as: Type.String() })),
+  skipped: Type.Integer(),
+})
+export const MkdirAnswer = Type.Object({ root: Type.String(), path: Type.String(), name: Type.String() })

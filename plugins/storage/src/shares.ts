@@ -5,6 +5,7 @@ import type { StorageConfig } from './config.ts'
 import { StorageErrors } from './errors.ts'
 import { readMounts } from './host.ts'
 import { inside, pin } from './paths.ts'
+import { translateSamba } from './samba.ts'
 import { HOST_PATTERN, REMOTE_SHARE_PATTERN } from './schemas.ts'
 
 type Actor = Parameters<AuditService['record']>[1]
@@ -76,7 +77,11 @@ export class Exports {
       if (!(err instanceof HostdError) || err.statusCode < 500) throw err
       // The share file was written but smbd did not reload: put the previous list back (best effort).
       await this.deps.helper.call('storage.exports.write', { shares: previous }).catch(() => undefined)
-      throw StorageErrors.smbdUnavailable(`Samba did not take the change: ${err.message}`)
+      const known = translateSamba(err)
+      if (known !== err) throw known
+      throw StorageErrors.smbdUnavailable(`Samba did not take the change: ${err.message}`, undefined, {
+        raw: err.message,
+      })
     }
     await this.deps.settings.set('exports', next)
   }

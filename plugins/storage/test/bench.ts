@@ -5,22 +5,29 @@
  *   1. whole-file downloads by curl (reads and discards the bytes), rounds alternating which server goes first;
  *   2. ranged downloads by wrk: 1 MiB `Range` requests at random 4 KiB-aligned offsets (what a video player or a
  *      resumed download does), 4 connections, pairs alternating which server goes first.
- * Medians are compared (goal: each ratio >= 0.7). Prints its figures and a final `BENCH_JSON {...}` line.
+ * Medians are compared (goal: each ratio >= 0.7). Then a folder of 100 000 files (BENCH_STORAGE_FILES):
+ *   3. the first page of its listing (GET /api/storage/fs/list, 200 entries) by curl, the first request and the median
+ *      of 9 more (goal < 300 ms), the last page, `ls -1` (which sorts the names too) beside them, and the daemon's RSS
+ *      growth from before the folder was first listed to 2 s after the ten first pages (goal < 20 MiB); the last page
+ *      (which keeps every name before it) after that, shown beside.
+ * Prints its figures and a final `BENCH_JSON {...}` line.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process'
+import { performance } from 'node:perf_hooks'
 import { chmod, mkdir, mkdtemp, open, rm, writeFile } from 'node:fs/promises'
 import { randomBytes } from 'node:crypto'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { freePort } from '@hostd/sdk/testing'
 import { startDaemon, type Daemon } from '../../../test/support/daemon.ts'
-import { figure, figureTable, printBenchJson, round, table, wrk } from '../../../test/bench/support.ts'
+import { figure, figureTable, memoryOf, printBenchJson, round, table, wrk } from '../../../test/bench/support.ts'
 
 const FILE_BYTES = Number(process.env.BENCH_STORAGE_BYTES ?? 1024 ** 3)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
 const RANGE_PAIRS = 3
 const RANGE_BYTES = 1024 * 1024
 const GOAL = { op: '>=', target: 0.7 } as const
+const FOLDER_FILES = Number(process.env.BENCH_STORAGE_FILES ?? 100_000)
 const USERNAME = 'bench'
 const PASSWORD = 'correct horse battery'
 
@@ -136,6 +143,79 @@ async function cpuSeconds(pid: number): Promise<number> {
     total += (Number(fields[11]) + Number(fields[12])) / tick
   }
   return total
+}
+
+/** FOLDER_FILES empty files (and 100 folders) in `dir`, 500 at a time. */
+async function makeFolder(dir: string): Promise<void> {
+  await mkdir(dir)
+  for (let i = 0; i < 100; i++) await mkdir(join(dir, `folder-${i}`))
+  for (let from = 0; from < FOLDER_FILES; from += 500) {
+    const batch = Array.from({ length: Math.min(500, FOLDER_FILES - from) }, (_, i) =>
+      writeFile(join(dir, `file-${String(from + i).padStart(6, '0')}.txt`), ''),
+    )
+    await Promise.all(batch)
+  }
+}
+
+/** Wall time of a command (ms), its output discarded. */
+function timed(file: string, args: string[]): Promise<number> {
+  const start = performance.now()
+  return new Promise((resolve, reject) =>
+    execFile(file, args, { maxBuffer: 64 * 1024 * 1024 }, (err) =>
+      err ? reject(err) : resolve(performance.now() - start),
+    ),
+  )
+}
+
+/** Lists the first page, and others, of a folder of FOLDER_FILES files; the daemon's RSS before and after. */
+async function bigFolder(daemon: Daemon, files: string, auth: Record<string, string>) {
+  const path = 'many'
+  await makeFolder(join(files, path))
+  await new Promise((r) => setTimeout(r, 2000))
+  const before = await memoryOf(daemon.pid)
+  const page = async (offset: number) => {
+    const r = await download(
+      `${daemon.url}/api/storage/fs/list?root=bench&path=${path}&limit=200&offset=${offset}`,
+      auth,
+    )
+    if (r.status !== 200 || r.bytes < 10_000) throw new Error(`list answered ${r.status} with ${r.bytes} bytes`)
+    return r.ms
+  }
+  const first = await page(0)
+  const again: number[] = []
+  const cpu0 = await cpuSeconds(daemon.pid)
+  for (let i = 0; i < 9; i++) again.push(await page(0))
+  // Server CPU per first page: what the time would be on an idle core (this machine is shared).
+  const cpuMs = (((await cpuSeconds(daemon.pid)) - cpu0) / 9) * 1000
+  await new Promise((r) => setTimeout(r, 2000))
+  const firstPages = await memoryOf(daemon.pid)
+  // The last page keeps every name before it (offset + limit keys): the worst case, shown beside the goal's case.
+  const last: number[] = []
+  for (let i = 0; i < 3; i++) last.push(await page(FOLDER_FILES - 100))
+  const ls: number[] = []
+  for (let i = 0; i < 3; i++) ls.push(await timed('ls', ['-1', '--color=never', join(files, path)]))
+  const after = await memoryOf(daemon.pid)
+  await new Promise((r) => setTimeout(r, 2000))
+  const idle = await memoryOf(daemon.pid)
+  console.log(`
+A folder of ${FOLDER_FILES} files and 100 folders: GET /api/storage/fs/list, 200 entries a page (curl)`)
+  console.log(
+    table(
+      [
+        ['first page, first request', round(first, 1)],
+        ['first page, median of 9 more', round(median(again), 1)],
+        ['last page, median of 3', round(median(last), 1)],
+        ['reference: ls -1 (sorts the names), median of 3', round(median(ls), 1)],
+      ],
+      ['what', 'ms'],
+    ),
+  )
+  console.log(
+    `daemon RSS: ${before.rss} MiB before, ${firstPages.rss} after 10 first pages, ${after.rss} after 3 last pages, ` +
+      `${idle.rss} 2 s later`,
+  )
+  console.log(`daemon CPU per first page: ${round(cpuMs, 1)} ms`)
+  return { first, again, cpuMs, last, ls, rss: { before, firstPages, after, idle } }
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
@@ -272,8 +352,35 @@ async function main(): Promise<void> {
         `${Math.round(rangedRps('hostd'))} vs ${Math.round(rangedRps('nginx'))} req/s`,
       ),
     ]
+    const folder = await bigFolder(daemon, files, auth)
+    const growth = folder.rss.firstPages.rss - folder.rss.before.rss
+    figures.push(
+      figure(
+        `folder of ${FOLDER_FILES / 1000}k files, first page listed`,
+        Math.max(folder.first, median(folder.again)),
+        'ms',
+        { op: '<', target: 300 },
+        `first request ${round(folder.first, 1)} ms, median of 9 more ${round(median(folder.again), 1)} ms ` +
+          `(daemon CPU ${round(folder.cpuMs, 1)} ms each), last page ${round(median(folder.last), 1)} ms`,
+      ),
+      figure(
+        `folder of ${FOLDER_FILES / 1000}k files, first page / ls -1`,
+        median(folder.again) / median(folder.ls),
+        'x',
+        undefined,
+        `${round(median(folder.again), 1)} vs ${round(median(folder.ls), 1)} ms (ls reads and sorts every name)`,
+      ),
+      figure(
+        `folder of ${FOLDER_FILES / 1000}k files, daemon RSS growth`,
+        growth,
+        'MiB',
+        { op: '<', target: 20 },
+        `${folder.rss.before.rss} -> ${folder.rss.firstPages.rss} MiB after 10 first pages; ` +
+          `${folder.rss.idle.rss} MiB after 3 last pages too`,
+      ),
+    )
     console.log(`\n${figureTable(figures)}`)
-    printBenchJson('storage', figures, { fileBytes: FILE_BYTES, rounds: ROUNDS, whole: rows, ranged })
+    printBenchJson('storage', figures, { fileBytes: FILE_BYTES, rounds: ROUNDS, whole: rows, ranged, folder })
   } finally {
     await nginx?.stop()
     await daemon?.stop()

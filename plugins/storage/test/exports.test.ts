@@ -1,9 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { chmod, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises'
+import { execFile } from 'node:child_process'
 import { tmpdir } from 'node:os'
+import { HostdError } from '@hostd/sdk'
 import { join } from 'node:path'
 import { startTestKernel, type TestKernel } from '@hostd/sdk/testing'
 import { storagePlugin } from '../src/index.ts'
+import { translateSamba } from '../src/samba.ts'
 import { startSmbd, type Smbd } from './support/smbd.ts'
 import { startStorageHelper, type StorageHelper } from './support/storage-helper.ts'
 
@@ -177,5 +180,47 @@ describe('storage: SMB exports with a real smbd', () => {
     )
     expect(add.detail).toMatchObject({ before: null, after: { path: join(data, 'pub'), readOnly: true } })
     expect(removed.detail).toMatchObject({ before: { name: 'pub' }, after: null })
+  })
+
+  it('says "Samba is not running: start it" when smbd is gone (the real smbcontrol text under details), and keeps the list', async () => {
+    const before = await readFile(smbd.shares, 'utf8')
+    await smbd.stop()
+    const res = await share({ name: 'late', path: join(data, 'pub') })
+    expect(res.statusCode, res.body).toBe(503)
+    const body = res.json()
+    expect(body.error).toBe('HOSTD_STORAGE_SMBD_NOT_RUNNING')
+    expect(body.message).toMatch(/not running.*start it/)
+    expect(body.details.raw).toContain("Can't find pid for destination 'smbd'")
+    expect(await readFile(smbd.shares, 'utf8')).toBe(before)
+    expect((await t.inject({ url: '/api/storage/exports', as: 'viewer' })).json().exports).not.toContainEqual(
+      expect.objectContaining({ name: 'late' }),
+    )
+  })
+
+  it("translates the service manager's and a broken smb.conf's real messages", async () => {
+    const run = (file: string, args: string[]) =>
+      new Promise<string>((resolve) => execFile(file, args, (_err, stdout, stderr) => resolve(`${stderr}${stdout}`)))
+    const failed = (text: string) =>
+      new HostdError(
+        'HOSTD_HELPER_ACTION_FAILED',
+        500,
+        `smbcontrol failed (exit 1): ${text.trim().split('\n').join(' ')}`,
+      )
+    const conf = await run('smbcontrol', ['-s', join(base, 'missing.conf'), 'smbd', 'reload-config'])
+    const broken = translateSamba(failed(conf)) as HostdError
+    expect(broken.code).toBe('HOSTD_STORAGE_SMB_CONF_INVALID')
+    expect(broken.message).toContain('run testparm')
+    // Where systemd is not PID 1 (this machine, most containers), systemctl says "Failed to connect to bus".
+    const systemctl = await run('systemctl', ['reload', 'smbd'])
+    const text = /Failed to connect to bus/.test(systemctl) ? systemctl : 'Failed to connect to bus: Host is down'
+    const bus = translateSamba(failed(text)) as HostdError
+    expect(bus.code).toBe('HOSTD_STORAGE_SERVICE_MANAGER_UNREACHABLE')
+    expect(bus.details?.raw).toContain('Failed to connect to bus')
+    const missing = translateSamba(
+      new HostdError('HOSTD_HELPER_PROGRAM_MISSING', 501, 'smbcontrol is not installed on this host'),
+    )
+    expect((missing as HostdError).code).toBe('HOSTD_STORAGE_SAMBA_MISSING')
+    const other = new HostdError('HOSTD_HELPER_ACTION_FAILED', 500, 'something else')
+    expect(translateSamba(other)).toBe(other)
   })
 })

@@ -10,6 +10,7 @@ import { existsSync } from 'node:fs'
 import { chmod, mkdir, mkdtemp, readFile, rm, stat, statfs, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { crc32, deflateSync } from 'node:zlib'
 import type { Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { expectAccessible, screenshot, startUi, type UiHarness } from '../../../test/support/browser.ts'
@@ -17,6 +18,30 @@ import { startHelper, type RunningHelper } from '../../../helper/test/start-help
 import { startSmbd, type Smbd } from './support/smbd.ts'
 
 const MiB = 1024 * 1024
+/** A real 24x24 PNG (a colour gradient), made here so the thumbnail has something to show. */
+function png(): Buffer {
+  const chunk = (type: string, body: Buffer) => {
+    const head = Buffer.concat([Buffer.from(type, 'latin1'), body])
+    const out = Buffer.alloc(body.length + 12)
+    out.writeUInt32BE(body.length, 0)
+    head.copy(out, 4)
+    out.writeUInt32BE(crc32(head), body.length + 8)
+    return out
+  }
+  const rows = Array.from({ length: 24 }, (_, y) =>
+    Buffer.from([0, ...Array.from({ length: 24 }, (_, x) => [x * 10, 90, 240 - y * 10]).flat()]),
+  )
+  const ihdr = Buffer.alloc(13)
+  ihdr.writeUInt32BE(24, 0)
+  ihdr.writeUInt32BE(24, 4)
+  ihdr.set([8, 2, 0, 0, 0], 8)
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk('IHDR', ihdr),
+    chunk('IDAT', deflateSync(Buffer.concat(rows))),
+    chunk('IEND', Buffer.alloc(0)),
+  ])
+}
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex')
 
 describe('storage pages', { timeout: 180_000 }, () => {
@@ -40,6 +65,11 @@ describe('storage pages', { timeout: 180_000 }, () => {
     ) // > 64 KiB
     await writeFile(join(data, 'docs', 'blob.bin'), Buffer.from([0, 1, 2, 3, 0, 255]))
     await writeFile(join(data, 'media', 'song.txt'), 'la la la\n')
+    await mkdir(join(data, 'manage', 'old'), { recursive: true })
+    await writeFile(join(data, 'manage', 'photo.png'), png())
+    await writeFile(join(data, 'manage', 'notes.txt'), 'notes\n')
+    await mkdir(join(data, 'many'))
+    for (let i = 0; i < 230; i++) await writeFile(join(data, 'many', `file-${String(i).padStart(3, '0')}.txt`), '')
     smbd = await startSmbd(join(base, 'samba'))
     helperEnv = {
       HOSTD_HELPER_SMB_CONF: smbd.conf,
@@ -203,7 +233,9 @@ describe('storage pages', { timeout: 180_000 }, () => {
       transfer.items.add(new File(['dropped from the desktop\n'], 'dropped.txt', { type: 'text/plain' }))
       return transfer
     })
-    await page.getByText(/Drop files here to upload them to/).dispatchEvent('drop', { dataTransfer: dropped })
+    await page
+      .getByText(/Drop files here or on the list to upload them to/)
+      .dispatchEvent('drop', { dataTransfer: dropped })
     await main(page).getByRole('link', { name: 'dropped.txt', exact: true }).waitFor()
     expect(await readFile(join(data, 'docs', 'dropped.txt'), 'utf8')).toBe('dropped from the desktop\n')
 
@@ -240,6 +272,104 @@ describe('storage pages', { timeout: 180_000 }, () => {
     ui.assertNoCspViolations()
   })
 
+  it('an admin manages files: new folder, rename, thumbnail, select and copy, move, delete (confirmed), drop on the list, pages', async () => {
+    const page = await ui.open('admin', '/storage/files?root=files&path=manage')
+    const list = main(page).getByRole('table', { name: 'Contents of files/manage' })
+    await list.getByRole('link', { name: 'photo.png', exact: true }).waitFor()
+    // The thumbnail is the image itself, drawn.
+    const thumb = list.locator('img.storage-thumb')
+    await expect.poll(() => thumb.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth)).toBe(24)
+
+    await main(page).getByRole('button', { name: 'New folder' }).click()
+    let dialog = page.getByRole('dialog', { name: 'New folder in files/manage' })
+    await dialog.getByRole('textbox', { name: 'Folder name' }).fill('archive')
+    await dialog.getByRole('button', { name: 'Create folder' }).click()
+    await list.getByRole('link', { name: 'archive', exact: true }).waitFor()
+
+    await list.getByRole('button', { name: 'Rename notes.txt' }).click()
+    dialog = page.getByRole('dialog', { name: 'Rename notes.txt' })
+    await dialog.getByRole('textbox', { name: 'New name' }).fill('notes-2026.txt')
+    await dialog.getByRole('button', { name: 'Rename' }).click()
+    await list.getByRole('link', { name: 'notes-2026.txt', exact: true }).waitFor()
+
+    const pick = async () => {
+      await list.getByRole('checkbox', { name: 'Select photo.png' }).check()
+      await list.getByRole('checkbox', { name: 'Select notes-2026.txt' }).check()
+      await page.getByRole('toolbar', { name: 'Selected entries' }).getByText('2 selected').waitFor()
+    }
+    await pick()
+    await screenshot(page, 'storage-files-selected')
+    await page.getByRole('button', { name: 'Copy to…' }).click()
+    dialog = page.getByRole('dialog', { name: 'Copy 2 items' })
+    await dialog.getByRole('button', { name: 'archive', exact: true }).click()
+    await dialog.getByText('files/manage/archive').waitFor()
+    await expectAccessible(page, 'copy dialog')
+    await dialog.getByRole('button', { name: 'Copy here' }).click()
+    await dialog.waitFor({ state: 'detached' })
+    expect((await readFile(join(data, 'manage', 'archive', 'photo.png'))).equals(png())).toBe(true)
+    expect(await readFile(join(data, 'manage', 'archive', 'notes-2026.txt'), 'utf8')).toBe('notes\n')
+
+    await pick()
+    await page.getByRole('button', { name: 'Move to…' }).click()
+    dialog = page.getByRole('dialog', { name: 'Move 2 items' })
+    await dialog.getByRole('button', { name: 'old', exact: true }).click()
+    await dialog.getByRole('button', { name: 'Move here' }).click()
+    await dialog.waitFor({ state: 'detached' })
+    await list.getByRole('link', { name: 'photo.png', exact: true }).waitFor({ state: 'detached' })
+    expect(existsSync(join(data, 'manage', 'old', 'photo.png'))).toBe(true)
+
+    await list.getByRole('button', { name: 'Delete old' }).click()
+    const confirmDelete = page.getByRole('dialog', { name: 'Delete old?' })
+    await confirmDelete.getByText(/cannot be undone/).waitFor()
+    await screenshot(page, 'storage-files-delete-confirm')
+    await confirmDelete.getByRole('button', { name: 'Delete' }).click()
+    await list.getByRole('link', { name: 'old', exact: true }).waitFor({ state: 'detached' })
+    expect(existsSync(join(data, 'manage', 'old'))).toBe(false)
+
+    // Files dropped on the list itself are uploaded there.
+    const dropped = await page.evaluateHandle(() => {
+      const transfer = new DataTransfer()
+      transfer.items.add(new File(['on the list\n'], 'dropped-on-list.txt', { type: 'text/plain' }))
+      return transfer
+    })
+    await list.dispatchEvent('drop', { dataTransfer: dropped })
+    await list.getByRole('link', { name: 'dropped-on-list.txt', exact: true }).waitFor()
+    expect(await readFile(join(data, 'manage', 'dropped-on-list.txt'), 'utf8')).toBe('on the list\n')
+    await expectAccessible(page, 'file manager (admin)')
+    await screenshot(page, 'storage-files-manage')
+
+    const noSideways = () => page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)
+    await page.setViewportSize({ width: 390, height: 844 })
+    await list.getByRole('button', { name: 'Rename archive' }).waitFor()
+    expect(await noSideways()).toBe(true)
+    await screenshot(page, 'storage-files-manage-phone')
+    await page.setViewportSize({ width: 1440, height: 900 })
+
+    // A big folder comes a page at a time.
+    await page.goto(`${ui.url}/storage/files?root=files&path=many`)
+    const many = main(page).getByRole('table', { name: 'Contents of files/many' })
+    await many.getByRole('link', { name: 'file-199.txt', exact: true }).waitFor()
+    expect(await many.getByRole('link', { name: 'file-200.txt', exact: true }).count()).toBe(0)
+    await main(page).getByText('200 of 230 shown.').waitFor()
+    await main(page).getByRole('button', { name: 'Show 30 more' }).click()
+    await many.getByRole('link', { name: 'file-229.txt', exact: true }).waitFor()
+    ui.assertNoCspViolations()
+  })
+
+  it('the overview shows storage per filesystem, the share used as df computes it', async () => {
+    const page = await ui.open('viewer', '/')
+    const meter = page.getByRole('meter', { name: 'Storage used on /', exact: true })
+    await meter.waitFor()
+    const root = await statfs('/')
+    const dfPercent = Math.round((100 * (root.blocks - root.bfree)) / (root.blocks - root.bfree + root.bavail))
+    expect(Math.abs(Number(await meter.getAttribute('aria-valuenow')) - dfPercent)).toBeLessThanOrEqual(1)
+    await screenshot(page, 'storage-overview-card')
+    await page.setViewportSize({ width: 390, height: 844 })
+    await meter.waitFor()
+    expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)).toBe(true)
+    await screenshot(page, 'storage-overview-card-phone')
+  })
+
   it('an admin shares a folder over SMB from the page; smbclient reads it; stopping it (confirmed) takes it away', async () => {
     const page = await ui.open('admin', '/storage/shares')
     await page.getByRole('button', { name: 'Share a folder' }).click()
@@ -266,6 +396,11 @@ describe('storage pages', { timeout: 180_000 }, () => {
     expect(await readFile(got, 'utf8')).toBe('la la la\n')
     await expectAccessible(page, 'shares with an export')
     await screenshot(page, 'storage-shares-admin')
+    await page.setViewportSize({ width: 390, height: 844 }) // a phone: rows are cards, nothing scrolls sideways
+    await table.getByText('media-share').waitFor()
+    expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)).toBe(true)
+    await screenshot(page, 'storage-shares-admin-phone')
+    await page.setViewportSize({ width: 1440, height: 900 })
 
     await page.getByRole('button', { name: 'Stop sharing media-share' }).click()
     const confirm = page.getByRole('dialog', { name: 'Stop sharing media-share?' })
@@ -274,6 +409,19 @@ describe('storage pages', { timeout: 180_000 }, () => {
     await expect
       .poll(async () => (await smbd.client(['//127.0.0.1/media-share', '-c', 'ls'])).out, { timeout: 10_000 })
       .toContain('NT_STATUS_BAD_NETWORK_NAME')
+
+    // Samba stopped: the error says so and what to do, smbcontrol's own text under "Details".
+    await smbd.stop()
+    await page.getByRole('button', { name: 'Share a folder' }).click()
+    const again = page.getByRole('dialog', { name: 'Share a folder over SMB' })
+    await again.getByRole('textbox', { name: /^Folder inside/ }).fill('media')
+    await again.getByRole('textbox', { name: 'Share name' }).fill('late-share')
+    await again.getByRole('button', { name: 'Share folder' }).click()
+    await again.getByText(/Samba \(smbd\) is not running.*start it/).waitFor()
+    await again.getByText('Details').click()
+    await again.getByText("Can't find pid for destination 'smbd'", { exact: false }).waitFor()
+    await screenshot(page, 'storage-share-samba-stopped')
+    await again.getByRole('button', { name: 'Cancel' }).click()
   })
 
   it("mounting: the helper's own error is shown; without the helper the page says so; in dry run a share is mounted and unmounted", async () => {

@@ -43,4 +43,30 @@ export const samples: RouteSamples = {
     raw: Buffer.from('uploaded'),
     contentType: 'application/octet-stream',
   }),
+  'POST /api/storage/fs/mkdir': async () => ({
+    url: '/api/storage/fs/mkdir',
+    body: { root: 'files', path: '', name: `made-${Date.now()}` },
+    ok: [201],
+  }),
+  'POST /api/storage/fs/rename': async (c) => {
+    await sampleFile(c)
+    return { url: '/api/storage/fs/rename', body: { root: 'files', path: '', name: 'sample.txt', to: 'sample.txt' } }
+  },
+  'POST /api/storage/fs/move': async (c) => {
+    await sampleFile(c)
+    await mkdir(join(c.t.kernel.config.dataDir, 'files', 'moved'), { recursive: true })
+    return { url: '/api/storage/fs/move', body: { root: 'files', path: '', names: ['sample.txt'], toPath: 'moved' } }
+  },
+  'POST /api/storage/fs/copy': async (c) => {
+    await sampleFile(c)
+    return { url: '/api/storage/fs/copy', body: { root: 'files', path: '', names: ['sample.txt'], toPath: '' } }
+  },
+  'POST /api/storage/fs/delete': async (c) => {
+    await sampleFile(c)
+    return { url: '/api/storage/fs/delete', body: { root: 'files', path: '', names: ['sample.txt'] } }
+  },
+  'GET /api/storage/fs/thumbnail': async (c) => ({
+    url: `/api/storage/fs/thumbnail?${await sampleFile(c)}`,
+    ok: [415],
+  }),
 }

@@ -1,9 +1,10 @@
 /**
  * The file browser: one URL per folder (/storage/files?root=&path=, and &preview=<name> for a file's preview), so
- * reload and back work. Operators list, preview and download; admins also upload (drop or pick files, one progress
- * bar each) and share the folder over SMB.
+ * reload and back work. Operators list (a page at a time: "Show more"), preview (text, or the image itself) and
+ * download; admins also make folders, rename, move, copy and delete (one entry from its row, or the selected ones),
+ * upload (drop files on the list or the drop zone, or pick them; one progress bar each) and share the folder over SMB.
  */
-import { useRef, useState } from 'preact/hooks'
+import { useEffect, useRef, useState } from 'preact/hooks'
 import {
   ApiError,
   Async,
@@ -20,7 +21,12 @@ import {
   Loading,
   ProgressBar,
   Select,
+  TextField,
+  Form,
+  errorDetails,
   errorMessage,
+  ErrorDetails,
+  toast,
   formatBytes,
   formatDateTime,
   formatRate,
@@ -33,10 +39,13 @@ import {
   type Entry,
   type FileRoot,
   type HelperState,
+  type Done,
   type Listing,
   type Overview,
   type Preview,
   type Uploaded,
+  IMAGE_NAME,
+  THUMBNAIL_MAX_BYTES,
 } from './model.ts'
 
 interface Props {
@@ -92,21 +101,93 @@ interface FolderProps {
   helper: HelperState
 }
 
+/** Entries fetched per page: the first page of a folder of 100 000 comes in a few tens of ms; "Show more" adds one. */
+const PAGE = 200
+
+type Action = { kind: 'mkdir' } | { kind: 'rename'; entry: Entry } | { kind: 'move' | 'copy'; names: string[] }
+
 function Folder({ ctx, roots, root, path, preview, helper }: FolderProps) {
   const listing = useResource(
-    (signal) => ctx.api.get<Listing>(withQuery('/api/storage/fs/list', { root: root.name, path }), { signal }),
+    (signal) =>
+      ctx.api.get<Listing>(withQuery('/api/storage/fs/list', { root: root.name, path, limit: String(PAGE) }), {
+        signal,
+      }),
     [root.name, path],
   )
+  // Pages after the first, appended by "Show more"; dropped whenever the first page is read again.
+  const [more, setMore] = useState<Entry[]>([])
+  const [loadingMore, setLoadingMore] = useState(false)
+  const [selected, setSelected] = useState<Set<string>>(new Set())
+  const [action, setAction] = useState<Action | null>(null)
+  const [dragging, setDragging] = useState(false)
   const [uploads, setUploads] = useState<Upload[]>([])
   const [sharing, setSharing] = useState(false)
   const queue = useRef<Promise<void>>(Promise.resolve())
   const admin = ctx.can('admin')
+  useEffect(() => setMore([]), [listing.data])
+  useEffect(() => setSelected(new Set()), [root.name, path])
 
   const folderUrl = (rootName: string, p: string) => withQuery(`${ctx.base}/files`, { root: rootName, path: p })
   const previewUrl = (name: string) => withQuery(`${ctx.base}/files`, { root: root.name, path, preview: name })
   const downloadUrl = (name: string) =>
     withQuery('/api/storage/fs/download', { root: root.name, path: join(path, name) })
+  const thumbnailUrl = (name: string) =>
+    withQuery('/api/storage/fs/thumbnail', { root: root.name, path: join(path, name) })
   const where = path ? `${root.name}/${path}` : root.name
+
+  const showMore = async () => {
+    if (!listing.data) return
+    setLoadingMore(true)
+    try {
+      const next = await ctx.api.get<Listing>(
+        withQuery('/api/storage/fs/list', {
+          root: root.name,
+          path,
+          offset: String(listing.data.entries.length + more.length),
+          limit: String(PAGE),
+        }),
+      )
+      setMore((list) => [...list, ...next.entries])
+    } catch (err) {
+      toast.error(err)
+    } finally {
+      setLoadingMore(false)
+    }
+  }
+
+  const remove = async (names: string[]) => {
+    const one = names.length === 1
+    const ok = await ctx.confirm({
+      title: one ? `Delete ${names[0]}?` : `Delete ${names.length} items?`,
+      message: (
+        <>
+          <p>
+            {one ? 'It is' : 'They are'} deleted from <strong>{where}</strong> for good, folders with everything in
+            them. This cannot be undone.
+          </p>
+          {!one && (
+            <ul class="storage-names">
+              {names.slice(0, 8).map((n) => (
+                <li key={n}>{n}</li>
+              ))}
+              {names.length > 8 && <li>and {names.length - 8} more</li>}
+            </ul>
+          )}
+        </>
+      ),
+      confirmLabel: 'Delete',
+      danger: true,
+    })
+    if (!ok) return
+    try {
+      await ctx.api.post<Done>('/api/storage/fs/delete', { root: root.name, path, names })
+      toast.success(one ? `Deleted ${names[0]}` : `Deleted ${names.length} items`)
+      setSelected(new Set())
+    } catch (err) {
+      toast.error(err)
+    }
+    listing.reload()
+  }
 
   const patch = (id: number, change: Partial<Upload>) =>
     setUploads((list) => list.map((u) => (u.id === id ? { ...u, ...change } : u)))
@@ -150,6 +231,24 @@ function Folder({ ctx, roots, root, path, preview, helper }: FolderProps) {
     queue.current = queue.current.then(() => send(item, true))
   }
   const dismiss = (item: Upload) => setUploads((list) => list.filter((u) => u.id !== item.id))
+  const dropOnList = admin
+    ? {
+        onDragOver: (e: DragEvent) => {
+          if (!e.dataTransfer?.types.includes('Files')) return
+          e.preventDefault()
+          setDragging(true)
+        },
+        onDragLeave: (e: DragEvent) => {
+          if (!(e.currentTarget as Node).contains(e.relatedTarget as Node | null)) setDragging(false)
+        },
+        onDrop: (e: DragEvent) => {
+          e.preventDefault()
+          setDragging(false)
+          const files = Array.from(e.dataTransfer?.files ?? [])
+          if (files.length) enqueue(files)
+        },
+      }
+    : {}
 
   const segments = path ? path.split('/') : []
   const failed = listing.error !== undefined && listing.data === undefined
@@ -177,7 +276,7 @@ function Folder({ ctx, roots, root, path, preview, helper }: FolderProps) {
             ))}
           </ol>
         </nav>
-        <div class="row-actions">
+        <div class="row-actions storage-wrap">
           {roots.length > 1 && (
             <Select
               name="root"
@@ -186,6 +285,11 @@ function Folder({ ctx, roots, root, path, preview, helper }: FolderProps) {
               options={roots.map((r) => ({ value: r.name, label: r.name }))}
               onChange={(e) => ctx.navigate(folderUrl(e.currentTarget.value, ''))}
             />
+          )}
+          {admin && (
+            <Button icon="plus" disabled={failed} onClick={() => setAction({ kind: 'mkdir' })}>
+              New folder
+            </Button>
           )}
           <Button icon="refresh" onClick={listing.reload} busy={listing.loading && listing.data !== undefined}>
             Refresh
@@ -200,7 +304,7 @@ function Folder({ ctx, roots, root, path, preview, helper }: FolderProps) {
 
       {admin && !failed && (
         <FileDrop label={`Files to upload to ${where}`} onFiles={enqueue}>
-          Drop files here to upload them to <strong>{where}</strong>, or
+          Drop files here or on the list to upload them to <strong>{where}</strong>, or
         </FileDrop>
       )}
       {uploads.length > 0 && (
@@ -255,106 +359,197 @@ function Folder({ ctx, roots, root, path, preview, helper }: FolderProps) {
         </div>
       ) : (
         <Async resource={listing} label={`Listing ${where}…`}>
-          {(l) => (
-            <>
-              {l.truncated && (
-                <p class="notice" role="status">
-                  <Icon name="info" /> This folder holds more than 10 000 entries; only the first 10 000 are listed.
-                </p>
-              )}
-              <DataTable
-                caption={`Contents of ${where}`}
-                hideCaption
-                rows={l.entries}
-                rowKey={(e) => e.name}
-                initialSort={{ key: 'name', direction: 'ascending' }}
-                empty={
-                  <Empty icon="folder" title="This folder is empty">
-                    {admin ? 'Drop files above to upload them here.' : undefined}
-                  </Empty>
-                }
-                columns={[
-                  {
-                    key: 'name',
-                    label: 'Name',
-                    sortValue: (e) => `${e.type === 'directory' ? 0 : 1}${e.name.toLowerCase()}`,
-                    render: (e) => (
-                      <span class="storage-name">
-                        <Icon
-                          name={e.type === 'directory' ? 'folder' : e.type === 'file' ? 'file-text' : 'file'}
-                          class={e.type === 'directory' ? 'folder' : undefined}
-                        />
-                        <a
-                          href={
-                            e.type === 'directory' || e.type === 'symlink'
-                              ? folderUrl(root.name, join(path, e.name))
-                              : previewUrl(e.name)
-                          }
-                        >
-                          {e.name}
-                        </a>
-                      </span>
-                    ),
-                  },
-                  {
-                    key: 'size',
-                    label: 'Size',
-                    align: 'end',
-                    sortValue: (e) => (e.type === 'directory' ? -1 : e.size),
-                    render: (e) => (e.type === 'directory' ? <span class="muted">–</span> : formatBytes(e.size)),
-                  },
-                  {
-                    key: 'modified',
-                    label: 'Modified',
-                    sortable: true,
-                    secondary: true,
-                    render: (e) => <time dateTime={e.modified}>{formatDateTime(e.modified)}</time>,
-                  },
-                  {
-                    key: 'type',
-                    label: 'Type',
-                    sortValue: typeLabel,
-                    secondary: true,
-                    render: (e) =>
-                      e.type === 'symlink' ? (
-                        <span>
-                          Link to <span class="mono">{e.linkTarget}</span>
-                        </span>
-                      ) : (
-                        typeLabel(e)
-                      ),
-                  },
-                  {
-                    key: 'actions',
-                    label: 'Actions',
-                    align: 'end',
-                    render: (e) =>
-                      e.type === 'directory' ? null : (
-                        <div class="row-actions">
-                          <IconButton
-                            icon="file-text"
-                            label={`Preview ${e.name}`}
-                            onClick={() => ctx.navigate(previewUrl(e.name))}
-                          />
+          {(l) => {
+            const rows = more.length ? [...l.entries, ...more] : l.entries
+            const left = l.total - rows.length
+            // The selection as it stands in the rows shown (a name removed meanwhile drops out).
+            const picked = rows.filter((e) => selected.has(e.name)).map((e) => e.name)
+            return (
+              // A drop target only (spread handlers); "Choose files" above is the keyboard's way in.
+              <div class={`storage-stack storage-drop${dragging ? ' over' : ''}`} {...dropOnList}>
+                {admin && picked.length > 0 && (
+                  <div class="storage-selection" role="toolbar" aria-label="Selected entries">
+                    <strong>{picked.length === 1 ? '1 selected' : `${picked.length} selected`}</strong>
+                    <Button icon="folder" onClick={() => setAction({ kind: 'move', names: picked })}>
+                      Move to…
+                    </Button>
+                    <Button icon="copy" onClick={() => setAction({ kind: 'copy', names: picked })}>
+                      Copy to…
+                    </Button>
+                    <Button icon="trash" variant="danger" onClick={() => remove(picked)}>
+                      Delete
+                    </Button>
+                    <Button icon="x" variant="ghost" onClick={() => setSelected(new Set())}>
+                      Clear selection
+                    </Button>
+                  </div>
+                )}
+                <DataTable
+                  caption={`Contents of ${where}`}
+                  hideCaption
+                  rows={rows}
+                  rowKey={(e) => e.name}
+                  rowLabel={(e) => e.name}
+                  selection={admin ? { selected, onChange: (next) => setSelected(next as Set<string>) } : undefined}
+                  empty={
+                    <Empty icon="folder" title="This folder is empty">
+                      {admin ? 'Drop files here to upload them, or make a folder.' : undefined}
+                    </Empty>
+                  }
+                  columns={[
+                    {
+                      key: 'name',
+                      label: 'Name',
+                      primary: true,
+                      sortValue: (e) => `${e.type === 'directory' ? 0 : 1}${e.name.toLowerCase()}`,
+                      render: (e) => (
+                        <span class="storage-name">
+                          <EntryIcon entry={e} url={thumbnailUrl(e.name)} />
                           <a
-                            class="btn btn-ghost btn-md btn-icon"
-                            href={downloadUrl(e.name)}
-                            download={e.name}
-                            aria-label={`Download ${e.name}`}
-                            title={`Download ${e.name}`}
+                            href={
+                              e.type === 'directory' || e.type === 'symlink'
+                                ? folderUrl(root.name, join(path, e.name))
+                                : previewUrl(e.name)
+                            }
                           >
-                            <Icon name="download" size={16} />
+                            {e.name}
                           </a>
+                        </span>
+                      ),
+                    },
+                    {
+                      key: 'size',
+                      label: 'Size',
+                      align: 'end',
+                      sortValue: (e) => (e.type === 'directory' ? -1 : e.size),
+                      render: (e) =>
+                        e.type === 'directory' ? (
+                          <span class="muted">–</span>
+                        ) : (
+                          <span class="storage-size">{formatBytes(e.size)}</span>
+                        ),
+                    },
+                    {
+                      key: 'modified',
+                      label: 'Modified',
+                      sortable: true,
+                      secondary: true,
+                      render: (e) => <time dateTime={e.modified}>{formatDateTime(e.modified)}</time>,
+                    },
+                    {
+                      key: 'type',
+                      label: 'Type',
+                      sortValue: typeLabel,
+                      secondary: true,
+                      render: (e) =>
+                        e.type === 'symlink' ? (
+                          <span>
+                            Link to <span class="mono">{e.linkTarget}</span>
+                          </span>
+                        ) : (
+                          typeLabel(e)
+                        ),
+                    },
+                    {
+                      key: 'actions',
+                      label: 'Actions',
+                      align: 'end',
+                      render: (e) => (
+                        <div class="row-actions storage-row-actions">
+                          {e.type !== 'directory' && (
+                            <>
+                              <IconButton
+                                icon="file-text"
+                                label={`Preview ${e.name}`}
+                                onClick={() => ctx.navigate(previewUrl(e.name))}
+                              />
+                              <a
+                                class="btn btn-ghost btn-md btn-icon"
+                                href={downloadUrl(e.name)}
+                                download={e.name}
+                                aria-label={`Download ${e.name}`}
+                                title={`Download ${e.name}`}
+                              >
+                                <Icon name="download" size={16} />
+                              </a>
+                            </>
+                          )}
+                          {admin && (
+                            <>
+                              <IconButton
+                                icon="pencil"
+                                label={`Rename ${e.name}`}
+                                onClick={() => setAction({ kind: 'rename', entry: e })}
+                              />
+                              <IconButton icon="trash" label={`Delete ${e.name}`} onClick={() => remove([e.name])} />
+                            </>
+                          )}
                         </div>
                       ),
-                  },
-                ]}
-              />
-            </>
-          )}
+                    },
+                  ]}
+                />
+                {left > 0 && (
+                  <p class="storage-center">
+                    <span class="muted">
+                      {rows.length} of {l.total} shown.{' '}
+                    </span>
+                    <Button onClick={showMore} busy={loadingMore}>
+                      Show {Math.min(PAGE, left)} more
+                    </Button>
+                  </p>
+                )}
+              </div>
+            )
+          }}
         </Async>
       )}
 
+      {action?.kind === 'mkdir' && (
+        <NameDialog
+          title={`New folder in ${where}`}
+          label="Folder name"
+          submitLabel="Create folder"
+          onClose={() => setAction(null)}
+          onSubmit={async (name) => {
+            await ctx.api.post('/api/storage/fs/mkdir', { root: root.name, path, name })
+            toast.success(`Created ${name}`)
+            setAction(null)
+            listing.reload()
+          }}
+        />
+      )}
+      {action?.kind === 'rename' && (
+        <NameDialog
+          title={`Rename ${action.entry.name}`}
+          label="New name"
+          submitLabel="Rename"
+          initial={action.entry.name}
+          onClose={() => setAction(null)}
+          onSubmit={async (to) => {
+            await ctx.api.post('/api/storage/fs/rename', { root: root.name, path, name: action.entry.name, to })
+            toast.success(`Renamed ${action.entry.name} to ${to}`)
+            setAction(null)
+            listing.reload()
+          }}
+        />
+      )}
+      {(action?.kind === 'move' || action?.kind === 'copy') && (
+        <DestinationDialog
+          ctx={ctx}
+          kind={action.kind}
+          roots={roots}
+          from={{ root: root.name, path }}
+          names={action.names}
+          onClose={() => setAction(null)}
+          onDone={(message) => {
+            toast.success(message)
+            setSelected(new Set())
+            setAction(null)
+            listing.reload()
+          }}
+        />
+      )}
       {preview && (
         <PreviewDialog
           ctx={ctx}
@@ -362,6 +557,7 @@ function Folder({ ctx, roots, root, path, preview, helper }: FolderProps) {
           path={join(path, preview)}
           name={preview}
           downloadUrl={downloadUrl(preview)}
+          thumbnailUrl={thumbnailUrl(preview)}
           onClose={() => ctx.navigate(folderUrl(root.name, path))}
         />
       )}
@@ -376,6 +572,171 @@ function Folder({ ctx, roots, root, path, preview, helper }: FolderProps) {
         />
       )}
     </div>
+  )
+}
+
+/** An image's thumbnail (the file itself, loaded lazily, only under the server's cap), or the entry's icon. */
+function EntryIcon({ entry, url }: { entry: Entry; url: string }) {
+  const [broken, setBroken] = useState(false)
+  if (entry.type === 'file' && IMAGE_NAME.test(entry.name) && entry.size <= THUMBNAIL_MAX_BYTES && !broken)
+    return (
+      <img class="storage-thumb" src={url} alt="" loading="lazy" decoding="async" onError={() => setBroken(true)} />
+    )
+  return (
+    <Icon
+      name={
+        entry.type === 'directory'
+          ? 'folder'
+          : IMAGE_NAME.test(entry.name)
+            ? 'image'
+            : entry.type === 'file'
+              ? 'file-text'
+              : 'file'
+      }
+      class={entry.type === 'directory' ? 'folder' : undefined}
+    />
+  )
+}
+
+/** Asks for one name (a new folder, a new name); the server's answer is shown at the field. */
+function NameDialog(props: {
+  title: string
+  label: string
+  submitLabel: string
+  initial?: string
+  onClose: () => void
+  onSubmit: (name: string) => Promise<void>
+}) {
+  return (
+    <Dialog open title={props.title} onClose={props.onClose}>
+      <Form
+        submitLabel={props.submitLabel}
+        actions={<Button onClick={props.onClose}>Cancel</Button>}
+        errorFields={{ HOSTD_STORAGE_FILE_EXISTS: 'name', HOSTD_STORAGE_PATH_INVALID: 'name' }}
+        onSubmit={(values) => props.onSubmit(String(values.name).trim())}
+      >
+        <TextField
+          name="name"
+          label={props.label}
+          required
+          maxLength={255}
+          pattern="[^\/]+"
+          hint="One name, without a slash"
+          value={props.initial}
+          autoComplete="off"
+          autoFocus
+        />
+      </Form>
+    </Dialog>
+  )
+}
+
+interface DestinationProps {
+  ctx: PageContext
+  kind: 'move' | 'copy'
+  roots: FileRoot[]
+  from: { root: string; path: string }
+  names: string[]
+  onClose: () => void
+  onDone: (message: string) => void
+}
+
+/** Picks the folder to move or copy into, by browsing folders (the current one first), then moves or copies. */
+function DestinationDialog({ ctx, kind, roots, from, names, onClose, onDone }: DestinationProps) {
+  const [dest, setDest] = useState(from)
+  const [error, setError] = useState<unknown>(undefined)
+  const [busy, setBusy] = useState(false)
+  const folders = useResource(
+    (signal) =>
+      ctx.api.get<Listing>(withQuery('/api/storage/fs/list', { root: dest.root, path: dest.path, limit: '1000' }), {
+        signal,
+      }),
+    [dest.root, dest.path],
+  )
+  const verb = kind === 'move' ? 'Move' : 'Copy'
+  const what = names.length === 1 ? names[0]! : `${names.length} items`
+  const parent = dest.path.split('/').slice(0, -1).join('/')
+  const go = async () => {
+    setBusy(true)
+    setError(undefined)
+    try {
+      await ctx.api.post<Done>(`/api/storage/fs/${kind}`, {
+        root: from.root,
+        path: from.path,
+        names,
+        toRoot: dest.root,
+        toPath: dest.path,
+      })
+      onDone(`${kind === 'move' ? 'Moved' : 'Copied'} ${what} to ${dest.root}/${dest.path}`.replace(/\/$/, ''))
+    } catch (err) {
+      setError(err)
+      setBusy(false)
+    }
+  }
+  return (
+    <Dialog
+      open
+      title={`${verb} ${what}`}
+      onClose={onClose}
+      actions={
+        <>
+          <Button onClick={onClose}>Cancel</Button>
+          <Button variant="primary" busy={busy} onClick={go}>
+            {verb} here
+          </Button>
+        </>
+      }
+    >
+      <div class="storage-stack">
+        {roots.length > 1 && (
+          <Select
+            name="destination-root"
+            label="File root"
+            value={dest.root}
+            options={roots.map((r) => ({ value: r.name, label: r.name }))}
+            onChange={(e) => setDest({ root: e.currentTarget.value, path: '' })}
+          />
+        )}
+        <p>
+          Into <strong class="mono">{[dest.root, dest.path].filter(Boolean).join('/')}</strong>
+        </p>
+        <ul class="storage-folders" aria-label="Folders">
+          {dest.path && (
+            <li>
+              <Button icon="arrow-up" variant="ghost" onClick={() => setDest({ ...dest, path: parent })}>
+                Up to {parent ? parent.split('/').pop() : dest.root}
+              </Button>
+            </li>
+          )}
+          {folders.data?.entries
+            .filter(
+              (e) =>
+                e.type === 'directory' &&
+                !(dest.root === from.root && dest.path === from.path && names.includes(e.name)),
+            )
+            .map((e) => (
+              <li key={e.name}>
+                <Button
+                  icon="folder"
+                  variant="ghost"
+                  onClick={() => setDest({ ...dest, path: join(dest.path, e.name) })}
+                >
+                  {e.name}
+                </Button>
+              </li>
+            ))}
+        </ul>
+        {folders.error !== undefined && <ErrorState error={folders.error} onRetry={folders.reload} />}
+        {error !== undefined && (
+          <div class="notice tone-danger" role="alert">
+            <p>
+              <Icon name="circle-alert" /> {errorMessage(error)}
+            </p>
+            {errorDetails(error) && <ErrorDetails details={errorDetails(error)!} />}
+          </div>
+        )}
+      </div>
+    </Dialog>
   )
 }
 
@@ -424,13 +785,18 @@ interface PreviewProps {
   path: string
   name: string
   downloadUrl: string
+  thumbnailUrl: string
   onClose: () => void
 }
 
 /** A text file's first 64 KiB; says when it is cut, and what to do with a file that is not text. */
-function PreviewDialog({ ctx, root, path, name, downloadUrl, onClose }: PreviewProps) {
+function PreviewDialog({ ctx, root, path, name, downloadUrl, thumbnailUrl, onClose }: PreviewProps) {
+  const image = IMAGE_NAME.test(name)
   const file = useResource(
-    (signal) => ctx.api.get<Preview>(withQuery('/api/storage/fs/read', { root: root.name, path }), { signal }),
+    (signal) =>
+      image
+        ? Promise.resolve(null)
+        : ctx.api.get<Preview>(withQuery('/api/storage/fs/read', { root: root.name, path }), { signal }),
     [root.name, path],
   )
   const binary = file.error instanceof ApiError && file.error.code === 'HOSTD_STORAGE_BINARY_FILE'
@@ -450,7 +816,9 @@ function PreviewDialog({ ctx, root, path, name, downloadUrl, onClose }: PreviewP
         </>
       }
     >
-      {file.data ? (
+      {image ? (
+        <img class="storage-image" src={thumbnailUrl} alt={name} />
+      ) : file.data ? (
         <>
           <p class="muted">
             {formatBytes(file.data.size)} · modified {formatDateTime(file.data.modified)}

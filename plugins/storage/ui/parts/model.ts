@@ -4,6 +4,7 @@
  */
 import type { Static } from '@hostd/sdk'
 import type {
+  DoneAnswer,
   EntrySchema,
   ExportList,
   ExportSchema,
@@ -27,6 +28,11 @@ export type Entry = Static<typeof EntrySchema>
 export type Listing = Static<typeof ListSchema>
 export type Preview = Static<typeof PreviewSchema>
 export type Uploaded = Static<typeof UploadAnswer>
+export type Done = Static<typeof DoneAnswer>
+
+/** Names the file browser asks a thumbnail for, up to the server's default cap (a larger one shows the icon). */
+export const IMAGE_NAME = /\.(png|jpe?g|gif|webp|avif|bmp|ico)$/i
+export const THUMBNAIL_MAX_BYTES = 4 * 1024 * 1024
 
 /** Builds an API or page URL with its query (skipping empty values). */
 export function withQuery(path: string, query: Record<string, string | undefined>): string {
