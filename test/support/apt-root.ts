@@ -26,6 +26,10 @@ export interface DemoPackage {
   summary: string
   /** A postinst that waits until `release()` is called: a job that runs exactly as long as a test wants. */
   gated?: boolean
+  /** The control file's Depends (e.g. another demo package, or one no repository has). */
+  depends?: string
+  /** `Essential: yes`: one the system needs (the packages plugin refuses to remove it). */
+  essential?: boolean
 }
 
 export interface AptRoot {
@@ -64,6 +68,8 @@ export async function createAptRoot(): Promise<AptRoot> {
   }
   await writeFile(join(admindir, 'status'), '')
   await writeFile(join(dir, 'sources.list'), `deb [trusted=yes] file:${repo} ./\n`)
+  // Acquire::Retries 0: apt retries a failed fetch three times with a growing delay (7 s for a mirror that does not
+  // resolve); the local repository never needs a retry.
   const aptConfig = join(dir, 'apt.conf')
   await writeFile(
     aptConfig,
@@ -81,6 +87,7 @@ APT::Get::List-Cleanup "0";
 DPkg::Options {"--root=${root}"; "--admindir=${admindir}"; "--log=${dir}/log/dpkg.log"; "--force-not-root"; "--force-script-chrootless";};
 Debug::NoLocking "1";
 APT::Sandbox::User "root";
+Acquire::Retries "0";
 `,
   )
 
@@ -97,6 +104,8 @@ APT::Sandbox::User "root";
         'Architecture: all',
         'Maintainer: hostd tests <tests@example.invalid>',
         'Installed-Size: 8',
+        ...(pkg.depends ? [`Depends: ${pkg.depends}`] : []),
+        ...(pkg.essential ? ['Essential: yes'] : []),
         `Description: ${pkg.summary}`,
         ' A package built by the hostd tests.',
         '',

@@ -12,12 +12,14 @@ export interface InstalledPackage {
   state: string
   installedSizeInBytes: number
   summary: string
+  /** Essential: yes, Protected: yes or Priority: required: the system needs it, so hostd does not remove it. */
+  essential: boolean
 }
 
 // Tab-separated; the summary is last so a tab inside it (never seen, but allowed) cannot shift the other fields.
 const FORMAT =
   // biome-ignore lint/suspicious/noTemplateCurlyInString: dpkg-query's --showformat syntax, not a JS template
-  '${Package}\\t${Architecture}\\t${Version}\\t${db:Status-Status}\\t${Installed-Size}\\t${binary:Summary}\\n'
+  '${Package}\\t${Architecture}\\t${Version}\\t${db:Status-Status}\\t${Installed-Size}\\t${Essential}\\t${Priority}\\t${Protected}\\t${binary:Summary}\\n'
 /** Left in the database after a removal (config-files) or never installed: not installed packages. */
 const NOT_INSTALLED = new Set(['not-installed', 'config-files'])
 
@@ -40,7 +42,7 @@ export function parseDpkgQuery(stdout: string): InstalledPackage[] {
   const out: InstalledPackage[] = []
   for (const line of stdout.split('\n')) {
     if (!line) continue
-    const [name, architecture, version, state, size, ...summary] = line.split('\t')
+    const [name, architecture, version, state, size, essential, priority, protect, ...summary] = line.split('\t')
     if (!name || !version || NOT_INSTALLED.has(state!)) continue
     out.push({
       name,
@@ -49,6 +51,7 @@ export function parseDpkgQuery(stdout: string): InstalledPackage[] {
       state: state!,
       installedSizeInBytes: (Number(size) || 0) * 1024,
       summary: summary.join('\t'),
+      essential: essential === 'yes' || protect === 'yes' || priority === 'required',
     })
   }
   return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.architecture < b.architecture ? -1 : 1))

@@ -38,6 +38,10 @@ export const InstalledPackageSchema = Type.Object({
   }),
   upgradable: Type.Boolean({ description: "apt's candidate version differs from the installed one" }),
   candidateVersion: Nullable(Type.String({ description: 'The version an upgrade installs; null unless upgradable' })),
+  essential: Type.Boolean({
+    description:
+      'Essential: yes, Protected: yes or Priority: required (apt, dpkg, bash...): the system needs it, hostd does not remove it',
+  }),
 })
 export type InstalledPackageItem = Static<typeof InstalledPackageSchema>
 
@@ -70,6 +74,7 @@ export const SearchItemSchema = Type.Object({
   installed: Type.Boolean(),
   installedVersion: Nullable(Type.String()),
   upgradable: Type.Boolean(),
+  essential: Type.Boolean({ description: 'Installed and essential (as in the list): hostd does not remove it' }),
 })
 export type SearchItem = Static<typeof SearchItemSchema>
 
@@ -92,3 +97,22 @@ export const ExecRequestSchema = Type.Object(
   { additionalProperties: false },
 )
 export type ExecRequest = Static<typeof ExecRequestSchema>
+
+export const RemovalQuerySchema = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: 128, description: 'An installed package (optionally name:arch)' }),
+})
+
+/** What removing a package takes with it: apt's simulation (`apt-get -s remove`), asked before the removal. */
+export const RemovalSchema = Type.Object({
+  name: Type.String(),
+  removes: Type.Array(
+    Type.Object({
+      name: Type.String(),
+      architecture: Type.String(),
+      version: Type.String(),
+      summary: Type.String(),
+    }),
+    { description: 'Every package apt would remove, the one asked for first, then by name' },
+  ),
+})
+export type Removal = Static<typeof RemovalSchema>

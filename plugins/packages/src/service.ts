@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto'
 import { errors, HostdError, type AuditService, type HelperClient, type Logger } from '@hostd/sdk'
+import { translateApt } from './apt-errors.ts'
 import { splitRecord, type AptCatalog } from './apt.ts'
 import type { DpkgDatabase, InstalledPackage } from './dpkg.ts'
 import { PackageErrors } from './errors.ts'
 import { checkPackageNames } from './names.ts'
-import type { ExecRequest, InstalledPackageItem, Job, SearchItem } from './schemas.ts'
+import type { ExecRequest, InstalledPackageItem, Job, Removal, SearchItem } from './schemas.ts'
 import { parseStatusLine, type Progress } from './status-fd.ts'
 
 export const SEARCH_LIMIT = 100
@@ -24,7 +25,14 @@ export interface JobOutcome {
   action: ExecRequest['action']
   packages: string[]
   jobId: string
+  /** A known apt error found in the output (src/apt-errors.ts): its code, a message naming the next step, apt's words. */
+  error?: string
+  message?: string
+  details?: { raw: string }
 }
+
+/** apt-get -s prints one "Remv <name>[:<arch>] [<version>]" line per package a removal takes. */
+const REMV = /^Remv (\S+)(?: \[([^\]]*)\])?/
 
 /** The package list, search, and the one-at-a-time jobs; no HTTP. */
 export class Packages {
@@ -88,6 +96,7 @@ export class Packages {
           installed: !!mine,
           installedVersion: mine?.version ?? null,
           upgradable: !!mine && mine.version !== version,
+          essential: !!mine?.essential,
         },
       })
     }
@@ -124,6 +133,92 @@ export class Packages {
     }
   }
 
+  /**
+   * What removing `name` takes with it, from apt's simulation through the root helper (it changes nothing). 404 when
+   * it is not installed, 409 HOSTD_PACKAGES_ESSENTIAL when it, or anything it takes along, is one the system needs.
+   */
+  async removal(name: string): Promise<Removal> {
+    const [checked] = checkPackageNames([name])
+    const installed = await this.#dpkg.list()
+    const [bare, arch] = checked!.split(':')
+    const mine = installed.find((p) => p.name === bare && (!arch || p.architecture === arch))
+    if (!mine) throw PackageErrors.notInstalled(`${checked} is not installed`)
+    if (mine.essential) throw essentialError([mine.name], mine.name)
+    if (!(await this.#helper.available())) throw errors.privilegesMissing()
+    const plan = await this.#simulateRemoval([checked!], installed)
+    if (plan.essential.length) throw essentialError(plan.essential, checked!)
+    return { name: plan.name, removes: plan.removes }
+  }
+
+  /** Refuses a removal of packages the system needs, or one that would take such a package along. */
+  async #guardRemoval(packages: string[]): Promise<void> {
+    const installed = await this.#dpkg.list()
+    const named = installed.filter(
+      (p) => p.essential && packages.some((n) => n === p.name || n.split(':')[0] === p.name),
+    )
+    if (named.length)
+      throw essentialError(
+        named.map((p) => p.name),
+        packages.join(' '),
+      )
+    const plan = await this.#simulateRemoval(packages, installed).catch((err: unknown) => {
+      // A simulation apt refuses (an unknown name) is left to the job itself, whose output then says why.
+      if (err instanceof HostdError && err.statusCode < 500) return null
+      throw err
+    })
+    if (plan?.essential.length) throw essentialError(plan.essential, packages.join(' '))
+  }
+
+  async #simulateRemoval(packages: string[], installed: InstalledPackage[]): Promise<RemovalPlan> {
+    const out = await this.#helper.call<{ stdout: string; stderr: string; exitCode: number }>('pkg.simulateRemove', {
+      packages,
+    })
+    if (out.exitCode !== 0) {
+      const both = `${out.stdout}\n${out.stderr}`
+      // apt refuses to work out a removal that breaks an essential package ("dash : Depends: dpkg ... but it is not
+      // going to be installed"): what the system needs would go with it.
+      const broken = new Set([...both.matchAll(/^\s*(\S+) : (?:Pre-?)?Depends: /gm)].map((m) => m[1]!.split(':')[0]!))
+      const needed = installed.filter((p) => p.essential && broken.has(p.name)).map((p) => p.name)
+      if (needed.length) return { name: packages.join(' '), removes: [], essential: [...new Set(needed)] }
+      throw (
+        translateApt(both) ??
+        PackageErrors.queryFailed(
+          `apt could not work out the removal (exit ${out.exitCode})`,
+          {},
+          { raw: both.trim().slice(-4000) },
+        )
+      )
+    }
+    const byName = new Map<string, InstalledPackage[]>()
+    for (const p of installed) byName.set(p.name, [...(byName.get(p.name) ?? []), p])
+    const removes: (InstalledPackage & { asked: boolean })[] = []
+    for (const line of out.stdout.split('\n')) {
+      const m = REMV.exec(line)
+      if (!m) continue
+      const [name, arch] = m[1]!.split(':')
+      const found = byName.get(name!)?.find((p) => !arch || p.architecture === arch) ?? byName.get(name!)?.[0]
+      const asked = packages.some((n) => n === m[1] || n.split(':')[0] === name)
+      removes.push({
+        ...(found ?? {
+          name: name!,
+          architecture: arch ?? '',
+          version: m[2] ?? '',
+          state: 'installed',
+          installedSizeInBytes: 0,
+          summary: '',
+          essential: false,
+        }),
+        asked,
+      })
+    }
+    removes.sort((a, b) => Number(b.asked) - Number(a.asked) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+    return {
+      name: packages.join(' '),
+      removes: removes.map(({ name, architecture, version, summary }) => ({ name, architecture, version, summary })),
+      essential: removes.filter((p) => p.essential).map((p) => p.name),
+    }
+  }
+
   /** Checks a job request: the names (Debian's rules), and how many each action takes. */
   check(request: ExecRequest): string[] {
     const packages = checkPackageNames(request.packages ?? [])
@@ -149,6 +244,9 @@ export class Packages {
     const packages = this.check(request)
     if (this.#job) throw busy(this.#job)
     if (!(await this.#helper.available())) throw errors.privilegesMissing()
+    // What the system needs is never removed, whatever the page offered: the names themselves, or what apt would
+    // take with them (libc6 takes dpkg).
+    if (request.action === 'remove' || request.action === 'purge') await this.#guardRemoval(packages)
     if (this.#job) throw busy(this.#job) // another socket started one meanwhile
     const job: Job = {
       id: randomUUID(),
@@ -160,6 +258,8 @@ export class Packages {
     this.#job = job
     const target = packages.join(' ') || (request.action === 'refresh' ? 'package lists' : 'all upgradable packages')
     const tail: string[] = []
+    /** Lines that may name a known apt error (E:, W:, Err:, dependency and lock lines), kept whatever else is said. */
+    const reasons: string[] = []
     try {
       onStart(job)
       let exitCode: number
@@ -175,6 +275,8 @@ export class Packages {
               if (event.type === 'line' && event.stream !== 'status') {
                 tail.push(event.text)
                 if (tail.length > TAIL_LINES) tail.shift()
+                if (/^(E|W|Err)|Depends:|unmet|lock|resolv|connect/i.test(event.text) && reasons.length < 200)
+                  reasons.push(event.text)
               }
               onEvent(event)
             },
@@ -192,23 +294,57 @@ export class Packages {
         )
         throw err instanceof HostdError && err.code === 'HOSTD_HELPER_BUSY' ? busy(null) : err
       }
+      // apt exits 0 from a refresh that reached no mirror (it keeps the old lists): that refresh did not happen.
+      const problem =
+        exitCode !== 0 || request.action === 'refresh'
+          ? translateApt(exitCode === 0 ? reasons : [...reasons, ...tail])
+          : null
+      const ok = exitCode === 0 && !problem
       await this.#audit.record(
         {
           action: `packages.${request.action}`,
           target,
-          result: exitCode === 0 ? 'success' : 'failure',
-          detail: { jobId: job.id, packages, exitCode, ...(exitCode === 0 ? {} : { output: tail }) },
+          result: ok ? 'success' : 'failure',
+          detail: {
+            jobId: job.id,
+            packages,
+            exitCode,
+            ...(ok ? {} : { output: tail }),
+            ...(problem ? { error: problem.code } : {}),
+          },
         },
         actor,
       )
       await this.#apt
         .refresh()
         .catch((err: unknown) => this.#log.warn({ err }, 'reading apt candidates after a package job failed'))
-      return { ok: exitCode === 0, exitCode, action: request.action, packages, jobId: job.id }
+      return {
+        ok,
+        exitCode,
+        action: request.action,
+        packages,
+        jobId: job.id,
+        ...(problem ? { error: problem.code, message: problem.message, details: problem.details } : {}),
+      }
     } finally {
       this.#job = null
     }
   }
+}
+
+export interface RemovalPlan extends Removal {
+  /** The removed packages the system needs (never removed here). */
+  essential: string[]
+}
+
+function essentialError(names: string[], asked: string) {
+  const list = names.slice(0, 8).join(', ') + (names.length > 8 ? ` and ${names.length - 8} more` : '')
+  const self = names.length === 1 && names[0] === asked
+  return PackageErrors.essential(
+    self
+      ? `${asked} is essential to this system (the package manager or the base system needs it): hostd does not remove it.`
+      : `Removing ${asked} would also remove ${list}, which this system needs: hostd does not remove ${names.length === 1 ? 'it' : 'them'}.`,
+  )
 }
 
 function busy(job: Job | null) {

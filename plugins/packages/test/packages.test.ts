@@ -1,9 +1,13 @@
+import { execFile, spawn } from 'node:child_process'
+import { readFile, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startTestKernel, type TestKernel } from '@hostd/sdk/testing'
 import { startHelper, type RunningHelper } from '../../../helper/test/start-helper.ts'
 import { createAptRoot, machineDpkgStatusHash as machineStatus, type AptRoot } from '../../../test/support/apt-root.ts'
 import { openSocket } from '@hostd/sdk/testing'
 import { definePlugin, tokens, type OptionalServices } from '@hostd/sdk'
+import { translateApt } from '../src/apt-errors.ts'
 import { createPackagesPlugin, packageUpdates } from '../src/index.ts'
 
 /** A built-in plugin reading the provided `packages.updates` (as the alerts plugin's updates rule does). */
@@ -72,6 +76,10 @@ describe('packages plugin (real apt and dpkg on an isolated root, real helper)',
       { name: 'hostd-demo-extras', version: '1.0', summary: 'Extras for the demo' },
       { name: 'hostd-tools', version: '2.0', summary: 'Tools that mention hostd-demo in their summary' },
       { name: 'hostd-slow', version: '1.0', summary: 'A package whose setup waits for the test', gated: true },
+      { name: 'hostd-addon', version: '1.0', summary: 'An add-on that needs the demo', depends: 'hostd-demo' },
+      { name: 'hostd-broken', version: '1.0', summary: 'Needs what no list has', depends: 'hostd-missing' },
+      { name: 'hostd-lib', version: '1.0', summary: 'A library the base needs' },
+      { name: 'hostd-base', version: '1.0', summary: 'Base system', depends: 'hostd-lib', essential: true },
     )
     helper = await startHelper({ env: { HOSTD_HELPER_APT_CONFIG: apt.aptConfig } })
     t = await startTestKernel({
@@ -113,6 +121,7 @@ describe('packages plugin (real apt and dpkg on an isolated root, real helper)',
       installed: false,
       installedVersion: null,
       upgradable: false,
+      essential: false,
     })
     expect((await search('waits for')).items.map((p) => p.name)).toEqual(['hostd-slow'])
     // Regex and apt-pattern characters are just text: nothing holds them.
@@ -157,6 +166,7 @@ describe('packages plugin (real apt and dpkg on an isolated root, real helper)',
       state: 'installed',
       upgradable: false,
       candidateVersion: null,
+      essential: false,
     })
     expect((await search('hostd-demo')).items[0]).toMatchObject({
       installed: true,
@@ -208,6 +218,13 @@ describe('packages plugin (real apt and dpkg on an isolated root, real helper)',
       detail: { exitCode: 100, packages: ['no-such-package'] },
     })
     expect(entry.detail.output.join('\n')).toMatch(/Unable to locate package/)
+    // apt's words, translated: the cause and the next step, apt's own line kept under details.
+    expect(result).toMatchObject({
+      error: 'HOSTD_PACKAGES_NOT_FOUND',
+      message: expect.stringMatching(/^No package no-such-package in apt's lists: check the name/),
+      details: { raw: expect.stringMatching(/^E: Unable to locate package no-such-package$/m) },
+    })
+    expect(entry.detail.error).toBe('HOSTD_PACKAGES_NOT_FOUND')
   })
 
   it('audits every job with who ran it', async () => {
@@ -223,6 +240,69 @@ describe('packages plugin (real apt and dpkg on an isolated root, real helper)',
         entries.find((e) => e.action === action && e.target === target),
         `${action} ${target}`,
       ).toMatchObject({ result: 'success', username: 'pkg-admin' })
+    }
+  })
+
+  it("translates apt's unmet dependencies, an unreachable mirror and dpkg's lock into causes and next steps", async () => {
+    const broken = (await job({ action: 'install', packages: ['hostd-broken'] })).result
+    expect(broken).toMatchObject({
+      ok: false,
+      exitCode: 100,
+      error: 'HOSTD_PACKAGES_UNMET_DEPENDENCIES',
+      message: expect.stringMatching(/^Unmet dependencies: hostd-broken needs hostd-missing, which apt cannot install/),
+      details: { raw: expect.stringMatching(/hostd-broken : Depends: hostd-missing but it is not installable/) },
+    })
+
+    // A mirror whose name does not resolve: apt-get update says so and exits 0, keeping the old lists.
+    const sources = join(apt.dir, 'sources.list')
+    const before = await readFile(sources, 'utf8')
+    await writeFile(sources, `${before}deb [trusted=yes] http://deb.hostd-offline.invalid/debian bookworm main\n`)
+    try {
+      const offline = (await job({ action: 'refresh' })).result
+      expect(offline).toMatchObject({
+        ok: false,
+        exitCode: 0,
+        error: 'HOSTD_PACKAGES_OFFLINE',
+        message: expect.stringMatching(/^No internet connection: apt could not resolve deb\.hostd-offline\.invalid\./),
+        details: { raw: expect.stringMatching(/Failed to fetch http:\/\/deb\.hostd-offline\.invalid/) },
+      })
+    } finally {
+      await writeFile(sources, before)
+    }
+
+    // dpkg's lock held by another process: the helper's apt-get waits 60 s for it, so this asks apt-get directly
+    // (the same command line, a 1 s wait, locking on) and translates what it said.
+    const locking = join(apt.dir, 'apt-locking.conf')
+    await writeFile(locking, (await readFile(apt.aptConfig, 'utf8')).replace('Debug::NoLocking "1";', ''))
+    const holder = spawn(
+      'python3',
+      [
+        '-c',
+        'import fcntl,os,sys\nf=os.open(sys.argv[1],os.O_RDWR|os.O_CREAT)\nfcntl.lockf(f,fcntl.LOCK_EX)\nprint(1,flush=True)\nsys.stdin.read()',
+        join(apt.admindir, 'lock-frontend'),
+      ],
+      { stdio: ['pipe', 'pipe', 'inherit'] },
+    )
+    try {
+      await new Promise((resolve) => holder.stdout.once('data', resolve))
+      const said = await new Promise<string>((resolve) =>
+        execFile(
+          'apt-get',
+          ['-y', '-q', '-o', 'DPkg::Lock::Timeout=1', 'install', '--', 'hostd-demo'],
+          { env: { PATH: process.env.PATH!, LC_ALL: 'C', APT_CONFIG: locking } },
+          (_err, stdout, stderr) => resolve(`${stdout}\n${stderr}`),
+        ),
+      )
+      const locked = translateApt(said)
+      expect(locked?.code, said).toBe('HOSTD_PACKAGES_LOCKED')
+      expect(locked?.message).toMatch(
+        new RegExp(
+          `^Another package manager is running \\(python3, process ${holder.pid}\\) and holds dpkg's lock: wait`,
+        ),
+      )
+      expect(locked?.details?.raw).toMatch(/Unable to acquire the dpkg frontend lock/)
+    } finally {
+      holder.kill()
     }
   })
 
@@ -336,6 +416,55 @@ describe('packages plugin (real apt and dpkg on an isolated root, real helper)',
     } finally {
       await alone.close()
     }
+  })
+
+  it('tells what a removal takes along before it runs, and never removes what the system needs', async () => {
+    expect((await job({ action: 'install', packages: ['hostd-demo', 'hostd-addon'] })).result).toMatchObject({
+      ok: true,
+    })
+    const before = (await helper.log()).length
+    const asked = await t.inject({ url: '/api/packages/removal?name=hostd-demo', as: 'admin' })
+    expect(asked.statusCode, asked.body).toBe(200)
+    expect(asked.json()).toEqual({
+      name: 'hostd-demo',
+      removes: [
+        { name: 'hostd-demo', architecture: 'all', version: '1.1', summary: 'Demo package for hostd tests' },
+        { name: 'hostd-addon', architecture: 'all', version: '1.0', summary: 'An add-on that needs the demo' },
+      ],
+    })
+    // Asked through the root helper's simulation, which removed nothing.
+    expect((await helper.log()).slice(before)).toEqual([
+      expect.objectContaining({ action: 'pkg.simulateRemove', args: { packages: ['hostd-demo'] } }),
+    ])
+    expect(await apt.installed()).toMatchObject({ 'hostd-demo': '1.1', 'hostd-addon': '1.0' })
+    for (const role of ['viewer', 'operator'] as const)
+      expect((await t.inject({ url: '/api/packages/removal?name=hostd-demo', as: role })).statusCode, role).toBe(403)
+    const absent = await t.inject({ url: '/api/packages/removal?name=hostd-tools', as: 'admin' })
+    expect([absent.statusCode, absent.json().error]).toEqual([404, 'HOSTD_PACKAGES_NOT_INSTALLED'])
+    const bad = await t.inject({ url: '/api/packages/removal?name=-oAPT::x', as: 'admin' })
+    expect([bad.statusCode, bad.json().error]).toEqual([400, 'HOSTD_PACKAGES_NAME_INVALID'])
+
+    // An essential package, and a library it needs: neither is removed, asked or not, and the list says which.
+    expect((await job({ action: 'install', packages: ['hostd-base'] })).result).toMatchObject({ ok: true })
+    expect(await find('hostd-base')).toMatchObject({ essential: true })
+    expect(await find('hostd-lib')).toMatchObject({ essential: false })
+    const base = await t.inject({ url: '/api/packages/removal?name=hostd-base', as: 'admin' })
+    expect([base.statusCode, base.json().error]).toEqual([409, 'HOSTD_PACKAGES_ESSENTIAL'])
+    expect(base.json().message).toMatch(/^hostd-base is essential to this system/)
+    const lib = await t.inject({ url: '/api/packages/removal?name=hostd-lib', as: 'admin' })
+    expect([lib.statusCode, lib.json().error]).toEqual([409, 'HOSTD_PACKAGES_ESSENTIAL'])
+    expect(lib.json().message).toMatch(/^Removing hostd-lib would also remove hostd-base, which this system needs/)
+    for (const packages of [['hostd-base'], ['hostd-lib']]) {
+      for (const action of ['remove', 'purge']) {
+        const { result, closed } = await job({ action, packages })
+        expect(result, `${action} ${packages}`).toMatchObject({ ok: false, error: 'HOSTD_PACKAGES_ESSENTIAL' })
+        expect(closed.code).toBe(4409)
+      }
+    }
+    expect(await apt.installed()).toMatchObject({ 'hostd-base': '1.0', 'hostd-lib': '1.0' })
+    expect((await helper.log()).some((e) => e.action === 'pkg.remove' && e.args.packages.includes('hostd-lib'))).toBe(
+      false,
+    )
   })
 
   it("left the machine's own dpkg database untouched", () => {

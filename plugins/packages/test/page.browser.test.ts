@@ -60,7 +60,8 @@ describe('packages page (real apt and dpkg on an isolated root, real helper)', {
     apt = await createAptRoot()
     await apt.publish(
       { name: 'hostd-demo', version: '1.0', summary: 'Demo package for hostd tests' },
-      { name: 'hostd-demo-extras', version: '1.0', summary: 'Extras for the demo' },
+      { name: 'hostd-demo-extras', version: '1.0', summary: 'Extras for the demo', depends: 'hostd-demo' },
+      { name: 'hostd-base', version: '1.0', summary: 'A base package the system needs', essential: true },
       { name: 'hostd-slow', version: '1.0', summary: 'A package whose setup waits for the test', gated: true },
     )
     helper = await startHelper({ env: { HOSTD_HELPER_APT_CONFIG: apt.aptConfig } })
@@ -184,6 +185,8 @@ describe('packages page (real apt and dpkg on an isolated root, real helper)', {
 
     await page.setViewportSize({ width: 390, height: 844 })
     await installedTable().getByRole('button', { name: 'Remove hostd-demo-extras' }).waitFor()
+    // Rows are cards on a phone: nothing scrolls sideways.
+    expect(await page.evaluate(() => document.documentElement.scrollWidth <= innerWidth)).toBe(true)
     await expectAccessible(page, 'packages installed at phone width')
     await shot(page, 'packages-installed-phone')
     await page.setViewportSize({ width: 1280, height: 860 })
@@ -230,10 +233,17 @@ describe('packages page (real apt and dpkg on an isolated root, real helper)', {
     expect(await apt.installed()).toMatchObject({ 'hostd-slow': '1.0' })
   })
 
-  it('removes after confirming, and purges; the list follows', async () => {
+  it('lists what apt removes with a package before removing it, in red; purges; never offers what the system needs', async () => {
     await page.getByRole('tab', { name: /^Installed/ }).click()
     await installedTable().getByRole('button', { name: 'Remove hostd-demo', exact: true }).click()
     const ask = page.getByRole('dialog', { name: 'Remove hostd-demo?' })
+    // apt's simulation, asked through the root helper: the package that depends on it goes too.
+    await ask.getByRole('alert').getByText('apt also removes 1 package that depends on it.').waitFor()
+    const removes = ask.getByRole('list', { name: 'Packages apt removes' })
+    expect(await removes.getByRole('listitem').allInnerTexts()).toEqual([
+      expect.stringMatching(/^hostd-demo 1\.1\b/),
+      expect.stringMatching(/^hostd-demo-extras 1\.0\b/),
+    ])
     await expectAccessible(page, 'packages remove dialog')
     await shot(page, 'packages-remove-dialog')
     await ask.getByRole('button', { name: 'Cancel' }).click()
@@ -243,19 +253,27 @@ describe('packages page (real apt and dpkg on an isolated root, real helper)', {
     await ask.getByRole('button', { name: 'Remove', exact: true }).click()
     await waitForResult('Removing hostd-demo')
     await expect.poll(() => rowOf(installedTable(), 'hostd-demo').count()).toBe(0)
-    expect(await apt.installed()).not.toHaveProperty('hostd-demo')
+    expect(await apt.installed()).toEqual({ 'hostd-slow': '1.0' })
 
-    for (const name of ['hostd-demo-extras', 'hostd-slow']) {
-      await installedTable()
-        .getByRole('button', { name: `Remove ${name}` })
-        .click()
-      const dialog = page.getByRole('dialog', { name: `Remove ${name}?` })
-      await dialog.getByRole('checkbox', { name: 'Also delete its configuration files (purge)' }).check()
-      await dialog.getByRole('button', { name: 'Remove and purge' }).click()
-      await waitForResult(`Purging ${name}`)
-    }
+    await installedTable().getByRole('button', { name: 'Remove hostd-slow' }).click()
+    const dialog = page.getByRole('dialog', { name: 'Remove hostd-slow?' })
+    await dialog.getByRole('checkbox', { name: 'Also delete their configuration files (purge)' }).check()
+    await dialog.getByRole('button', { name: 'Remove and purge' }).click()
+    await waitForResult('Purging hostd-slow')
     await page.getByText('No packages installed').waitFor()
     expect(await apt.installed()).toEqual({})
+
+    // An essential package: listed, with no Remove button.
+    await page.getByRole('tab', { name: 'Find packages' }).click()
+    await page.getByRole('searchbox', { name: 'Search packages' }).fill('hostd-base')
+    await page.getByRole('button', { name: 'Install hostd-base' }).click()
+    await waitForResult('Installing hostd-base')
+    const found = page.getByRole('table', { name: 'Packages matching “hostd-base”' })
+    await rowOf(found, 'hostd-base').getByText('Installed', { exact: true }).waitFor()
+    expect(await found.getByRole('button', { name: 'Remove hostd-base' }).count()).toBe(0)
+    await page.getByRole('tab', { name: /^Installed/ }).click()
+    await rowOf(installedTable(), 'hostd-base').waitFor()
+    expect(await page.getByRole('button', { name: 'Remove hostd-base' }).count()).toBe(0)
   })
 
   it('shows a viewer the lists and the search, with no control', async () => {

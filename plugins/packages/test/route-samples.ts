@@ -4,4 +4,6 @@ import type { RouteSamples } from '@hostd/sdk/testing'
 export const samples: RouteSamples = {
   'GET /api/packages': async () => ({ url: '/api/packages' }),
   'GET /api/packages/search': async () => ({ url: '/api/packages/search?q=bash' }),
+  // apt is Priority: required on every Debian machine: refused (409) before the root helper is asked.
+  'GET /api/packages/removal': async () => ({ url: '/api/packages/removal?name=apt', ok: [409] }),
 }

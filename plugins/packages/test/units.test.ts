@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { startTestKernel } from '@hostd/sdk/testing'
 import { createPackagesPlugin } from '../src/index.ts'
 import { DumpavailParser } from '../src/apt.ts'
+import { translateApt } from '../src/apt-errors.ts'
 import { parseDpkgQuery } from '../src/dpkg.ts'
 import { packageNameProblem } from '../src/names.ts'
 import { parseStatusLine } from '../src/status-fd.ts'
@@ -89,27 +90,34 @@ describe('apt-cache dumpavail', () => {
 describe('dpkg-query output', () => {
   it('keeps installed packages (and half-done ones), drops removed ones, and sorts by name', () => {
     const out =
-      'zsh\tamd64\t5.9-4\tinstalled\t2500\tshell with lots of features\n' +
-      'old\tall\t1.0\tconfig-files\t10\tremoved but configured\n' +
-      'broken\tamd64\t2.0\thalf-configured\t\tsummary with\ta tab\n'
-    expect(parseDpkgQuery(out)).toEqual([
-      {
-        name: 'broken',
-        architecture: 'amd64',
-        version: '2.0',
-        state: 'half-configured',
-        installedSizeInBytes: 0,
-        summary: 'summary with\ta tab',
-      },
-      {
-        name: 'zsh',
-        architecture: 'amd64',
-        version: '5.9-4',
-        state: 'installed',
-        installedSizeInBytes: 2_560_000,
-        summary: 'shell with lots of features',
-      },
-    ])
+      'zsh\tamd64\t5.9-4\tinstalled\t2500\tno\toptional\tno\tshell with lots of features\n' +
+      'old\tall\t1.0\tconfig-files\t10\t\t\t\tremoved but configured\n' +
+      'broken\tamd64\t2.0\thalf-configured\t\t\t\t\tsummary with\ta tab\n' +
+      'dpkg\tamd64\t1.21\tinstalled\t6000\tyes\trequired\t\tDebian package management system\n' +
+      'apt\tamd64\t2.6\tinstalled\t4000\tno\trequired\tno\tcommandline package manager\n' +
+      'guard\tall\t1\tinstalled\t1\t\textra\tyes\ta protected package\n'
+    const parsed = parseDpkgQuery(out)
+    expect(parsed.map((p) => p.name)).toEqual(['apt', 'broken', 'dpkg', 'guard', 'zsh'])
+    expect(parsed[1]).toEqual({
+      name: 'broken',
+      architecture: 'amd64',
+      version: '2.0',
+      state: 'half-configured',
+      installedSizeInBytes: 0,
+      summary: 'summary with\ta tab',
+      essential: false,
+    })
+    expect(parsed[4]).toEqual({
+      name: 'zsh',
+      architecture: 'amd64',
+      version: '5.9-4',
+      state: 'installed',
+      installedSizeInBytes: 2_560_000,
+      summary: 'shell with lots of features',
+      essential: false,
+    })
+    // Essential: yes, Priority: required and Protected: yes each make a package one hostd does not remove.
+    expect(parsed.filter((p) => p.essential).map((p) => p.name)).toEqual(['apt', 'dpkg', 'guard'])
   })
 })
 
@@ -149,5 +157,48 @@ describe('a host whose dpkg database cannot be read', () => {
     } finally {
       await t.close()
     }
+  })
+})
+
+describe("apt's known errors", () => {
+  // Lines as apt 2.6 prints them (LC_ALL=C); each of the four kinds is also produced by the real apt in packages.test.ts.
+  it.each([
+    [
+      [
+        'E: Could not get lock /var/lib/dpkg/lock-frontend. It is held by process 812 (unattended-upgr)',
+        'N: Be aware that removing the lock file is not a solution and may break your system.',
+        'E: Unable to acquire the dpkg frontend lock (/var/lib/dpkg/lock-frontend), is another process using it?',
+      ].join('\n'),
+      'HOSTD_PACKAGES_LOCKED',
+      /^Another package manager is running \(unattended-upgr, process 812\)/,
+    ],
+    [
+      [
+        'Err:1 http://deb.debian.org/debian bookworm InRelease',
+        "  Temporary failure resolving 'deb.debian.org'",
+        "W: Failed to fetch http://deb.debian.org/debian/dists/bookworm/InRelease  Temporary failure resolving 'deb.debian.org'",
+      ].join('\n'),
+      'HOSTD_PACKAGES_OFFLINE',
+      /^No internet connection: apt could not resolve deb\.debian\.org\./,
+    ],
+    [
+      'E: Failed to fetch http://deb.debian.org/debian/pool/main/c/curl/curl_7.88.1_amd64.deb  ' +
+        'Could not connect to deb.debian.org:80 (151.101.2.132), connection timed out',
+      'HOSTD_PACKAGES_OFFLINE',
+      /^No internet connection: apt could not reach deb\.debian\.org\./,
+    ],
+    [
+      "E: Package 'python2' has no installation candidate",
+      'HOSTD_PACKAGES_NOT_FOUND',
+      /^No package python2 in apt's lists/,
+    ],
+  ])('translates %#', (output, code, message) => {
+    const error = translateApt(output)
+    expect(error?.code).toBe(code)
+    expect(error?.message).toMatch(message)
+    expect(error?.details?.raw).toContain(output.split('\n').find((l) => /^(E|W):/.test(l)))
+  })
+  it('leaves other output alone', () => {
+    expect(translateApt('Reading package lists...\nE: Sub-process /usr/bin/dpkg returned an error code (1)')).toBeNull()
   })
 })

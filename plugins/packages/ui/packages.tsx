@@ -10,6 +10,7 @@ import {
   Async,
   Badge,
   Button,
+  Callout,
   Checkbox,
   DataTable,
   Dialog,
@@ -26,7 +27,7 @@ import {
   type Column,
   type PageContext,
 } from '@hostd/ui'
-import type { ExecRequest, InstalledPackageItem, Job, SearchItem } from '../src/schemas.ts'
+import type { ExecRequest, InstalledPackageItem, Job, Removal, SearchItem } from '../src/schemas.ts'
 import { FIT, JobPanel, createJobStore, describeJob, type JobStore } from './parts/job.tsx'
 
 interface PackageList {
@@ -48,6 +49,14 @@ type View = 'installed' | 'upgrades' | 'search'
 
 const SEARCH_DELAY_MS = 300
 const BUSY_POLL_MS = 3000
+/**
+ * Rows per page of the installed list: a machine has about 800 packages, and rendering them all made the page 57,000 px
+ * tall and slow to become usable. A phone shows fewer (each row is a card there).
+ */
+const PAGE_SIZE = 100
+const PHONE_PAGE_SIZE = 25
+const pageSize = () =>
+  typeof matchMedia === 'function' && matchMedia('(max-width: 640px)').matches ? PHONE_PAGE_SIZE : PAGE_SIZE
 
 /** What the row actions need: start a job, or ask before removing. */
 interface Actions {
@@ -66,7 +75,7 @@ function packageCell(name: string, summary: string) {
   )
 }
 
-function rowActions(a: Actions, p: { name: string; installed: boolean; upgradable: boolean }) {
+function rowActions(a: Actions, p: { name: string; installed: boolean; upgradable: boolean; essential?: boolean }) {
   if (!a.admin) return null
   return (
     <div class="row-actions">
@@ -92,7 +101,7 @@ function rowActions(a: Actions, p: { name: string; installed: boolean; upgradabl
           Upgrade
         </Button>
       )}
-      {p.installed && (
+      {p.installed && !p.essential && (
         <Button
           size="sm"
           variant="ghost"
@@ -128,7 +137,7 @@ function InstalledTable({ items, filter, actions, upgradesOnly, onFind }: Instal
     [items, needle, upgradesOnly],
   )
   const columns: Column<InstalledPackageItem>[] = [
-    { key: 'name', label: 'Package', sortable: true, render: (p) => packageCell(p.name, p.summary) },
+    { key: 'name', label: 'Package', sortable: true, primary: true, render: (p) => packageCell(p.name, p.summary) },
     {
       key: 'version',
       label: 'Version',
@@ -156,7 +165,7 @@ function InstalledTable({ items, filter, actions, upgradesOnly, onFind }: Instal
       sortable: true,
       align: 'end',
       secondary: true,
-      render: (p) => formatBytes(p.installedSizeInBytes),
+      render: (p) => <span style={{ whiteSpace: 'nowrap' }}>{formatBytes(p.installedSizeInBytes)}</span>,
     },
   ]
   if (actions.admin)
@@ -164,7 +173,8 @@ function InstalledTable({ items, filter, actions, upgradesOnly, onFind }: Instal
       key: 'actions',
       label: 'Actions',
       align: 'end',
-      render: (p) => rowActions(actions, { name: p.name, installed: true, upgradable: p.upgradable }),
+      render: (p) =>
+        rowActions(actions, { name: p.name, installed: true, upgradable: p.upgradable, essential: p.essential }),
     })
   return (
     <DataTable
@@ -174,6 +184,7 @@ function InstalledTable({ items, filter, actions, upgradesOnly, onFind }: Instal
       rowKey={(p) => `${p.name}:${p.architecture}`}
       initialSort={{ key: 'name', direction: 'ascending' }}
       columns={columns}
+      pageSize={pageSize()}
       empty={
         needle ? (
           <Empty
@@ -235,7 +246,7 @@ function SearchView({
   }, [text, query])
 
   const columns: Column<SearchItem>[] = [
-    { key: 'name', label: 'Package', render: (p) => packageCell(p.name, p.summary) },
+    { key: 'name', label: 'Package', primary: true, render: (p) => packageCell(p.name, p.summary) },
     { key: 'version', label: 'Version', render: (p) => <span class="mono">{p.version}</span> },
     {
       key: 'installed',
@@ -307,18 +318,84 @@ function SearchView({
   )
 }
 
-/** Asks before removing: remove keeps the package's configuration files, purge deletes them too. */
+/** What apt would remove with the package (its simulation, GET /api/packages/removal), asked when the dialog opens. */
+function RemovalPlan({
+  ctx,
+  name,
+  purge,
+  onPurge,
+  onPlan,
+}: {
+  ctx: PageContext
+  name: string
+  purge: boolean
+  onPurge: (purge: boolean) => void
+  onPlan: (ok: boolean) => void
+}) {
+  const plan = useResource(
+    (signal) => ctx.api.get<Removal>(`/api/packages/removal?name=${encodeURIComponent(name)}`, { signal }),
+    [name],
+  )
+  useEffect(() => onPlan(plan.data !== undefined && plan.error === undefined), [plan.data, plan.error])
+  if (plan.error !== undefined && !plan.loading)
+    return <ErrorState error={plan.error} title={`${name} cannot be removed here`} />
+  if (!plan.data) return <Loading label="Asking apt what goes with it…" />
+  const others = plan.data.removes.filter((p) => p.name !== name)
+  return (
+    <div class="stack">
+      <Callout
+        tone="danger"
+        title={
+          others.length === 0
+            ? `apt removes ${name} only.`
+            : `apt also removes ${others.length} ${others.length === 1 ? 'package' : 'packages'} that ${others.length === 1 ? 'depends' : 'depend'} on it.`
+        }
+      >
+        What they do stops working.
+      </Callout>
+      <ul
+        class="removal-list"
+        aria-label="Packages apt removes"
+        style={{ maxHeight: '14rem', overflowY: 'auto', margin: 0, paddingInlineStart: '1.25rem' }}
+      >
+        {plan.data.removes.map((p) => (
+          <li key={`${p.name}:${p.architecture}`}>
+            <span class="cell-strong">{p.name}</span> <span class="mono muted">{p.version}</span>
+            {p.summary && <div class="detail">{p.summary}</div>}
+          </li>
+        ))}
+      </ul>
+      <Checkbox
+        name="purge"
+        label="Also delete their configuration files (purge)"
+        checked={purge}
+        onChange={(e) => onPurge(e.currentTarget.checked)}
+      />
+    </div>
+  )
+}
+
+/**
+ * Asks before removing, listing what apt removes with it (a simulation) in red; remove keeps the packages'
+ * configuration files, purge deletes them too. A package the system needs is refused by the server (409), said here.
+ */
 function RemoveDialog({
+  ctx,
   name,
   onClose,
   onRemove,
 }: {
+  ctx: PageContext
   name: string | null
   onClose: () => void
   onRemove: (purge: boolean) => void
 }) {
   const [purge, setPurge] = useState(false)
-  useEffect(() => setPurge(false), [name])
+  const [ready, setReady] = useState(false)
+  useEffect(() => {
+    setPurge(false)
+    setReady(false)
+  }, [name])
   return (
     <Dialog
       open={name !== null}
@@ -328,21 +405,17 @@ function RemoveDialog({
       actions={
         <>
           <Button onClick={onClose}>Cancel</Button>
-          <Button variant="danger" onClick={() => onRemove(purge)}>
-            {purge ? 'Remove and purge' : 'Remove'}
-          </Button>
+          {ready && (
+            <Button variant="danger" icon="trash" onClick={() => onRemove(purge)}>
+              {purge ? 'Remove and purge' : 'Remove'}
+            </Button>
+          )}
         </>
       }
     >
-      <p class="dialog-text">
-        apt also removes the packages that depend on it. Its own output in the job panel lists them.
-      </p>
-      <Checkbox
-        name="purge"
-        label="Also delete its configuration files (purge)"
-        checked={purge}
-        onChange={(e) => setPurge(e.currentTarget.checked)}
-      />
+      {name !== null && (
+        <RemovalPlan key={name} ctx={ctx} name={name} purge={purge} onPurge={setPurge} onPlan={setReady} />
+      )}
     </Dialog>
   )
 }
@@ -486,6 +559,7 @@ function PackagesPage({ ctx }: { ctx: PageContext }) {
         </Tabs>
       </div>
       <RemoveDialog
+        ctx={ctx}
         name={removing}
         onClose={() => setRemoving(null)}
         onRemove={(purge) => {

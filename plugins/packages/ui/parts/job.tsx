@@ -5,7 +5,7 @@
  */
 import { computed, signal, type ReadonlySignal, type Signal } from '@preact/signals'
 import { useEffect, useRef } from 'preact/hooks'
-import { Badge, Card, IconButton, ProgressBar, formatDateTime, type PageContext } from '@hostd/ui'
+import { Badge, Card, ErrorDetails, IconButton, ProgressBar, formatDateTime, type PageContext } from '@hostd/ui'
 import type { ExecRequest, Job } from '../../src/schemas.ts'
 
 export interface Progress {
@@ -21,6 +21,8 @@ export interface JobResult {
   exitCode?: number
   error?: string
   message?: string
+  /** apt's own words behind a translated error (`message` then names the cause and the next step). */
+  details?: { raw: string }
   job?: Job
 }
 
@@ -133,7 +135,8 @@ export function createJobStore(ctx: PageContext): JobStore {
           store.lines.push(m.text)
           lineCount.value = store.lines.length
         } else if (m.type === 'result') {
-          update({ result: m, status: m.error ? 'refused' : m.ok ? 'done' : 'failed' })
+          // A job that ran (exitCode) and failed may carry a translated error; one refused before it ran has no exitCode.
+          update({ result: m, status: m.ok ? 'done' : m.exitCode === undefined && m.error ? 'refused' : 'failed' })
         }
       })
       socket.addEventListener('close', () => {
@@ -193,7 +196,14 @@ function outcome(s: JobState) {
         </p>
       )
     case 'failed':
-      return (
+      return r?.message ? (
+        <>
+          <p>
+            <Badge tone="danger">Failed</Badge> {r.message}
+          </p>
+          {r.details?.raw && <ErrorDetails details={r.details.raw} />}
+        </>
+      ) : (
         <p>
           <Badge tone="danger">Failed</Badge> apt-get ended with exit code {r?.exitCode}. Its output above says why;
           nothing else was changed by this page.
