@@ -242,7 +242,10 @@ export async function createKernel(config: KernelConfig, options: KernelOptions 
 
   // A fleet member's verified call, run through this daemon's routing as its remote identity (built-in plugins only).
   container.register(DISPATCH_SERVICE_ID, {
-    useValue: createRemoteDispatch((req, res) => server.emit('request', req, res)),
+    useValue: createRemoteDispatch(
+      (req, res) => server.emit('request', req, res),
+      (req, socket, head) => server.emit('upgrade', req, socket, head),
+    ),
   })
   await registry.init()
   await mkdir(config.pluginsDir, { recursive: true })

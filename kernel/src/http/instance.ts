@@ -29,7 +29,7 @@ import { extractToken, type SessionStore } from '../auth/sessions.ts'
 import type { AuthUser } from '../auth/auth-user.ts'
 import { API_TOKEN_PREFIX, ApiTokenStore, pathAllowed, type ResolvedApiToken } from '../auth/api-tokens.ts'
 import { trackRequest, type LiveRequest } from './live-request.ts'
-import { remoteIdentityOf } from './remote-dispatch.ts'
+import { remoteHasSession, remoteIdentityOf } from './remote-dispatch.ts'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -133,8 +133,9 @@ export function authenticate(
   if (remote !== undefined) {
     req.user = remote
     if (role === 'public') return null
-    // It has no session here: what needs one (account security, users) is refused.
-    if (access.sessionOnly || access.recentSignIn)
+    // It has no session here: what needs a recent sign-in (account security, users) is refused; what only refuses API
+    // tokens admits a person whose origin host signed that they have a session there.
+    if (access.recentSignIn || (access.sessionOnly && !remoteHasSession(req.raw)))
       return KernelErrors.sessionRequired('A call from another fleet member cannot do this: sign in on this host')
     return authorize(req, role, access)
   }

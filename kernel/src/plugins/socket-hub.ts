@@ -12,6 +12,7 @@ import { credentialOf, liveEndError } from '../http/live-request.ts'
 import { holdEarlyMessages } from './early-messages.ts'
 import type { LiveConnection } from '../auth/live-connections.ts'
 import { extractToken, type SessionStore } from '../auth/sessions.ts'
+import { remoteHasSession, remoteIdentityOf } from '../http/remote-dispatch.ts'
 
 /** How long a socket asked to close may take to answer the close frame before it is cut. */
 const CLOSE_GRACE_MS = 1000
@@ -55,9 +56,14 @@ export const socketHub = fp<{ registry: PluginRegistry; sessions: SessionStore }
         const target = registry.findSocket(req.url)
         if (!target) throw KernelErrors.routeNotFound(`No socket ${req.url.split('?')[0]}`)
         const { role, sessionOnly } = target.def.options
+        // A fleet member's socket (remote-dispatch.ts, injected: no browser, no token): sessionOnly admits it only when
+        // its origin host signed that the caller has a session there; that host checked the browser's Origin.
+        const remote = remoteIdentityOf(req.raw) !== undefined
+        if (remote && sessionOnly && !remoteHasSession(req.raw))
+          throw KernelErrors.sessionRequired('A socket from another fleet member needs a signed-in person there')
         const refused = authorize(req, role, { sessionOnly })
         if (refused) throw refused
-        if (!originAllowed(req, extractToken(req.headers)!.via)) {
+        if (!remote && !originAllowed(req, extractToken(req.headers)!.via)) {
           throw KernelErrors.crossOrigin(
             "WebSocket refused: Origin must be this daemon's own origin (and is required with the session cookie)",
           )
@@ -86,9 +92,10 @@ export const socketHub = fp<{ registry: PluginRegistry; sessions: SessionStore }
         const closed = new AbortController()
         const onLifetimeEnd = () => closed.abort()
         runtime.lifetime.signal.addEventListener('abort', onLifetimeEnd, { once: true })
-        // Tied to its session or API token: ended (4401/4403) when that ends or the role no longer suffices.
-        const credential = credentialOf(sessions, req)!
-        const live: LiveConnection = {
+        // Tied to its session or API token: ended (4401/4403) when that ends or the role no longer suffices. A fleet
+        // member's socket has neither here: the member that relays it closes it when the session there ends.
+        const credential = credentialOf(sessions, req)
+        const live: LiveConnection | null = credential && {
           sessionHash: credential.hash,
           kind: credential.kind,
           userId: req.user!.id,
@@ -99,11 +106,11 @@ export const socketHub = fp<{ registry: PluginRegistry; sessions: SessionStore }
             setTimeout(() => socket.terminate(), CLOSE_GRACE_MS).unref()
           },
         }
-        sessions.connections.add(live)
+        if (live) sessions.connections.add(live)
         holdEarlyMessages(socket)
         socket.once('close', () => {
           runtime.openSockets.delete(socket)
-          sessions.connections.delete(live)
+          if (live) sessions.connections.delete(live)
           runtime.lifetime.signal.removeEventListener('abort', onLifetimeEnd)
           closed.abort()
         })

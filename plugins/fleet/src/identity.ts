@@ -28,6 +28,8 @@ export interface Assertion {
   path: string
   /** SHA-256 (hex) of the body, '' without one. */
   body: string
+  /** The caller signed in with a session on the origin host (a person), not an API token: set on sockets. */
+  ses?: boolean
   /** Seconds since the epoch. */
   exp: number
   /** The request id: each is accepted once. */

@@ -4,7 +4,7 @@
  * verified caller; join codes; roles per host. The NATS clients are imported only when this host joins a fleet.
  */
 import { definePlugin, tokens } from '@hostd/sdk'
-import { fleetRoutes } from './routes.ts'
+import { fleetRoutes, fleetSockets } from './routes.ts'
 import { FleetService, readFleetEnv, type FleetEnv } from './service.ts'
 import { dispatchToken } from './tokens.ts'
 
@@ -25,6 +25,7 @@ export function createFleetPlugin(env: FleetEnv = readFleetEnv()) {
     },
     setup: (deps) => new FleetService(deps, env),
     routes: (r, _deps, fleet) => fleetRoutes(r, fleet),
+    sockets: (s, _deps, fleet) => fleetSockets(s, fleet),
     start: (_deps, fleet) => fleet.start(),
     stop: (_deps, fleet) => fleet.stop(),
     ui: {

@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream'
 import type { FastifyReply } from 'fastify'
-import type { RouteRegistrar, RouteRequest } from '@hostd/sdk'
+import type { RouteRegistrar, RouteRequest, SocketRegistrar } from '@hostd/sdk'
 import { errors } from '@hostd/sdk'
 import {
   FleetStatusSchema,
@@ -95,6 +95,27 @@ export function fleetRoutes(r: RouteRegistrar, fleet: FleetService): void {
       return fleet.roles()
     },
   )
+}
+
+/**
+ * `wss://<this host>/api/hosts/{host}/{socket path}`: any socket of member {host} (the terminal, container logs),
+ * opened there as you and carried over NATS (README.md, "Sockets"). This host's own checks (sign-in, Origin) apply
+ * to the browser's socket as to any other; the member's (role, sessionOnly, query) to its own.
+ */
+export function fleetSockets(s: SocketRegistrar, fleet: FleetService): void {
+  s.ws('/api/hosts/:host/*', { role: 'viewer' }, (socket, ctx) => {
+    const url = ctx.request.url
+    const host = url.slice('/api/hosts/'.length).split(/[/?]/)[0] ?? ''
+    const path = url.slice(`/api/hosts/${host}`.length)
+    const offered = ctx.request.headers['sec-websocket-protocol']
+    const protocols = typeof offered === 'string' ? offered.split(',').map((p) => p.trim()) : []
+    const session = (ctx.request as unknown as { apiToken?: unknown }).apiToken == null
+    return fleet.bridgeSocket(
+      socket,
+      { host, method: 'WS', path, headers: {}, body: undefined, user: ctx.user, session, protocols },
+      ctx.signal,
+    )
+  })
 }
 
 const isStream = (value: unknown): value is Readable =>

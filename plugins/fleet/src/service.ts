@@ -8,6 +8,7 @@ import { PassThrough, type Readable } from 'node:stream'
 import { hostname } from 'node:os'
 import { join } from 'node:path'
 import type { Msg, MsgHdrs } from '@nats-io/transport-node'
+import type { WebSocket } from 'ws'
 import {
   HostdError,
   isRole,
@@ -27,6 +28,7 @@ import { readInventory, type Inventory } from './inventory.ts'
 import type { RemoteDispatch } from './tokens.ts'
 import type { EmbeddedServer } from './embedded.ts'
 import { newPassword } from './password.ts'
+import { readBridgeHeaders, SocketBridge, writeBridgeHeaders, type BridgeHeaders } from './socket-bridge.ts'
 import { HOST_NAME, requestSubject, streamSubject, type ServerUser } from './subjects.ts'
 import { Transport, type NatsCredentials } from './transport.ts'
 
@@ -142,6 +144,8 @@ export interface ForwardRequest {
   headers: Record<string, string>
   body: Buffer | undefined
   user: SessionUser
+  /** The caller signed in with a session here (not an API token): signed into the assertion (sessionOnly sockets). */
+  session?: boolean
 }
 
 export interface ForwardAnswer {
@@ -198,6 +202,8 @@ export class FleetService {
   #retry: NodeJS.Timeout | null = null
   /** Streamed answers being sent, by `origin/id`. */
   readonly #streams = new Map<string, OutgoingStream>()
+  /** Sockets carried across members: answered here by `origin/id`, opened from here by `to:member/id`. */
+  readonly #sockets = new Map<string, SocketBridge>()
   #server: EmbeddedServer | null = null
   /** The embedded server's URL as other hosts reach it (what a join code carries). */
   #advertised: string | null = null
@@ -301,6 +307,7 @@ export class FleetService {
   async stop(): Promise<void> {
     this.#stopped = true
     for (const stream of this.#streams.values()) stream.end()
+    for (const bridge of [...this.#sockets.values()]) bridge.close(1001, 'hostd is stopping')
     if (this.#retry) clearTimeout(this.#retry)
     if (this.#timer) clearInterval(this.#timer)
     this.#timer = null
@@ -542,6 +549,101 @@ export class FleetService {
     return { status, headers: answerHeaders(reply.headers), body: out }
   }
 
+  /**
+   * A socket of member `req.host` (the terminal, container logs) for `socket`, a socket of this host: B opens its own
+   * socket as the verified caller (the kernel's injected upgrade), then both ends relay frames over NATS with credit
+   * (socket-bridge.ts): A to B on B's request subject, B to A on `hostd.fleet.stream.<A>.<B>.<id>`. A refusal ends
+   * `socket` with the JSON error frame and close code 4000 + its status, as sockets here do.
+   */
+  async bridgeSocket(
+    socket: WebSocket,
+    req: ForwardRequest & { protocols: string[] },
+    signal: AbortSignal,
+  ): Promise<void> {
+    socket.pause()
+    let bridge: SocketBridge | null = null
+    try {
+      const t = this.#transport
+      if (!t) throw FleetErrors.notJoined()
+      checkPath(req.path)
+      if (req.host === this.#host) return await this.#bridgeLocally(socket, req, signal)
+      if (!this.#hosts.has(req.host)) throw FleetErrors.hostUnknown(`No member of the fleet is named "${req.host}"`)
+      const id = randomUUID()
+      const key = `to:${req.host}/${id}`
+      // Frames the browser sent before the member answered wait for it (it knows the socket only then).
+      let waiting: [BridgeHeaders, Uint8Array][] | null = []
+      const toMember = (bh: BridgeHeaders, data: Uint8Array) => {
+        if (waiting) return void waiting.push([bh, data])
+        const h = t.headers()
+        h.set('Hostd-Kind', 'sock')
+        h.set('Hostd-Stream', id)
+        writeBridgeHeaders(bh, (name, value) => h.set(name, value))
+        if (t.connected) t.publish(requestSubject(req.host, this.#host), data, h)
+      }
+      const carried = new SocketBridge(socket, toMember, () => {
+        sub.unsubscribe()
+        this.#sockets.delete(key)
+      })
+      bridge = carried
+      this.#sockets.set(key, carried)
+      const sub = t.subscribe(streamSubject(this.#host, req.host, id), (msg) => {
+        const bh = readBridgeHeaders((name) => msg.headers?.get(name) || undefined)
+        if (bh) carried.receive(bh, msg.data)
+      })
+      // The session here ended (the kernel closes the browser's socket with 4401/4403 right after) or this plugin stops.
+      signal.addEventListener('abort', () => queueMicrotask(() => carried.close(1001, 'hostd is stopping')), {
+        once: true,
+      })
+      const h = this.#callHeaders(t, { ...req, method: 'WS', body: undefined, headers: {} })
+      h.set('Hostd-Kind', 'socket')
+      h.set('Hostd-Stream', id)
+      if (req.protocols.length > 0) h.set('Hostd-Protocols', req.protocols.join(', '))
+      const reply = await this.#request(t, req.host, h, undefined)
+      const status = replyStatus(req.host, reply)
+      if (status !== 101) {
+        refuseSocket(socket, status, Buffer.from(reply.data).toString('utf8'))
+        carried.close(1011, 'refused', false)
+        return
+      }
+      const held = waiting
+      waiting = null
+      for (const [bh, data] of held) toMember(bh, data)
+      // The browser went away while the member was opening its socket: that socket is closed too.
+      if (socket.readyState !== socket.OPEN) toMember({ kind: 'close', code: 1001 }, new Uint8Array())
+      else socket.resume()
+    } catch (err) {
+      const e = err instanceof HostdError ? err : FleetErrors.unreachable((err as Error).message)
+      refuseSocket(socket, e.statusCode, JSON.stringify({ error: e.code, message: e.message }))
+      bridge?.close(1011, 'refused', false)
+    }
+  }
+
+  /** This host's own socket through /api/hosts/<self>/...: two bridges joined in memory. */
+  async #bridgeLocally(socket: WebSocket, req: ForwardRequest & { protocols: string[] }, signal: AbortSignal) {
+    const identity = { userId: req.user.id, username: req.user.username, role: req.user.role, origin: this.#host }
+    const opened = await this.#d.dispatch.openSocket({
+      url: req.path,
+      protocols: req.protocols,
+      identity: { ...identity, session: req.session === true },
+    })
+    if (!opened.ok) return refuseSocket(socket, opened.status, opened.body)
+    const key = `self/${randomUUID()}`
+    const outer: SocketBridge = new SocketBridge(
+      socket,
+      (h, d) => inner.receive(h, d),
+      () => this.#sockets.delete(key),
+    )
+    const inner: SocketBridge = new SocketBridge(
+      opened.socket,
+      (h, d) => outer.receive(h, d),
+      () => {},
+    )
+    this.#sockets.set(key, outer)
+    signal.addEventListener('abort', () => queueMicrotask(() => outer.close(1001, 'hostd is stopping')), { once: true })
+    opened.socket.resume()
+    socket.resume()
+  }
+
   #callHeaders(t: Transport, req: ForwardRequest) {
     const assertion = this.#signer!.sign({
       iss: this.#host,
@@ -552,6 +654,7 @@ export class FleetService {
       method: req.method,
       path: req.path,
       body: bodyDigest(req.body),
+      ...(req.session ? { ses: true } : {}),
     })
     const h = t.headers()
     h.set('Hostd-Assertion', assertion)
@@ -602,6 +705,13 @@ export class FleetService {
     if (!t) return
     const origin = msg.subject.split('.').at(-1) ?? ''
     const kind = msg.headers?.get('Hostd-Kind')
+    if (kind === 'sock') {
+      // A carried socket's frame, credit or close: only from the member that opened it (the subject names it).
+      const bridge = this.#sockets.get(`${origin}/${msg.headers?.get('Hostd-Stream') ?? ''}`)
+      const bh = readBridgeHeaders((name) => msg.headers?.get(name) || undefined)
+      if (bridge && bh) bridge.receive(bh, msg.data)
+      return
+    }
     if (kind === 'credit' || kind === 'cancel') {
       // Only the caller that opened a stream can steer it: the subject names the sender (NATS permissions).
       const stream = this.#streams.get(`${origin}/${msg.headers?.get('Hostd-Stream') ?? ''}`)
@@ -624,6 +734,10 @@ export class FleetService {
     try {
       if (kind === 'join') {
         respond(await this.#answerJoin(origin, msg.data))
+        return
+      }
+      if (kind === 'socket') {
+        respond(await this.#answerSocket(t, origin, msg.headers))
         return
       }
       const answer = await this.#answerCall(origin, msg.headers, Buffer.from(msg.data), t.maxPayload - 4096)
@@ -651,6 +765,64 @@ export class FleetService {
     const method = h?.get('Hostd-Method') ?? ''
     const path = h?.get('Hostd-Path') ?? ''
     checkPath(path)
+    const { identity } = await this.#verify(origin, h, method, path, body)
+    const headers: Record<string, string> = {}
+    for (const name of ['content-type', 'accept']) {
+      const value = h?.get(name)
+      if (value) headers[name] = value
+    }
+    const stream = h?.get('Hostd-Stream')
+    if (stream) {
+      const res = await this.#d.dispatch.dispatch({
+        method,
+        url: path,
+        headers,
+        body: body.length > 0 ? body : undefined,
+        identity,
+      })
+      return { status: res.status, headers: pick(res.headers), body: res.body, stream }
+    }
+    return this.#runLocally(method, path, headers, body.length > 0 ? body : undefined, identity, limit)
+  }
+
+  /** A member asks this host to open one of its sockets as the verified caller, relayed over NATS (bridgeSocket). */
+  async #answerSocket(t: Transport, origin: string, h: MsgHdrs | undefined): Promise<ForwardAnswer> {
+    const path = h?.get('Hostd-Path') ?? ''
+    checkPath(path)
+    const { identity, a } = await this.#verify(origin, h, 'WS', path, Buffer.alloc(0))
+    const id = h?.get('Hostd-Stream') ?? ''
+    if (!/^[0-9a-f-]{36}$/.test(id)) throw FleetErrors.assertionRefused('A socket needs a stream id')
+    const protocols = (h?.get('Hostd-Protocols') ?? '')
+      .split(',')
+      .map((p) => p.trim())
+      .filter(Boolean)
+    const opened = await this.#d.dispatch.openSocket({
+      url: path,
+      protocols,
+      identity: { ...identity, session: a.ses === true },
+    })
+    if (!opened.ok) {
+      const contentType = opened.contentType || 'application/json; charset=utf-8'
+      return { status: opened.status, headers: { 'content-type': contentType }, body: Buffer.from(opened.body) }
+    }
+    const key = `${origin}/${id}`
+    const subject = streamSubject(origin, this.#host, id)
+    const bridge = new SocketBridge(
+      opened.socket,
+      (bh, data) => {
+        const out = t.headers()
+        writeBridgeHeaders(bh, (name, value) => out.set(name, value))
+        if (t.connected) t.publish(subject, data, out)
+      },
+      () => this.#sockets.delete(key),
+    )
+    this.#sockets.set(key, bridge)
+    opened.socket.resume()
+    return { status: 101, headers: { 'Hostd-Protocol': opened.protocol }, body: Buffer.alloc(0) }
+  }
+
+  /** Checks a call's assertion (refusals audited) and gives the identity this host grants it (its role map first). */
+  async #verify(origin: string, h: MsgHdrs | undefined, method: string, path: string, body: Buffer) {
     const known = this.#hosts.get(origin)?.p.publicKey
     const pinned = this.#pins[origin]
     let a: Assertion
@@ -676,24 +848,7 @@ export class FleetService {
     }
     if (!pinned && known) await this.#pin(origin, known)
     const role = this.#roles[`${a.name}@${origin}`] ?? this.#roles[`*@${origin}`] ?? a.role
-    const headers: Record<string, string> = {}
-    for (const name of ['content-type', 'accept']) {
-      const value = h?.get(name)
-      if (value) headers[name] = value
-    }
-    const identity = { userId: a.sub, username: a.name, role, origin }
-    const stream = h?.get('Hostd-Stream')
-    if (stream) {
-      const res = await this.#d.dispatch.dispatch({
-        method,
-        url: path,
-        headers,
-        body: body.length > 0 ? body : undefined,
-        identity,
-      })
-      return { status: res.status, headers: pick(res.headers), body: res.body, stream }
-    }
-    return this.#runLocally(method, path, headers, body.length > 0 ? body : undefined, identity, limit)
+    return { identity: { userId: a.sub, username: a.name, role, origin }, a }
   }
 
   /** Sends a streamed answer's pieces to the caller while it has credit (flow control: see forwardStream). */
@@ -891,6 +1046,22 @@ function replyStatus(host: string, reply: { headers: MsgHdrs | undefined }): num
   if (!Number.isInteger(status) || status < 100 || status > 599)
     throw FleetErrors.unreachable(`${host} answered something that is not a hostd answer`)
   return status
+}
+
+/** Ends a socket that could not be carried: the JSON error frame, then 4000 + the status (as sockets here do). */
+function refuseSocket(socket: WebSocket, status: number, body: string): void {
+  let error = 'HOSTD_FLEET_UNREACHABLE'
+  let message = body
+  try {
+    const parsed = JSON.parse(body) as { error?: unknown; message?: unknown }
+    if (typeof parsed.error === 'string') error = parsed.error
+    if (typeof parsed.message === 'string') message = parsed.message
+  } catch {
+    /* not JSON: the text is the message */
+  }
+  if (socket.readyState !== socket.OPEN) return
+  socket.send(JSON.stringify({ type: 'error', error, message }))
+  socket.close(4000 + Math.min(599, Math.max(100, status)), error)
 }
 
 function errorAnswer(e: HostdError): ForwardAnswer {

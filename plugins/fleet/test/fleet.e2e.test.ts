@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { generateKeyPairSync, sign } from 'node:crypto'
+import { readFileSync } from 'node:fs'
 import { rm } from 'node:fs/promises'
 import { eventually } from '@hostd/sdk/testing'
 import { connect, headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node'
@@ -13,6 +14,9 @@ import { startDaemon, type Daemon } from '../../../test/support/daemon.ts'
 import { startPluginDaemon, type PluginDaemon } from '../../../test/support/plugin-daemon.ts'
 import { importTestImage, startEngine, type TestEngine } from '../../containers/test/support/engine.ts'
 import { startCluster, type NatsCluster } from './support/cluster.ts'
+import WebSocket from 'ws'
+import { ensureTestAccount } from '../../../test/support/unix-user.ts'
+import { running, TerminalClient } from '../../terminal/test/support.ts'
 
 const PASSWORDS = { a: 'nats-pass-a', b: 'nats-pass-b', c: 'nats-pass-c' }
 const IMAGE = 'hostd-test/fleet:1'
@@ -77,9 +81,15 @@ describe('fleet end to end', () => {
     engine = await startEngine()
     await importTestImage(engine, IMAGE)
     await engine.docker('create', '--name', 'fleet-b-web', IMAGE, 'sleep', '3600')
+    await engine.docker('run', '-d', '--name', 'fleet-b-log', IMAGE, 'sh', '-c', 'echo log-line-from-b; sleep 3600')
+    const account = await ensureTestAccount()
     ;[a, b, c] = await Promise.all([
       startPluginDaemon(['fleet'], memberEnv('a')),
-      startPluginDaemon(['fleet', 'containers', 'widgets', 'metrics'], { ...memberEnv('b'), DOCKER_HOST: engine.host }),
+      startPluginDaemon(['fleet', 'containers', 'widgets', 'metrics', 'terminal'], {
+        ...memberEnv('b'),
+        DOCKER_HOST: engine.host,
+        HOSTD_TERMINAL_USER: account.name,
+      }),
       startPluginDaemon(['fleet']),
     ])
     cToken = (c as PluginDaemon).adminToken
@@ -140,6 +150,56 @@ describe('fleet end to end', () => {
     })
     expect(users.json?.error, users.text).toBe('HOSTD_AUTH_SESSION_REQUIRED')
 
+    // B's terminal through A's socket: a real PTY on B, opened there as admin@a (B's audit log), closed with A's socket.
+    const wss = a.url.replace(/^https/, 'wss')
+    const term = new TerminalClient(`${wss}/api/hosts/b/api/terminal?cols=100&rows=30`, { token: a.adminToken })
+    const ready = await term.waitForFrame('ready')
+    expect(await term.run('echo $((6*7))')).toBe('42')
+    expect(ancestors(ready.pid)).toContain(b.pid)
+    expect(ancestors(ready.pid)).not.toContain(a.pid)
+    const opened = (await call(b, b.adminToken, '/api/audit?limit=50')).json.items.find(
+      (e: any) => e.action === 'terminal.open',
+    )
+    expect(opened?.username).toBe('admin@a')
+    await term.close()
+    await eventually(async () => !(await running(ready.pid)), 50)
+    // The shell on B exits: A's socket closes as B's did.
+    const exiting = new TerminalClient(`${wss}/api/hosts/b/api/terminal`, { token: a.adminToken })
+    await exiting.waitForFrame('ready')
+    exiting.type('exit 0\n')
+    expect(await exiting.closed).toMatchObject({ code: 1000 })
+    // The session on A ends: A closes its socket (4401), and B's shell with it.
+    const login2 = await a.fetch('/api/auth/login', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-svc-client': 'fleet-test' },
+      body: JSON.stringify({ username: 'admin', password: 'plugin daemon password' }),
+    })
+    const second = ((await login2.json()) as { token: string }).token
+    const ending = new TerminalClient(`${wss}/api/hosts/b/api/terminal`, { token: second })
+    const endingPid = (await ending.waitForFrame('ready')).pid
+    expect((await call(a, second, '/api/auth/logout', { method: 'POST' })).status).toBeLessThan(300)
+    expect((await ending.closed).code).toBe(4401)
+    await eventually(async () => !(await running(endingPid)), 50)
+    // An API token of A is no person: B's terminal (sessionOnly) refuses it, and A's socket says why (4000 + 403).
+    const made2 = await call(a, a.adminToken, '/api/me/tokens', {
+      method: 'POST',
+      body: { name: 'script', role: 'admin' },
+    })
+    expect(made2.status, made2.text).toBe(201)
+    const scripted = new TerminalClient(`${wss}/api/hosts/b/api/terminal`, { token: made2.json.secret })
+    expect(await scripted.closed).toMatchObject({ code: 4403, reason: 'HOSTD_AUTH_SESSION_REQUIRED' })
+    // B's container logs followed through A.
+    const logs = new WebSocket(`${wss}/api/hosts/b/api/containers/logs?id=fleet-b-log`, {
+      headers: { authorization: `Bearer ${a.adminToken}` },
+      rejectUnauthorized: false,
+    })
+    let logText = ''
+    logs.on('message', (data: Buffer) => {
+      logText += data.toString('utf8')
+    })
+    await eventually(() => logText.includes('log-line-from-b'), 50)
+    logs.close()
+
     // A viewer on A is a viewer on B: reads work, an admin route is refused by B's own rules.
     const viewer = await call(a, a.adminToken, '/api/users', {
       method: 'POST',
@@ -153,6 +213,8 @@ describe('fleet end to end', () => {
     })
     const vera = ((await login.json()) as { token: string }).token
     expect((await call(a, vera, '/api/hosts/b/api/containers')).status).toBe(200)
+    const veraTerm = new TerminalClient(`${wss}/api/hosts/b/api/terminal`, { token: vera })
+    expect(await veraTerm.closed).toMatchObject({ code: 4403, reason: 'HOSTD_AUTH_FORBIDDEN' })
     const refused = await call(a, vera, '/api/hosts/b/api/bento/widgets', {
       method: 'POST',
       body: { title: 'No', type: 'text', script: 'echo no' },
@@ -267,6 +329,17 @@ describe('fleet end to end', () => {
     expect(afterKill.status, afterKill.text).toBe(200)
   }, 120_000)
 })
+
+/** The process ids above `pid`, up to init. */
+function ancestors(pid: number): number[] {
+  const out: number[] = []
+  for (let at = pid; at > 1; ) {
+    const stat = readFileSync(`/proc/${at}/stat`, 'latin1')
+    at = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
+    out.push(at)
+  }
+  return out
+}
 
 /** An assertion signed with a key nobody in the fleet knows. */
 function forgedAssertion(claims: { iss: string; aud: string; method: string; path: string }): string {

@@ -10,6 +10,7 @@ import { eventually } from '@hostd/sdk/testing'
 import { connect, headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node'
 import { expectAccessible, screenshot, startUi, type UiHarness } from '../../../test/support/browser.ts'
 import { startCluster, type NatsCluster } from './support/cluster.ts'
+import { ensureTestAccount } from '../../../test/support/unix-user.ts'
 
 const member = (host: string) => ({ user: host, password: `pw-${host}`, host })
 
@@ -24,9 +25,11 @@ describe('fleet page', { timeout: 120_000 }, () => {
 
   beforeAll(async () => {
     cluster = await startCluster(1, [member('a'), member('b'), member('c')])
+    const account = await ensureTestAccount()
     ui = await startUi({
       env: {
-        HOSTD_BUILTIN_PLUGINS: 'fleet',
+        HOSTD_BUILTIN_PLUGINS: 'fleet,terminal',
+        HOSTD_TERMINAL_USER: account.name,
         HOSTD_FLEET_NATS_URL: cluster.urls,
         HOSTD_FLEET_NATS_USER: 'a',
         HOSTD_FLEET_NATS_PASSWORD: 'pw-a',
@@ -70,6 +73,21 @@ describe('fleet page', { timeout: 120_000 }, () => {
     // b answers calls as a member would: its containers.
     peers[0]!.subscribe('hostd.fleet.req.b.*', {
       callback: (_err, msg) => {
+        const kind = msg.headers?.get('Hostd-Kind')
+        if (kind === 'sock') return // the page's socket: credit and close from a
+        if (kind === 'socket') {
+          // A container's logs socket: opened, then one log frame on the socket's subject (socket-bridge.ts).
+          const opened = natsHeaders()
+          opened.set('Hostd-Status', '101')
+          msg.respond(new Uint8Array(), { headers: opened })
+          const frame = natsHeaders()
+          frame.set('Hostd-Op', 'frame')
+          frame.set('Hostd-Seq', '0')
+          const log = JSON.stringify({ type: 'log', stream: 'stdout', data: 'hello from b\n' })
+          const subject = `hostd.fleet.stream.a.b.${msg.headers!.get('Hostd-Stream')}`
+          peers[0]!.publish(subject, new TextEncoder().encode(log), { headers: frame })
+          return
+        }
         const h = natsHeaders()
         h.set('Hostd-Status', '200')
         h.set('content-type', 'application/json')
@@ -111,7 +129,7 @@ describe('fleet page', { timeout: 120_000 }, () => {
 
     await row('b').getByRole('link', { name: 'b' }).click()
     const containers = page.getByRole('region', { name: 'Containers' })
-    await containers.getByRole('cell', { name: 'web' }).waitFor()
+    await containers.getByRole('cell', { name: 'web', exact: true }).waitFor()
     await expect.poll(() => page.getByRole('region', { name: 'State' }).textContent()).toContain('Updates waiting14')
     await expectAccessible(page, 'fleet host b')
     await screenshot(page, 'fleet-host')
@@ -119,6 +137,42 @@ describe('fleet page', { timeout: 120_000 }, () => {
     await containers.getByText('The containers of c could not be read').waitFor()
     await expect.poll(() => containers.textContent()).toContain('did not answer')
     await screenshot(page, 'fleet-host-down')
+
+    // b's container logs, followed through this host's socket to b's.
+    await page.getByRole('combobox', { name: 'Host' }).selectOption('b')
+    await containers.getByRole('button', { name: 'Logs of web' }).click()
+    const logs = page.getByRole('dialog', { name: 'Logs of web on b' })
+    await logs.getByRole('log', { name: 'Logs of web' }).getByText('hello from b').waitFor()
+    await logs.getByRole('status').getByText('Following').waitFor()
+    await screenshot(page, 'fleet-logs')
+    await logs.getByRole('button', { name: 'Close' }).click()
+
+    // A member's terminal from its host page: this host's terminal page, the socket carried by the fleet plugin
+    // (here the member is this host itself, a, so the shell is real: /api/hosts/a/api/terminal).
+    await page.getByRole('combobox', { name: 'Host' }).selectOption('a')
+    await page.getByRole('button', { name: 'Terminal' }).click()
+    await page.getByRole('heading', { name: 'Terminal on a', level: 1 }).waitFor()
+    const toggle = page.getByRole('switch', { name: 'Screen reader mode' })
+    if (!(await toggle.isChecked())) await toggle.check()
+    await page.getByRole('status').getByText('Connected').waitFor()
+    const lines = page.getByRole('region', { name: 'Terminal' }).getByRole('listitem')
+    await lines
+      .filter({ hasText: /\$\s*$/ })
+      .first()
+      .waitFor()
+    await page.getByRole('textbox', { name: 'Terminal input' }).focus()
+    await page.keyboard.type('echo $((6*7))')
+    await page.keyboard.press('Enter')
+    await lines
+      .filter({ hasText: /^\s*42\s*$/ })
+      .first()
+      .waitFor()
+    await page.getByText(/A login shell on host a as hostd-test/).waitFor()
+    await screenshot(page, 'fleet-terminal')
+    await page.goBack()
+    await page.setViewportSize({ width: 390, height: 844 })
+    await page.getByRole('button', { name: 'Terminal' }).waitFor()
+    await screenshot(page, 'fleet-host-phone')
 
     const viewer = await ui.open('viewer', '/fleet')
     await viewer.getByRole('table', { name: 'Members' }).getByRole('link', { name: 'b' }).waitFor()

@@ -4,7 +4,7 @@
  * `/api/hosts/<host>/...`. Everything drawn here is this hostd's own code: another member sends data, never page
  * code (Cockpit's lesson, cockpit PR #20749). Admins make join codes here, or join a fleet with one.
  */
-import { useState } from 'preact/hooks'
+import { useEffect, useRef, useState } from 'preact/hooks'
 import {
   Badge,
   Button,
@@ -245,6 +245,7 @@ function HostPage({ ctx, host }: { ctx: PageContext; host: string }) {
       ctx.api.get<{ items: Container[] }>(`/api/hosts/${encodeURIComponent(host)}/api/containers`, { signal }),
     [host],
   )
+  const [logsOf, setLogsOf] = useState<Container | null>(null)
   const me = hosts.data?.hosts.find((h) => h.host === host)
   const go = (to: string) => ctx.navigate(to ? `${ctx.base}/${encodeURIComponent(to)}` : ctx.base)
   return (
@@ -253,17 +254,29 @@ function HostPage({ ctx, host }: { ctx: PageContext; host: string }) {
         title={host}
         breadcrumbs={[{ label: 'Fleet', href: ctx.base }]}
         actions={
-          <label class="fleet-switcher">
-            <span>Host</span>
-            <select class="input select" value={host} onChange={(e) => go((e.target as HTMLSelectElement).value)}>
-              {(hosts.data?.hosts ?? [{ host } as Host]).map((h) => (
-                <option key={h.host} value={h.host}>
-                  {h.host}
-                  {h.up ? '' : ' (down)'}
-                </option>
-              ))}
-            </select>
-          </label>
+          <>
+            {ctx.can('admin') && (
+              // This hostd's own terminal page, its socket carried to the member (/api/hosts/{host}/api/terminal).
+              <Button
+                variant="secondary"
+                icon="terminal"
+                onClick={() => ctx.navigate(`/terminal?host=${encodeURIComponent(host)}`)}
+              >
+                Terminal
+              </Button>
+            )}
+            <label class="fleet-switcher">
+              <span>Host</span>
+              <select class="input select" value={host} onChange={(e) => go((e.target as HTMLSelectElement).value)}>
+                {(hosts.data?.hosts ?? [{ host } as Host]).map((h) => (
+                  <option key={h.host} value={h.host}>
+                    {h.host}
+                    {h.up ? '' : ' (down)'}
+                  </option>
+                ))}
+              </select>
+            </label>
+          </>
         }
       />
       <Card title="State">
@@ -323,11 +336,93 @@ function HostPage({ ctx, host }: { ctx: PageContext; host: string }) {
                 label: 'State',
                 render: (c) => <Badge tone={c.state === 'running' ? 'success' : 'neutral'}>{c.state}</Badge>,
               },
+              {
+                key: 'logs',
+                label: 'Logs',
+                render: (c) => (
+                  <Button
+                    variant="ghost"
+                    size="sm"
+                    icon="file"
+                    aria-label={`Logs of ${c.name}`}
+                    onClick={() => setLogsOf(c)}
+                  >
+                    Logs
+                  </Button>
+                ),
+              },
             ]}
           />
         )}
       </Card>
+      {logsOf && <LogsDialog ctx={ctx} host={host} container={logsOf} onClose={() => setLogsOf(null)} />}
     </div>
+  )
+}
+
+/** A container's logs on `host`, followed live through this hostd's socket to the member's. */
+function LogsDialog({
+  ctx,
+  host,
+  container,
+  onClose,
+}: {
+  ctx: PageContext
+  host: string
+  container: Container
+  onClose: () => void
+}) {
+  const [text, setText] = useState('')
+  const [state, setState] = useState<{ kind: 'connecting' | 'open' | 'ended' | 'failed'; message?: string }>({
+    kind: 'connecting',
+  })
+  const pre = useRef<HTMLPreElement>(null)
+  useEffect(() => {
+    const id = encodeURIComponent(container.id)
+    const socket = ctx.socket(`/api/hosts/${encodeURIComponent(host)}/api/containers/logs?id=${id}&tail=200`)
+    let failed = false
+    socket.onopen = () => setState({ kind: 'open' })
+    socket.onmessage = (e) => {
+      let frame: { type?: string; data?: string; reason?: string; message?: string }
+      try {
+        frame = JSON.parse(String(e.data))
+      } catch {
+        return
+      }
+      if (frame.type === 'log' && frame.data) setText((t) => (t + frame.data).slice(-200_000))
+      else if (frame.type === 'end') setState({ kind: 'ended', message: frame.reason })
+      else if (frame.type === 'error') {
+        failed = true
+        setState({ kind: 'failed', message: frame.message })
+      }
+    }
+    socket.onclose = (e) => {
+      if (!failed)
+        setState((s) =>
+          s.kind === 'ended' ? s : { kind: e.code === 1000 ? 'ended' : 'failed', message: e.reason || undefined },
+        )
+    }
+    return () => socket.close()
+  }, [host, container.id])
+  useEffect(() => {
+    const el = pre.current
+    if (el) el.scrollTop = el.scrollHeight
+  }, [text])
+  return (
+    <Dialog open size="lg" title={`Logs of ${container.name} on ${host}`} onClose={onClose}>
+      <p class="fleet-logs-state" role="status">
+        {state.kind === 'connecting'
+          ? `Connecting to ${host}…`
+          : state.kind === 'open'
+            ? 'Following'
+            : state.kind === 'ended'
+              ? `Ended${state.message ? `: ${state.message}` : ''}`
+              : `Failed${state.message ? `: ${state.message}` : ''}`}
+      </p>
+      <pre ref={pre} class="fleet-logs" role="log" aria-label={`Logs of ${container.name}`}>
+        {text || (state.kind === 'open' ? 'No output yet.' : '')}
+      </pre>
+    </Dialog>
   )
 }
 

@@ -41,20 +41,35 @@ type Status =
   | { kind: 'closed'; explanation: Explanation }
   | { kind: 'broken'; message: string }
 
+/**
+ * `?host=<member>`: the terminal of another member of this host's fleet, its socket carried by the fleet plugin
+ * (`/api/hosts/<member>/api/terminal`); this page's code stays this host's own.
+ */
+function fleetHost(ctx: PageContext): string | null {
+  const host = new URLSearchParams(ctx.location.value.search).get('host')
+  return host && /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/.test(host) ? host : null
+}
+const apiBase = (ctx: PageContext) => {
+  const host = fleetHost(ctx)
+  return host ? `/api/hosts/${host}` : ''
+}
+const where = (ctx: PageContext) => (fleetHost(ctx) ? `host ${fleetHost(ctx)}` : 'this host')
+const pageTitle = (ctx: PageContext) => (fleetHost(ctx) ? `Terminal on ${fleetHost(ctx)}` : 'Terminal')
+
 async function pluginEntry(ctx: PageContext, signal?: AbortSignal): Promise<PluginEntry | null> {
-  const list = await ctx.api.get<(PluginEntry & { id: string })[]>('/api/extensions', { signal })
+  const list = await ctx.api.get<(PluginEntry & { id: string })[]>(`${apiBase(ctx)}/api/extensions`, { signal })
   return list.find((e) => e.id === 'terminal') ?? null
 }
 
 function TerminalPage({ ctx }: { ctx: PageContext }) {
-  const plugin = useResource((signal) => pluginEntry(ctx, signal), [])
+  const plugin = useResource((signal) => pluginEntry(ctx, signal), [fleetHost(ctx)])
   return (
     <Async resource={plugin} label="Checking the terminal…">
       {(entry) =>
         entry?.state === 'unavailable' ? (
-          <Unavailable reason={entry.reason} busy={plugin.loading} onRetry={plugin.reload} />
+          <Unavailable ctx={ctx} reason={entry.reason} busy={plugin.loading} onRetry={plugin.reload} />
         ) : (
-          <Console ctx={ctx} onUnavailable={plugin.reload} />
+          <Console key={fleetHost(ctx) ?? ''} ctx={ctx} onUnavailable={plugin.reload} />
         )
       }
     </Async>
@@ -62,10 +77,20 @@ function TerminalPage({ ctx }: { ctx: PageContext }) {
 }
 
 /** The plugin's condition is not met: say why and what an admin sets. */
-function Unavailable({ reason, busy, onRetry }: { reason?: string; busy: boolean; onRetry: () => void }) {
+function Unavailable({
+  ctx,
+  reason,
+  busy,
+  onRetry,
+}: {
+  ctx: PageContext
+  reason?: string
+  busy: boolean
+  onRetry: () => void
+}) {
   return (
     <div class="stack">
-      <PageHeader title="Terminal" description="A login shell on this host, in the browser." />
+      <PageHeader title={pageTitle(ctx)} description={`A login shell on ${where(ctx)}, in the browser.`} />
       <Callout
         tone="danger"
         title="The terminal is unavailable"
@@ -133,7 +158,7 @@ function Console({ ctx, onUnavailable }: { ctx: PageContext; onUnavailable: () =
     if (connection.current) v.term.write('\x1b[?25h\r\n\x1b[2m─── new shell ───\x1b[0m\r\n')
     v.fit()
     setStatus({ kind: 'connecting' })
-    const socket = ctx.socket(`/api/terminal?cols=${v.term.cols}&rows=${v.term.rows}`, { binary: true })
+    const socket = ctx.socket(`${apiBase(ctx)}/api/terminal?cols=${v.term.cols}&rows=${v.term.rows}`, { binary: true })
     const c: TerminalConnection = new TerminalConnection(socket, v.term, {
       onReady: (frame) => {
         setStatus({ kind: 'open', account: frame.account, shell: frame.shell })
@@ -228,14 +253,14 @@ function Console({ ctx, onUnavailable }: { ctx: PageContext; onUnavailable: () =
   return (
     <div class="terminal-page">
       <PageHeader
-        title="Terminal"
+        title={pageTitle(ctx)}
         description={
           open ? (
             <>
-              A login shell on this host as <strong>{status.account}</strong> ({status.shell}).
+              A login shell on {where(ctx)} as <strong>{status.account}</strong> ({status.shell}).
             </>
           ) : (
-            'A login shell on this host, in the browser.'
+            `A login shell on ${where(ctx)}, in the browser.`
           )
         }
         actions={
