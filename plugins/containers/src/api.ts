@@ -216,6 +216,8 @@ export interface LabelledContainer {
   labels: Record<string, string>
   /** The registry has another digest for the image reference (the update checker's flag, as in the list). */
   updateAvailable: boolean
+  /** Ports published on the host, as the engine lists them (only while the container runs); for the catalog's Open. */
+  ports?: { containerPort: number; hostPort: number; protocol: string; hostIp: string }[]
 }
 
 export interface RemovedContainer {

@@ -1,5 +1,7 @@
+import type Docker from 'dockerode'
 import { defineError, HostdError, type TSchema } from '@hostd/sdk'
 import { Value } from '@sinclair/typebox/value'
+import { ALLOCATED_PORT, ENGINE_ERROR_RULES } from './engine-errors.ts'
 
 /** Every error code this plugin answers with (listed in the README). */
 export const ContainerErrors = {
@@ -27,6 +29,28 @@ export const ContainerErrors = {
   inUse: defineError('HOSTD_CONTAINERS_IN_USE', 409, 'In use'),
   pullFailed: defineError('HOSTD_CONTAINERS_PULL_FAILED', 502, 'The image could not be pulled'),
   engineError: defineError('HOSTD_CONTAINERS_ENGINE_ERROR', 502, 'The container engine refused the request'),
+  // The engine's known errors, translated (engine-errors.ts): each message names the cause and the next step.
+  portInUse: defineError('HOSTD_CONTAINERS_PORT_IN_USE', 409, 'A host port it publishes is already in use'),
+  registryUnreachable: defineError(
+    'HOSTD_CONTAINERS_REGISTRY_UNREACHABLE',
+    502,
+    'No internet connection (or the registry is unreachable)',
+  ),
+  registryRateLimited: defineError(
+    'HOSTD_CONTAINERS_REGISTRY_RATE_LIMITED',
+    429,
+    'The registry refuses more pulls for now',
+  ),
+  nameInUse: defineError('HOSTD_CONTAINERS_NAME_IN_USE', 409, 'Another container has this name'),
+  commandNotFound: defineError('HOSTD_CONTAINERS_COMMAND_NOT_FOUND', 400, 'The command is not in the image'),
+  mountSourceMissing: defineError(
+    'HOSTD_CONTAINERS_MOUNT_SOURCE_MISSING',
+    400,
+    'A host folder to mount does not exist',
+  ),
+  notRunning: defineError('HOSTD_CONTAINERS_NOT_RUNNING', 409, 'The container is not running'),
+  execFrameInvalid: defineError('HOSTD_CONTAINERS_EXEC_FRAME_INVALID', 400, 'Not a console control frame'),
+  noSpace: defineError('HOSTD_CONTAINERS_NO_SPACE', 507, "The engine's disk is full"),
   searchUnavailable: defineError(
     'HOSTD_REGISTRY_SEARCH_UNAVAILABLE',
     503,
@@ -46,10 +70,46 @@ export function engineError(err: unknown, notFound = ContainerErrors.notFound, o
   }
   const status = (err as { statusCode?: number }).statusCode
   const message = engineMessage(err)
+  // "No such container" stays the caller's not-found; every other known text is translated.
+  const known = status === 404 && !/No such image/.test(message) ? null : translateEngineMessage(message)
+  if (known) return known
   if (status === 404) return notFound(message)
   if (status === 409) return ContainerErrors.conflict(message)
   if (status === 400) return ContainerErrors.invalidSpec(message)
   return ContainerErrors.engineError(message)
+}
+
+/** The translation of an engine's raw message (engine-errors.ts), the raw text under `details.raw`; null when unknown. */
+export function translateEngineMessage(raw: string): HostdError | null {
+  for (const rule of ENGINE_ERROR_RULES) {
+    const m = rule.pattern.exec(raw)
+    if (m) return ContainerErrors[rule.error](rule.message(m, raw), undefined, { raw })
+  }
+  return null
+}
+
+/** `err` translated when known, else `fallback` with the raw text (the raw text kept under `details.raw` either way). */
+export function translatedOr(raw: string, fallback: (message: string) => HostdError): HostdError {
+  return translateEngineMessage(raw) ?? fallback(raw)
+}
+
+/**
+ * A port clash between containers names the container holding the port ("Port 8082 is used by web-8082"), found by
+ * one list call; any other error is returned as is.
+ */
+export async function explainPortOwner(docker: Docker, err: unknown, exceptId?: string): Promise<unknown> {
+  if (!(err instanceof HostdError) || err.code !== ContainerErrors.portInUse.code) return err
+  const port = Number(ALLOCATED_PORT.exec(String(err.details?.raw ?? ''))?.[1])
+  if (!port) return err
+  const list = await docker.listContainers({ all: false }).catch(() => [])
+  const owner = list.find((c) => c.Id !== exceptId && (c.Ports ?? []).some((p) => p.PublicPort === port))
+  if (!owner) return err
+  const name = (owner.Names?.[0] ?? owner.Id.slice(0, 12)).replace(/^\//, '')
+  return ContainerErrors.portInUse(
+    `Port ${port} is used by ${name}: choose another host port, or stop ${name}`,
+    undefined,
+    err.details,
+  )
 }
 
 export function engineMessage(err: unknown): string {

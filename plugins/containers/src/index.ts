@@ -15,6 +15,7 @@ import { containerRoutes } from './routes.ts'
 import { projectsService } from './projects.ts'
 import { containerProjectsService } from './tokens.ts'
 import { containerSockets } from './sockets.ts'
+import { liveSocket } from './live-socket.ts'
 
 export default definePlugin({
   id: 'containers',
@@ -75,7 +76,10 @@ export default definePlugin({
     ),
   ],
   routes: (r, _deps, runtime) => containerRoutes(r, runtime),
-  sockets: (s, _deps, runtime) => containerSockets(s, runtime),
+  sockets: (s, _deps, runtime) => {
+    containerSockets(s, runtime)
+    liveSocket(s, runtime)
+  },
   start: async (_deps, runtime) => {
     // Auto-start marked containers; a missing engine is logged, never fatal to the plugin.
     const { started, failed } = await runtime.startMarked()

@@ -19,6 +19,7 @@ import {
   NetworkCreatedSchema,
   NetworkListSchema,
   PullResultSchema,
+  type RemoveBody,
   RemoveBodySchema,
   RemoveResultSchema,
   SearchQuery,
@@ -27,6 +28,7 @@ import {
   StopQuery,
 } from './schemas.ts'
 import { RunSpecSchema } from './runspec.ts'
+import { RecreateBodySchema, RecreateResultSchema } from './adapters/recreate.ts'
 import { ContainerErrors } from './errors.ts'
 import type { Runtime } from './service.ts'
 
@@ -106,7 +108,7 @@ export function containerRoutes(r: RouteRegistrar, rt: Runtime): void {
     )
   }
 
-  // The body is optional (none, `{}` or `{ force }`), so it is checked here: a body schema would refuse no body.
+  // The body is optional (none, `{}` or `{ force, ... }`), so it is checked here: a body schema would refuse no body.
   r.post(
     '/api/containers/:id/remove',
     {
@@ -115,25 +117,44 @@ export function containerRoutes(r: RouteRegistrar, rt: Runtime): void {
         tags,
         params: IdParams,
         response: { 200: RemoveResultSchema },
-        description: 'Optional body { force: boolean } (default false: a running container is 409).',
+        // The optional body cannot be a route schema (it would refuse no body): its JSON Schema is given here.
+        description: `Optional body (by default a running container is 409 and every volume is kept): ${JSON.stringify(RemoveBodySchema)}`,
       },
     },
     async (req) => {
       if (req.body !== undefined && !Value.Check(RemoveBodySchema, req.body)) {
         throw errors.badRequest(
-          `body must be { "force": boolean }: ${[...Value.Errors(RemoveBodySchema, req.body)][0]?.message ?? 'invalid'}`,
+          'body must be { "force"?: boolean, "anonymousVolumes"?: boolean, "volumes"?: [names] }: ' +
+            ([...Value.Errors(RemoveBodySchema, req.body)][0]?.message ?? 'invalid'),
         )
       }
-      const force = (req.body as { force?: boolean } | undefined)?.force ?? false
-      const out = await rt.audited(
-        'container.remove',
-        req.params.id,
-        req,
-        () => rt.containers.remove(req.params.id, force),
-        (o) => ({ id: o.id, name: o.name, force, before: o.before, after: o.state }),
-      )
-      return { id: out.id, state: out.state, converged: out.converged }
+      const body = (req.body ?? {}) as RemoveBody
+      const out = await rt.removeContainer(req.params.id, req, body)
+      return {
+        id: out.id,
+        state: out.state,
+        converged: out.converged,
+        removedVolumes: out.removedVolumes,
+        keptVolumes: out.keptVolumes,
+      }
     },
+  )
+
+  r.post(
+    '/api/containers/:id/recreate',
+    {
+      role: 'operator',
+      schema: {
+        tags,
+        params: IdParams,
+        body: RecreateBodySchema,
+        response: { 200: RecreateResultSchema },
+        description:
+          'Edit and recreate keeping the name: the fields given replace its own, the rest is kept. The image is pulled ' +
+          'when missing; the old container is restored when the new one cannot be created or started. Role rules as POST /api/containers.',
+      },
+    },
+    (req) => rt.recreate(req.params.id, req.body, req.user!.role, req),
   )
 
   r.post(

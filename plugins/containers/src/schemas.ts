@@ -40,6 +40,8 @@ export const ContainerSchema = Type.Object({
   stackProject: Type.String(),
   stackService: Type.String(),
   stackWorkingDir: Type.String(),
+  /** An icon was set for it (GET /api/icons/container/{name} answers it): the list asks for no icon that is not there. */
+  hasIcon: Type.Boolean(),
 })
 export type Container = Static<typeof ContainerSchema>
 
@@ -58,8 +60,32 @@ export const StatsEntrySchema = Type.Object({
 })
 export type StatsEntry = Static<typeof StatsEntrySchema>
 
-export const RemoveBodySchema = Type.Object({ force: Type.Optional(Type.Boolean()) }, { additionalProperties: false })
-export const RemoveResultSchema = Type.Object({ id: Type.String(), state: Type.String(), converged: Type.Boolean() })
+export const RemoveBodySchema = Type.Object(
+  {
+    /** Stop it first when it runs (else a running container is 409). */
+    force: Type.Optional(Type.Boolean()),
+    /** Also remove its anonymous volumes (the engine's `v`, as `docker rm -v`); default false: kept. */
+    anonymousVolumes: Type.Optional(Type.Boolean()),
+    /** Named volumes it mounts to remove after it (each must be one of its mounts); default none: kept. */
+    volumes: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: 256, pattern: '^[a-zA-Z0-9][a-zA-Z0-9_.-]*$' }), {
+        maxItems: 100,
+        uniqueItems: true,
+      }),
+    ),
+  },
+  { additionalProperties: false },
+)
+export type RemoveBody = Static<typeof RemoveBodySchema>
+export const RemoveResultSchema = Type.Object({
+  id: Type.String(),
+  state: Type.String(),
+  converged: Type.Boolean(),
+  /** Volumes removed with it (anonymous ones the engine removed, and the named ones asked for). */
+  removedVolumes: Type.Array(Type.String()),
+  /** Named volumes asked for but kept, with why (another container uses it...). */
+  keptVolumes: Type.Array(Type.Object({ name: Type.String(), reason: Type.String() })),
+})
 
 export const IdParams = Type.Object({
   id: Type.String({ minLength: 1, maxLength: 256, pattern: '^[a-zA-Z0-9][a-zA-Z0-9_.-]*$' }),

@@ -15,6 +15,7 @@ import { normalizeSpec } from './runspec/normalize.ts'
 import { ContainerService } from './adapters/containers.ts'
 import { createAndStart } from './adapters/create.ts'
 import { Engine } from './adapters/engine.ts'
+import { ContainerLive } from './adapters/live.ts'
 import { IconStore } from './adapters/icons.ts'
 import { listImages, pull, removeImage } from './adapters/images.ts'
 import { openLogStream } from './adapters/logs.ts'
@@ -23,8 +24,14 @@ import { engineTraits } from './adapters/policy-facts.ts'
 import { searchRegistry } from './adapters/registry-search.ts'
 import { UpdateChecker } from './adapters/update-check.ts'
 import { updateContainer, type UpdateHooks, type UpdateOutcome } from './adapters/update.ts'
+import { editAsSpec, recreateContainer, type RecreateBody, type RecreateOutcome } from './adapters/recreate.ts'
 import { listVolumes } from './adapters/volumes.ts'
 import { applyProjectOptions } from './projects.ts'
+
+/** An anonymous volume's name is 64 hex digits (the engine's random id); a named one is chosen by someone. */
+export function isAnonymousVolume(name: string): boolean {
+  return /^[0-9a-f]{64}$/.test(name)
+}
 
 /** Labels under this prefix are hostd's own provenance marks: only a plugin sets them, through `RunOptions`. */
 const RESERVED_LABEL_PREFIX = 'dev.hostd.'
@@ -42,6 +49,8 @@ export class Runtime {
   readonly updates: UpdateChecker
   readonly containers: ContainerService
   readonly icons: IconStore
+  /** The engine's container events and live CPU and memory, for the list and the overview card. */
+  readonly live: ContainerLive
   readonly audit: AuditService
   readonly log: Logger
 
@@ -52,6 +61,12 @@ export class Runtime {
     this.updates = new UpdateChecker(this.engine, (Number.isFinite(ttl) ? ttl : 3600) * 1000)
     this.containers = new ContainerService(this.engine, this.autostart, this.updates)
     this.icons = new IconStore(deps.kernel.dataDir)
+    this.containers.iconNames = () => this.icons.names()
+    // A container updated or renamed elsewhere: its cached facts are read again on the next list.
+    this.live = new ContainerLive(this.engine, (change) => {
+      if (change.action === 'update' || change.action === 'rename' || change.action === 'destroy')
+        this.containers.forget(change.id)
+    })
     this.audit = deps.audit
     this.log = deps.log
   }
@@ -128,39 +143,117 @@ export class Runtime {
   async removeWithVolumes(idOrName: string, actor: AuditActor, volumes: boolean): Promise<RemovedContainer> {
     const info = await this.containers.inspect(idOrName)
     const named = (info.Mounts ?? []).flatMap((m) => (m.Type === 'volume' && m.Name ? [m.Name] : []))
-    const out = await this.audited(
+    const out = await this.removeContainer(info.Id, actor, { force: true, volumes: volumes ? named : [] })
+    const kept = volumes ? [] : named.map((name) => ({ name, reason: 'not asked to remove volumes' }))
+    return {
+      id: out.id,
+      name: out.name,
+      removedVolumes: out.removedVolumes,
+      keptVolumes: [...out.keptVolumes, ...kept],
+    }
+  }
+
+  /**
+   * Removes a container (refused while it runs unless `force`), with its anonymous volumes when asked (the engine's
+   * `v`), then the named volumes asked for, each of which must be one it mounts (400 otherwise, before anything is
+   * removed). A named volume another container still uses is kept, with the reason. Audited as container.remove.
+   */
+  async removeContainer(
+    idOrName: string,
+    actor: AuditActor,
+    options: { force?: boolean; anonymousVolumes?: boolean; volumes?: string[] } = {},
+  ): Promise<{ id: string; name: string; state: string; converged: boolean } & RemovedContainer> {
+    const info = await this.containers.inspect(idOrName)
+    const name = String(info.Name).replace(/^\//, '')
+    const mounted = (info.Mounts ?? []).flatMap((m) => (m.Type === 'volume' && m.Name ? [m.Name] : []))
+    const anonymous = mounted.filter(isAnonymousVolume)
+    const asked = options.volumes ?? []
+    const foreign = asked.filter((v) => !mounted.includes(v))
+    if (foreign.length > 0)
+      throw ContainerErrors.invalidSpec(
+        `${name} does not mount ${foreign.join(', ')}: only its own volumes can be removed with it`,
+      )
+    const force = options.force ?? false
+    const anonymousVolumes = options.anonymousVolumes ?? false
+    return this.audited(
       'container.remove',
-      String(info.Name).replace(/^\//, ''),
+      name,
       actor,
       async () => {
-        const out = await this.containers.remove(info.Id, true)
+        const out = await this.containers.remove(info.Id, force, anonymousVolumes)
         const removedVolumes: string[] = []
         const keptVolumes: { name: string; reason: string }[] = []
-        for (const name of named) {
-          if (!volumes) {
-            keptVolumes.push({ name, reason: 'not asked to remove volumes' })
-            continue
-          }
-          try {
-            await this.containers.call((d) => d.getVolume(name).remove())
-            removedVolumes.push(name)
-          } catch (err) {
-            keptVolumes.push({ name, reason: (err as Error).message })
+        if (anonymousVolumes) {
+          const d = await this.engine.require()
+          for (const v of anonymous) {
+            const gone = await d
+              .getVolume(v)
+              .inspect()
+              .then(
+                () => false,
+                (err: { statusCode?: number }) => err.statusCode === 404,
+              )
+            if (gone) removedVolumes.push(v)
           }
         }
-        return { id: out.id, name: out.name, before: out.before, after: out.state, removedVolumes, keptVolumes }
+        for (const v of asked) {
+          try {
+            await this.containers.call((d) => d.getVolume(v).remove())
+            removedVolumes.push(v)
+          } catch (err) {
+            keptVolumes.push({ name: v, reason: await this.volumeKeptReason(v, err) })
+          }
+        }
+        return { ...out, removedVolumes, keptVolumes }
       },
       (o) => ({
         id: o.id,
         name: o.name,
-        force: true,
+        force,
+        anonymousVolumes,
         before: o.before,
-        after: o.after,
+        after: o.state,
         removedVolumes: o.removedVolumes,
         keptVolumes: o.keptVolumes.map((v) => v.name),
       }),
     )
-    return { id: out.id, name: out.name, removedVolumes: out.removedVolumes, keptVolumes: out.keptVolumes }
+  }
+
+  /** Why a volume could not be removed, in words: the containers still using it when that is the reason. */
+  async volumeKeptReason(volume: string, err: unknown): Promise<string> {
+    if ((err as { statusCode?: number }).statusCode === 409) {
+      const users = await this.containers
+        .call((d) => d.listContainers({ all: true, filters: { volume: [volume] } }))
+        .catch(() => [])
+      const names = users.map((c) => (c.Names?.[0] ?? c.Id.slice(0, 12)).replace(/^\//, ''))
+      if (names.length > 0) return `still used by ${names.join(', ')}`
+    }
+    return engineError(err).message
+  }
+
+  /**
+   * Edit and recreate keeping the name (adapters/recreate.ts): the edit passes the role rules as a RunSpec would
+   * (only what it sets; the rest the container had already), then the image is pulled when missing and the container
+   * recreated, the old one restored when that fails. Audited as container.recreate.
+   */
+  async recreate(idOrName: string, edit: RecreateBody, role: Role, actor: AuditActor): Promise<RecreateOutcome> {
+    const old = await this.containers.inspect(idOrName)
+    const name = String(old.Name).replace(/^\//, '')
+    const spec = normalizeSpec(editAsSpec(edit, old.Config.Image))
+    await authorizeSpec(spec, role)
+    const found = await this.engine.info()
+    await authorizeSpec(spec, role, await engineTraits(found.docker, found.operatingSystem, spec))
+    const out = await this.audited(
+      'container.recreate',
+      name,
+      actor,
+      () => recreateContainer(found.docker, old, edit, spec),
+      (o) => ({ ...o }),
+    )
+    this.containers.forget(out.previousId)
+    await this.containers.inspect(out.id).catch(() => undefined)
+    await this.containers.imagesChanged()
+    return out
   }
 
   /**
@@ -192,11 +285,11 @@ export class Runtime {
   }
 
   /** The container's log stream from its last `tail` lines on, followed live; `tty` when it is not multiplexed. */
-  async followLogs(idOrName: string, tail: number): Promise<{ stream: Readable; tty: boolean }> {
+  async followLogs(idOrName: string, tail: number, timestamps = false): Promise<{ stream: Readable; tty: boolean }> {
     const docker = await this.engine.require()
     const info = await this.containers.inspect(idOrName)
     const tty = Boolean(info.Config?.Tty)
-    return { stream: await openLogStream(docker, info.Id, { tail, tty, follow: true }), tty }
+    return { stream: await openLogStream(docker, info.Id, { tail, tty, follow: true, timestamps }), tty }
   }
 
   listImages() {

@@ -11,6 +11,7 @@ import { RunSpecSchema } from './runspec.ts'
 import type { Runtime } from './service.ts'
 import { HIGH_WATER, LogPump } from './adapters/logs.ts'
 import type { UpdateOutcome } from './adapters/update.ts'
+import { ExecQuery, startExec } from './adapters/exec.ts'
 
 const FIRST_MESSAGE_TIMEOUT_MS = 30_000
 
@@ -29,6 +30,8 @@ export const UpdateRequestSchema = Type.Object(
 export const LogsSocketQuery = Type.Object({
   id: Type.String({ minLength: 1, maxLength: 256, pattern: '^[a-zA-Z0-9][a-zA-Z0-9_.-]*$' }),
   tail: Type.Optional(Type.Integer({ minimum: 0, maximum: 10000, default: 100 })),
+  /** Each line starts with the engine's RFC 3339 time (as `docker logs -t`). */
+  timestamps: Type.Optional(Type.Boolean()),
 })
 
 const send = sendJson
@@ -85,7 +88,7 @@ export function containerSockets(s: SocketRegistrar, rt: Runtime): void {
 
   s.ws('/api/containers/logs', { role: 'viewer', query: LogsSocketQuery }, async (socket, ctx) => {
     try {
-      const { stream, tty } = await rt.followLogs(ctx.query.id, ctx.query.tail ?? 100)
+      const { stream, tty } = await rt.followLogs(ctx.query.id, ctx.query.tail ?? 100, ctx.query.timestamps ?? false)
       new LogPump(
         stream,
         {
@@ -107,6 +110,52 @@ export function containerSockets(s: SocketRegistrar, rt: Runtime): void {
         if (!ctx.signal.aborted) closeWithError(socket, engineError(err))
       })
     } catch (err) {
+      closeWithError(socket, err)
+    }
+  })
+
+  // A console into a running container (admin: the interface document says nothing of exec, and a shell in a
+  // container reaches whatever it mounts). Same-origin, sign-in and role are the kernel's checks; sessions only.
+  s.ws('/api/containers/exec', { role: 'admin', sessionOnly: true, query: ExecQuery }, async (socket, ctx) => {
+    const actor = { user: ctx.user, ip: ctx.request.ip }
+    const shell = ctx.query.shell ?? '/bin/sh'
+    const cols = ctx.query.cols ?? 80
+    const rows = ctx.query.rows ?? 24
+    let name = ctx.query.id
+    try {
+      const docker = await rt.engine.require()
+      const info = await rt.containers.inspect(ctx.query.id)
+      name = String(info.Name).replace(/^\//, '')
+      if (!info.State?.Running || info.State.Paused)
+        throw ContainerErrors.notRunning(`${name} is not running: start it first to open a console`)
+      const record = (action: string, detail: Record<string, unknown>) =>
+        rt.audit.record({ action, target: name, result: 'success', detail }, actor)
+      let opened: Promise<unknown> = Promise.resolve()
+      const { execId } = await startExec({
+        docker,
+        containerId: info.Id,
+        shell,
+        cols,
+        rows,
+        socket,
+        signal: ctx.signal,
+        onEnd: (end) => void opened.then(() => record('container.exec.close', { shell, ...end })),
+      }).catch((err) => {
+        throw engineError(err)
+      })
+      opened = record('container.exec', { id: info.Id, shell, execId, cols, rows })
+    } catch (err) {
+      await rt.audit
+        .record(
+          {
+            action: 'container.exec',
+            target: name,
+            result: 'failure',
+            detail: { shell, message: (err as Error).message },
+          },
+          actor,
+        )
+        .catch(() => undefined)
       closeWithError(socket, err)
     }
   })

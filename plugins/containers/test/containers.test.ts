@@ -105,6 +105,7 @@ describe('containers against a real engine', () => {
       stackProject: '',
       stackService: '',
       stackWorkingDir: '',
+      hasIcon: false,
     })
     expect(web.ipv4).toMatch(/^10\.213\./)
     expect(raw.Config.Env).toContain('GREETING=hi there')
@@ -257,7 +258,13 @@ describe('containers against a real engine', () => {
     expect(badBody.statusCode).toBe(400)
     const removed = await post('/api/containers/web/remove', { force: true })
     expect(removed.statusCode).toBe(200)
-    expect(removed.json()).toEqual({ id: expect.stringMatching(/^[0-9a-f]{64}$/), state: 'removed', converged: true })
+    expect(removed.json()).toEqual({
+      id: expect.stringMatching(/^[0-9a-f]{64}$/),
+      state: 'removed',
+      converged: true,
+      removedVolumes: [],
+      keptVolumes: [],
+    })
     expect(await names()).not.toContain('web')
     expect((await post('/api/containers/web/start')).statusCode).toBe(404)
 

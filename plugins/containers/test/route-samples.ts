@@ -29,6 +29,11 @@ export const samples: RouteSamples = {
     body: { force: true },
     ok: ENGINE,
   }),
+  'POST /api/containers/:id/recreate': async () => ({
+    url: '/api/containers/sample/recreate',
+    body: { restartPolicy: 'unless-stopped' },
+    ok: ENGINE,
+  }),
   'POST /api/containers/:id/autostart': async () => ({
     url: '/api/containers/sample/autostart',
     body: { enabled: true },

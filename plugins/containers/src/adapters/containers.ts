@@ -5,7 +5,7 @@
 import type Docker from 'dockerode'
 import type { ContainerInfo, ContainerInspectInfo } from 'dockerode'
 import type { Container, StatsEntry } from '../schemas.ts'
-import { ContainerErrors, engineError } from '../errors.ts'
+import { ContainerErrors, engineError, explainPortOwner } from '../errors.ts'
 import type { Engine } from './engine.ts'
 import type { AutoStart } from '../autostart.ts'
 import type { UpdateChecker } from './update-check.ts'
@@ -17,6 +17,8 @@ interface Details {
   cpus: number
   memoryInBytes: number
   restartPolicy: string
+  /** Its configured port bindings: what a container that does not run (created, exited) shows as its ports. */
+  ports: Container['ports']
 }
 interface ImageFacts {
   os: string
@@ -47,6 +49,8 @@ export class ContainerService {
   #imageFacts = new Map<string, ImageFacts>()
   #imageFactsAt = 0
   #imageFactsLoading: Promise<void> | null = null
+  /** The names that have an icon (set by the runtime: the icon store's). */
+  iconNames: () => Promise<Set<string>> = async () => new Set()
 
   constructor(engine: Engine, autostart: AutoStart, updates: UpdateChecker) {
     this.engine = engine
@@ -82,12 +86,13 @@ export class ContainerService {
       throw mapped
     }
     this.#refreshImageFacts(docker!.docker)
+    const icons = await this.iconNames()
     const missing: string[] = []
     const now = Date.now()
     const items = raw.map((c) => {
       const details = this.#details.get(c.Id)
       if (!details || now - details.at > DETAILS_TTL_MS) missing.push(c.Id)
-      return this.#toContainer(c, details)
+      return this.#toContainer(c, details, icons)
     })
     if (missing.length) this.#fillDetails(docker!.docker, missing)
     this.updates.observe(raw.map((c) => c.Image))
@@ -117,10 +122,13 @@ export class ContainerService {
       createdAt: new Date(c.Created * 1000).toISOString(),
       labels: c.Labels ?? {},
       updateAvailable: this.updates.available(c.Image, this.#imageFacts.get(c.ImageID)?.repoDigests ?? []),
+      ports: (c.Ports ?? [])
+        .filter((p) => p.PublicPort)
+        .map((p) => ({ containerPort: p.PrivatePort, hostPort: p.PublicPort, protocol: p.Type, hostIp: p.IP ?? '' })),
     }))
   }
 
-  #toContainer(c: ContainerInfo, details: Details | undefined): Container {
+  #toContainer(c: ContainerInfo, details: Details | undefined, icons: Set<string>): Container {
     const labels = c.Labels ?? {}
     const networks = c.NetworkSettings?.Networks ?? {}
     const ipv4 =
@@ -142,12 +150,18 @@ export class ContainerService {
       os: facts?.os ?? '',
       architecture: facts?.architecture ?? '',
       createdAt: new Date(c.Created * 1000).toISOString(),
-      ports: published.map((p) => ({
-        hostAddress: p.IP ?? '',
-        hostPort: p.PublicPort!,
-        containerPort: p.PrivatePort,
-        proto: p.Type,
-      })),
+      // The engine lists published ports of a running container only; one that does not run shows its bindings.
+      ports:
+        published.length > 0 || !details
+          ? published.map((p) => ({
+              hostAddress: p.IP ?? '',
+              hostPort: p.PublicPort!,
+              containerPort: p.PrivatePort,
+              proto: p.Type,
+            }))
+          : c.State === 'running'
+            ? []
+            : details.ports,
       mountedVolumes: (c.Mounts ?? []).map((m) => (m.Type === 'volume' && m.Name ? m.Name : m.Source)),
       imageDigest: facts?.digest ?? '',
       updateAvailable: this.updates.available(c.Image, facts?.repoDigests ?? []),
@@ -158,6 +172,7 @@ export class ContainerService {
       stackProject: labels['com.docker.compose.project'] ?? '',
       stackService: labels['com.docker.compose.service'] ?? '',
       stackWorkingDir: labels['com.docker.compose.project.working_dir'] ?? '',
+      hasIcon: icons.has(name),
     }
   }
 
@@ -170,6 +185,7 @@ export class ContainerService {
       CpuPeriod?: number
       Memory?: number
       RestartPolicy?: { Name?: string; MaximumRetryCount?: number }
+      PortBindings?: Record<string, { HostIp?: string; HostPort?: string }[] | null> | null
     }
   }): void {
     const h = inspect.HostConfig ?? {}
@@ -179,7 +195,18 @@ export class ContainerService {
       policy === 'on-failure' && h.RestartPolicy?.MaximumRetryCount
         ? `on-failure:${h.RestartPolicy.MaximumRetryCount}`
         : policy
-    this.#details.set(inspect.Id, { at: Date.now(), cpus, memoryInBytes: h.Memory ?? 0, restartPolicy })
+    const ports: Container['ports'] = []
+    for (const [key, bindings] of Object.entries(h.PortBindings ?? {})) {
+      const [port, proto = 'tcp'] = key.split('/')
+      for (const b of bindings ?? [])
+        ports.push({
+          hostAddress: b.HostIp ?? '',
+          hostPort: Number(b.HostPort) || 0,
+          containerPort: Number(port),
+          proto,
+        })
+    }
+    this.#details.set(inspect.Id, { at: Date.now(), cpus, memoryInBytes: h.Memory ?? 0, restartPolicy, ports })
   }
 
   forget(id: string): void {
@@ -292,6 +319,7 @@ export class ContainerService {
     opts: { timeout?: number; signal?: string } = {},
   ): Promise<{ id: string; name: string; before: string; after: string }> {
     const before = await this.inspect(id)
+    const docker = await this.docker()
     await this.call(async (d) => {
       const c = d.getContainer(before.Id)
       try {
@@ -307,6 +335,9 @@ export class ContainerService {
           throw err
         }
       }
+    }).catch(async (err) => {
+      // A start that fails on a published port names the container holding it.
+      throw await explainPortOwner(docker, err, before.Id)
     })
     const after = await this.inspect(before.Id)
     return {
@@ -321,12 +352,13 @@ export class ContainerService {
   async remove(
     id: string,
     force: boolean,
+    anonymousVolumes = false,
   ): Promise<{ id: string; name: string; before: string; state: string; converged: boolean }> {
     const before = await this.inspect(id)
     const name = String(before.Name).replace(/^\//, '')
     if (before.State?.Running && !force)
       throw ContainerErrors.conflict(`Container ${name} is running: stop it first or remove with force`)
-    await this.call((d) => d.getContainer(before.Id).remove({ force, v: false }))
+    await this.call((d) => d.getContainer(before.Id).remove({ force, v: anonymousVolumes }))
     this.forget(before.Id)
     let state = 'removed'
     let converged = true

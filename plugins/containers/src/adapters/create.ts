@@ -5,7 +5,7 @@
 import type Docker from 'dockerode'
 import type { ContainerCreateOptions } from 'dockerode'
 import type { CreateHooks, PullProgress } from '../api.ts'
-import { ContainerErrors, engineError, engineMessage } from '../errors.ts'
+import { ContainerErrors, engineError, engineMessage, explainPortOwner, translatedOr } from '../errors.ts'
 import { capabilityName } from '../policy.ts'
 import type { NormalizedSpec } from '../runspec.ts'
 
@@ -98,7 +98,7 @@ export async function pullImage(docker: Docker, ref: string, onProgress?: (p: Pu
   } catch (err) {
     const status = (err as { statusCode?: number }).statusCode
     if (status === 404 || status === 500 || status === 400)
-      throw ContainerErrors.pullFailed(`Pulling ${ref} failed: ${engineMessage(err)}`)
+      throw translatedOr(engineMessage(err), (raw) => ContainerErrors.pullFailed(`Pulling ${ref} failed: ${raw}`))
     throw engineError(err)
   }
   let buffer = ''
@@ -140,7 +140,7 @@ export async function pullImage(docker: Docker, ref: string, onProgress?: (p: Pu
     stream.on('close', resolve)
     stream.on('error', reject)
   })
-  if (failure) throw ContainerErrors.pullFailed(`Pulling ${ref} failed: ${failure}`)
+  if (failure) throw translatedOr(failure, (raw) => ContainerErrors.pullFailed(`Pulling ${ref} failed: ${raw}`))
 }
 
 export async function imageExists(docker: Docker, ref: string): Promise<boolean> {
@@ -196,7 +196,13 @@ export async function createAndStart(
     await container.start()
   } catch (err) {
     await container.remove({ force: true }).catch(() => undefined)
-    throw ContainerErrors.engineError(`The container was created but failed to start: ${engineMessage(err)}`)
+    throw await explainPortOwner(
+      docker,
+      translatedOr(engineMessage(err), (raw) =>
+        ContainerErrors.engineError(`The container was created but failed to start: ${raw}`),
+      ),
+      container.id,
+    )
   }
   return { id: container.id, pulled }
 }

@@ -44,6 +44,8 @@ export function checkSvg(text: string): void {
 
 export class IconStore {
   readonly #dir: string
+  /** Names that have an icon, read from the folder once, then kept up to date by put and remove (the list's `hasIcon`). */
+  #names: Promise<Set<string>> | null = null
 
   constructor(dataDir: string) {
     this.#dir = join(dataDir, 'containers', 'icons')
@@ -53,6 +55,15 @@ export class IconStore {
     const files = await readdir(this.#dir).catch(() => [] as string[])
     for (const ext of Object.keys(TYPES) as Ext[]) if (files.includes(`${name}.${ext}`)) return ext
     return null
+  }
+
+  /** The names of the containers that have an icon. */
+  names(): Promise<Set<string>> {
+    this.#names ??= readdir(this.#dir).then(
+      (files) => new Set(files.flatMap((f) => (/^[^.].*\.(png|jpg|svg)$/.test(f) ? [f.replace(/\.[a-z]+$/, '')] : []))),
+      () => new Set<string>(),
+    )
+    return this.#names
   }
 
   async get(name: string): Promise<{ type: string; data: Buffer }> {
@@ -76,6 +87,7 @@ export class IconStore {
     await writeFile(tmp, data, { mode: 0o600 })
     await rename(tmp, join(this.#dir, `${name}.${ext}`))
     if (old && old !== ext) await rm(join(this.#dir, `${name}.${old}`), { force: true })
+    ;(await this.names()).add(name)
     return { type: TYPES[ext], bytes: data.length, replaced: Boolean(old) }
   }
 
@@ -83,6 +95,7 @@ export class IconStore {
     const ext = await this.#find(name)
     if (!ext) return false
     await rm(join(this.#dir, `${name}.${ext}`), { force: true })
+    ;(await this.names()).delete(name)
     return true
   }
 }

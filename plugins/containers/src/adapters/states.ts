@@ -51,23 +51,35 @@ export async function containerStates(engine: Engine): Promise<ContainerState[]>
   return states.filter((s): s is ContainerState => s !== null)
 }
 
-/** The engine's container events until `signal` aborts; `onConnect` runs at each (re)connection. */
+/**
+ * The engine's container events until `signal` aborts; `onConnect` runs at each (re)connection. `since` (unix seconds,
+ * asked at each connection): the engine first replays the events from then on, so none made before the stream was
+ * open is lost.
+ */
 export function watchContainerEvents(
   engine: Engine,
   onEvent: (event: ContainerEvent) => void,
   signal: AbortSignal,
   onConnect?: () => void,
+  since?: () => number | undefined,
 ): void {
   const loop = async () => {
     while (!signal.aborted) {
       const found = await engine.find()
       if (found) {
         try {
+          const from = since?.()
           const stream = (await found.docker.getEvents({
             filters: { type: ['container'] },
+            ...(from === undefined ? {} : { since: String(Math.floor(from)) }),
             abortSignal: signal,
           } as never)) as unknown as NodeJS.ReadableStream & { destroy(): void }
           const stop = () => stream.destroy()
+          // Aborted while the stream was being opened: an 'abort' listener added now would never run.
+          if (signal.aborted) {
+            stop()
+            return
+          }
           signal.addEventListener('abort', stop, { once: true })
           onConnect?.()
           let buffered = ''

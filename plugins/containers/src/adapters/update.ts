@@ -137,7 +137,7 @@ function endpointSettings(n: Docker.NetworkInfo, oldId: string): Record<string, 
   }
 }
 
-function extraNetworks(old: Docker.ContainerInspectInfo): [string, Record<string, unknown>][] {
+export function extraNetworks(old: Docker.ContainerInspectInfo): [string, Record<string, unknown>][] {
   const mode = old.HostConfig.NetworkMode ?? ''
   return Object.entries(old.NetworkSettings.Networks ?? {})
     .filter(([net]) => net !== mode && !(mode === 'default' && net === 'bridge'))

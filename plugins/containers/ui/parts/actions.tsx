@@ -1,11 +1,14 @@
 /** A container's lifecycle actions (start, stop, restart, kill, remove), for operators and up, in the list and the detail view. */
 import { useEffect, useState } from 'preact/hooks'
-import { Button, Checkbox, Dialog, Form, IconButton, type PageContext } from '@hostd/ui'
+import { Button, IconButton, type PageContext } from '@hostd/ui'
+import { isUp, RemoveDialog } from './remove-dialog.tsx'
 
 export interface ActionTarget {
   id: string
   name: string
   state: string
+  /** Volume names and bind host paths (as the list gives them), for the removal's volume choices. */
+  mountedVolumes?: string[]
 }
 
 type Action = 'start' | 'stop' | 'restart' | 'kill'
@@ -19,9 +22,8 @@ const DONE: Record<Action, string> = {
 const VERB: Record<Action, string> = { start: 'Start', stop: 'Stop', restart: 'Restart', kill: 'Kill' }
 const ICON: Record<Action, string> = { start: 'play', stop: 'square', restart: 'rotate-ccw', kill: 'zap' }
 
-export function isUp(state: string): boolean {
-  return state === 'running' || state === 'restarting' || state === 'paused'
-}
+// Defined beside the removal dialog (which needs it too) and re-exported here, where the list imports it from.
+export { isUp }
 
 export interface ContainerActionsProps {
   ctx: PageContext
@@ -96,29 +98,15 @@ export function ContainerActions({ ctx, container, onChanged, onRemoved, compact
         </Button>
       )}
       {removing && (
-        <Dialog open title={`Remove ${name}?`} onClose={() => setRemoving(false)}>
-          <Form
-            submitLabel="Remove container"
-            actions={<Button onClick={() => setRemoving(false)}>Cancel</Button>}
-            errorFields={{ HOSTD_CONTAINERS_CONFLICT: 'force' }}
-            onSubmit={async (v) => {
-              await ctx.api.post(`/api/containers/${encodeURIComponent(id)}/remove`, { force: v.force === true })
-              ctx.toast.success(`${name} was removed`)
-              setRemoving(false)
-              onRemoved()
-            }}
-          >
-            <p class="dialog-text">
-              The container and the files it changed are deleted; its volumes stay. This cannot be undone.
-            </p>
-            <Checkbox
-              name="force"
-              label="Force: stop it first if it is running"
-              defaultChecked={up}
-              hint={up ? 'It is running: without force the engine refuses to remove it.' : undefined}
-            />
-          </Form>
-        </Dialog>
+        <RemoveDialog
+          ctx={ctx}
+          containers={[{ ...container, mountedVolumes: container.mountedVolumes ?? [] }]}
+          onClose={() => setRemoving(false)}
+          onRemoved={() => {
+            setRemoving(false)
+            onRemoved()
+          }}
+        />
       )}
     </div>
   )

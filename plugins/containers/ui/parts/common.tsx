@@ -20,13 +20,17 @@ export function iconChanged(name: string): void {
   iconVersions.value = { ...iconVersions.value, [name]: (iconVersions.value[name] ?? 0) + 1 }
 }
 
-/** The container's icon (GET /api/icons/container/{name}), or a box when it has none. Decorative: the name is beside it. */
-export function ContainerIcon({ name, size = 32 }: { name: string; size?: number }) {
+/**
+ * The container's icon (GET /api/icons/container/{name}), or a box when it has none. Decorative: the name is beside it.
+ * `known`: whether the server says it has one (the list's `hasIcon`); false shows the box without asking, unless the
+ * icon was changed on this page since.
+ */
+export function ContainerIcon({ name, size = 32, known }: { name: string; size?: number; known?: boolean }) {
   const version = iconVersions.value[name] ?? 0
   const [missing, setMissing] = useState(false)
   useEffect(() => setMissing(false), [name, version])
   const style = { width: `${size}px`, height: `${size}px` }
-  if (missing) {
+  if (missing || (known === false && version === 0)) {
     return (
       <span class="ctr-icon ctr-icon-fallback" style={style} aria-hidden="true">
         <Icon name="box" size={Math.round(size * 0.55)} />
@@ -34,7 +38,7 @@ export function ContainerIcon({ name, size = 32 }: { name: string; size?: number
     )
   }
   const src = `/api/icons/container/${encodeURIComponent(name)}${version ? `?v=${version}` : ''}`
-  return <img class="ctr-icon" style={style} src={src} alt="" loading="lazy" onError={() => setMissing(true)} />
+  return <img class="ctr-icon" style={style} src={src} alt="" onError={() => setMissing(true)} />
 }
 
 export function StateBadges({ state, health }: { state: string; health?: string }) {

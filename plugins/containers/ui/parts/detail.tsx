@@ -10,7 +10,6 @@ import {
   Empty,
   KeyValues,
   Loading,
-  LogView,
   PageHeader,
   ProgressBar,
   formatBytes,
@@ -21,33 +20,30 @@ import {
   type PageContext,
 } from '@hostd/ui'
 import { AutoStartSwitch, ContainerActions } from './actions.tsx'
+import { ExecConsole } from './console.tsx'
+import { EditDialog } from './edit.tsx'
+import { ContainerLog } from './log.tsx'
 import { ContainerIcon, PortLinks, StateBadges, fileBase64, iconChanged } from './common.tsx'
 import { shortId, type Container, type ContainerList, type Inspect, type StatsEntry } from './model.ts'
 
 const REFRESH_MS = 5000
 /** Stats are one engine sample each; every 2 s matches the overview's metrics stream. */
 const STATS_MS = 2000
-const TAILS = [100, 500, 1000, 5000]
 const ICON_MAX_BYTES = 256 * 1024
+/** What each restart policy does, in words (the engine restarts the container; hostd's auto-start is separate). */
 const RESTART_WORDS: Record<string, string> = {
-  no: 'never',
-  always: 'always',
-  'unless-stopped': 'unless stopped by hand',
-  'on-failure': 'when it fails',
+  no: 'Never: the engine leaves it stopped when it exits',
+  always: 'Always: the engine restarts it when it exits, and when the engine starts (even after a stop by hand)',
+  'unless-stopped': 'Unless stopped by hand: the engine restarts it when it exits, and when the engine starts',
+  'on-failure': 'When it fails: the engine restarts it when it exits with an error',
 }
 
-/** One message of the logs socket as log text (the kit's LogView adds the line break). */
-function logText(data: string | ArrayBuffer): string {
-  const text = typeof data === 'string' ? data : new TextDecoder().decode(data)
-  try {
-    const m = JSON.parse(text) as { type: string; data?: string; reason?: string; ok?: boolean; message?: string }
-    if (m.type === 'log') return String(m.data ?? '').replace(/\r?\n$/, '')
-    if (m.type === 'end') return `— ${m.reason ?? 'the log ended'} —`
-    if (m.type === 'result' && m.ok === false) return `— ${m.message ?? 'the log could not be read'} —`
-    return ''
-  } catch {
-    return text
-  }
+function restartWords(policy: Inspect['HostConfig']['RestartPolicy']): string {
+  const name = policy?.Name || 'no'
+  const words = RESTART_WORDS[name] ?? name
+  return name === 'on-failure' && policy?.MaximumRetryCount
+    ? `${words} (at most ${policy.MaximumRetryCount} times)`
+    : words
 }
 
 interface Sample {
@@ -138,6 +134,17 @@ function Figures({ samples, cpuLimit }: { samples: Samples; cpuLimit: number }) 
       />
     </div>
   )
+}
+
+/** hostd's auto-start beside the engine's restart policy: what it adds (or that it adds nothing). */
+function autoStartWords(policy: string, on: boolean): string {
+  if (policy === 'always' || policy === 'unless-stopped')
+    return on
+      ? 'hostd starts it when hostd starts, if it is not running (even after a stop by hand)'
+      : 'Not needed for most: the restart policy already starts it with the engine'
+  return on
+    ? 'hostd starts it when hostd starts, if it is not running'
+    : 'Off: with this restart policy nothing starts it after a reboot'
 }
 
 function Figure({ rate, total }: { rate: number | null; total: number }) {
@@ -247,7 +254,6 @@ function Configuration({ info }: { info: Inspect }) {
   const env = info.Config.Env ?? []
   const labels = Object.entries(info.Config.Labels ?? {})
   const networks = Object.entries(info.NetworkSettings.Networks ?? {})
-  const policy = info.HostConfig.RestartPolicy
   const cpus = (info.HostConfig.NanoCpus ?? 0) / 1e9
   return (
     <div class="stack">
@@ -269,13 +275,6 @@ function Configuration({ info }: { info: Inspect }) {
           ['Working directory', info.Config.WorkingDir || <span class="muted">/</span>],
           ['User', info.Config.User || <span class="muted">image default</span>],
           ['Host name', info.Config.Hostname],
-          [
-            'Restart policy',
-            `${RESTART_WORDS[policy?.Name || 'no'] ?? policy?.Name}` +
-              (policy?.Name === 'on-failure' && policy.MaximumRetryCount
-                ? ` (at most ${policy.MaximumRetryCount} times)`
-                : ''),
-          ],
           ['Processor limit', cpus > 0 ? `${cpus} CPU${cpus === 1 ? '' : 's'}` : <span class="muted">none</span>],
           [
             'Memory limit',
@@ -341,11 +340,6 @@ function NotFound({ ctx, id }: { ctx: PageContext; id: string }) {
   )
 }
 
-function tailFrom(search: string): number {
-  const n = Number(new URLSearchParams(search).get('tail'))
-  return TAILS.includes(n) ? n : TAILS[0]!
-}
-
 export function ContainerDetail({ ctx, id }: { ctx: PageContext; id: string }) {
   const detail = useResource(
     async (signal) => {
@@ -358,7 +352,7 @@ export function ContainerDetail({ ctx, id }: { ctx: PageContext; id: string }) {
     [id],
     { every: REFRESH_MS },
   )
-  const tail = tailFrom(ctx.location.value.search)
+  const [editing, setEditing] = useState(false)
 
   if (detail.data === undefined) {
     if (detail.error instanceof ApiError && detail.error.code === 'HOSTD_CONTAINERS_NOT_FOUND')
@@ -395,6 +389,9 @@ export function ContainerDetail({ ctx, id }: { ctx: PageContext; id: string }) {
         actions={
           operator && (
             <>
+              <Button icon="pencil" onClick={() => setEditing(true)}>
+                Edit
+              </Button>
               {item?.updateAvailable && (
                 <Button
                   icon="download"
@@ -405,7 +402,12 @@ export function ContainerDetail({ ctx, id }: { ctx: PageContext; id: string }) {
               )}
               <ContainerActions
                 ctx={ctx}
-                container={{ id: info.Id, name, state }}
+                container={{
+                  id: info.Id,
+                  name,
+                  state,
+                  mountedVolumes: info.Mounts.map((m) => (m.Type === 'volume' && m.Name ? m.Name : m.Source)),
+                }}
                 onChanged={detail.reload}
                 onRemoved={() => ctx.navigate(ctx.base)}
               />
@@ -435,11 +437,17 @@ export function ContainerDetail({ ctx, id }: { ctx: PageContext; id: string }) {
                   .filter(Boolean)
                   .join(', ') || <span class="muted">none</span>,
               ],
+              ['Restart policy', restartWords(info.HostConfig.RestartPolicy)],
               ['Restarted by the engine', info.RestartCount ? `${info.RestartCount}×` : 'never'],
               [
-                'Auto-start with hostd',
+                'Also start with hostd',
                 item ? (
-                  <AutoStartSwitch ctx={ctx} container={item} onChanged={detail.reload} />
+                  <span class="ctr-autostart">
+                    <AutoStartSwitch ctx={ctx} container={item} onChanged={detail.reload} />
+                    <span class="detail">
+                      {autoStartWords(info.HostConfig.RestartPolicy?.Name || 'no', item.autoStart)}
+                    </span>
+                  </span>
                 ) : (
                   <span class="muted">–</span>
                 ),
@@ -456,35 +464,14 @@ export function ContainerDetail({ ctx, id }: { ctx: PageContext; id: string }) {
           />
         </Card>
       </div>
-      <Card
-        title="Log"
-        actions={
-          <label class="ctr-inline-field">
-            <span>Earlier lines</span>
-            <select
-              class="input select"
-              value={String(tail)}
-              onChange={(e) =>
-                ctx.navigate(`${ctx.location.value.path}?tail=${e.currentTarget.value}`, { replace: true })
-              }
-            >
-              {TAILS.map((n) => (
-                <option key={n} value={String(n)}>
-                  {n}
-                </option>
-              ))}
-            </select>
-          </label>
-        }
-      >
-        <LogView
-          key={`${info.Id}:${tail}:${info.State.StartedAt}`}
-          label={`Log of ${name}`}
-          open={() => ctx.socket(`/api/containers/logs?id=${encodeURIComponent(info.Id)}&tail=${tail}`)}
-          decode={logText}
-          height="24rem"
-        />
+      <Card title="Log">
+        <ContainerLog ctx={ctx} id={info.Id} name={name} restartedAt={info.State.StartedAt} />
       </Card>
+      {ctx.can('admin') && (
+        <Card title="Console">
+          <ExecConsole ctx={ctx} id={info.Id} name={name} running={running && !info.State.Paused} />
+        </Card>
+      )}
       <Card title="Configuration">
         <Configuration info={info} />
       </Card>
@@ -492,6 +479,17 @@ export function ContainerDetail({ ctx, id }: { ctx: PageContext; id: string }) {
         <Card title="Icon">
           <IconEditor ctx={ctx} name={name} />
         </Card>
+      )}
+      {editing && (
+        <EditDialog
+          ctx={ctx}
+          info={info}
+          onClose={() => setEditing(false)}
+          onDone={() => {
+            setEditing(false)
+            detail.reload()
+          }}
+        />
       )}
     </>
   )

@@ -49,6 +49,8 @@ export interface Inspect {
   }
   HostConfig: {
     RestartPolicy?: { Name: string; MaximumRetryCount: number }
+    PortBindings?: Record<string, { HostIp: string; HostPort: string }[] | null> | null
+    Binds?: string[] | null
     NanoCpus?: number
     Memory?: number
     NetworkMode?: string
@@ -107,7 +109,8 @@ export function portUrl(
 
 export function portText(p: { hostAddress: string; hostPort: number; containerPort: number; proto: string }): string {
   const address = WILDCARD.has(p.hostAddress) ? '' : `${p.hostAddress}:`
-  return `${address}${p.hostPort} → ${p.containerPort}${p.proto === 'tcp' ? '' : `/${p.proto}`}`
+  // Port 0: a binding the engine fills with a free port when the container starts.
+  return `${address}${p.hostPort || 'any'} → ${p.containerPort}${p.proto === 'tcp' ? '' : `/${p.proto}`}`
 }
 
 /** The same port bound on IPv4 and IPv6 wildcards shows once. */

@@ -5,6 +5,7 @@
  */
 import { type ApiError, FieldErrors, type FormValues } from '@hostd/ui'
 import type { RunSpec } from '../../src/runspec.ts'
+import { emptyRows, rowsToSpec, type Rows } from './rows.tsx'
 
 type Mount = NonNullable<RunSpec['mounts']>[number]
 
@@ -19,13 +20,11 @@ export const ADVANCED_FIELDS = [
   'devices',
   'extraArgs',
 ] as const
+/** Form fields (ports, volumes and environment are rows: their errors show above the buttons, naming the row). */
 export const BASIC_FIELDS = [
   'image',
   'name',
   'command',
-  'ports',
-  'env',
-  'volumes',
   'cpus',
   'memory',
   'workdir',
@@ -68,21 +67,18 @@ export function parseMount(line: string): Mount {
   return mount as Mount
 }
 
-/** Builds the RunSpec; empty fields are left out (the server's defaults apply). Throws FieldErrors for what it cannot read. */
-export function buildSpec(v: FormValues, advanced: boolean): RunSpec {
-  const spec: Record<string, unknown> = { image: text(v, 'image') }
+/**
+ * Builds the RunSpec from the form's fields and its rows (ports, volumes, environment); empty fields are left out
+ * (the server's defaults apply). Throws FieldErrors for what it cannot read, and an Error naming a row's problem.
+ */
+export function buildSpec(v: FormValues, advanced: boolean, rows: Rows = emptyRows()): RunSpec {
+  const spec: Record<string, unknown> = { image: text(v, 'image'), ...rowsToSpec(rows, advanced) }
   const errors: Record<string, string> = {}
   const set = (key: string, value: unknown) => {
     if (value !== '' && !(Array.isArray(value) && value.length === 0)) spec[key] = value
   }
   set('name', text(v, 'name'))
   set('command', text(v, 'command'))
-  set('ports', lines(v, 'ports'))
-  const env = lines(v, 'env')
-  const badEnv = env.find((e) => !/^[^=\s]+=/.test(e))
-  if (badEnv) errors.env = `"${badEnv}" is not NAME=value`
-  set('env', env)
-  set('volumes', lines(v, 'volumes'))
   if (text(v, 'cpus')) {
     const cpus = Number(text(v, 'cpus'))
     if (!(cpus > 0)) errors.cpus = 'Give a number above 0, such as 0.5 or 2'
@@ -91,7 +87,7 @@ export function buildSpec(v: FormValues, advanced: boolean): RunSpec {
   set('memory', text(v, 'memory'))
   set('workdir', text(v, 'workdir'))
   set('network', text(v, 'network'))
-  if (text(v, 'restartPolicy') && text(v, 'restartPolicy') !== 'no') spec.restartPolicy = text(v, 'restartPolicy')
+  if (text(v, 'restartPolicy')) spec.restartPolicy = text(v, 'restartPolicy')
   if (advanced) {
     set('entrypoint', text(v, 'entrypoint'))
     set('user', text(v, 'user'))
@@ -160,7 +156,18 @@ export function fieldErrorsFor(err: ApiError, spec: RunSpec, shown: readonly str
     case 'HOSTD_CONTAINERS_IMAGE_REFERENCE_INVALID':
     case 'HOSTD_CONTAINERS_PULL_FAILED':
     case 'HOSTD_CONTAINERS_IMAGE_NOT_FOUND':
+    case 'HOSTD_CONTAINERS_REGISTRY_UNREACHABLE':
+    case 'HOSTD_CONTAINERS_REGISTRY_RATE_LIMITED':
       fields.image = message
+      break
+    case 'HOSTD_CONTAINERS_NAME_IN_USE':
+      fields.name = message
+      break
+    case 'HOSTD_CONTAINERS_COMMAND_NOT_FOUND':
+      fields[spec.entrypoint ? 'entrypoint' : 'command'] = message
+      break
+    case 'HOSTD_CONTAINERS_MOUNT_SOURCE_MISSING':
+      fields.mounts = message
       break
     case 'HOSTD_CONTAINERS_NETWORK_NOT_FOUND':
     case 'HOSTD_CONTAINERS_HOST_NAMESPACE_REFUSED':

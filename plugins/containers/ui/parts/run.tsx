@@ -23,6 +23,7 @@ import {
 import { PullLayers, Step } from './common.tsx'
 import { containerPath, type NetworkItem, type PullMessage } from './model.ts'
 import { ADVANCED_FIELDS, BASIC_FIELDS, buildSpec, fieldErrorsFor } from './run-spec.ts'
+import { EnvRows, PortRows, VolumeRows, emptyRows, type Rows } from './rows.tsx'
 import type { RunSpec } from '../../src/runspec.ts'
 
 type Phase = 'sending' | 'pulling' | 'creating' | 'starting' | 'done'
@@ -122,14 +123,31 @@ interface SearchResult {
 }
 
 /** Registry search as a helper for the image field; says so plainly when the index cannot be reached. */
+/** The repository part of what was typed ("nginx" of "nginx:1.27"), the search's starting term. */
+export function searchTerm(typed: string): string {
+  return typed
+    .trim()
+    .replace(/@.*$/, '')
+    .replace(/:[^/:]*$/, '')
+}
+
+/** A picked result with the tag that was typed, when one was ("nginx:1.27" typed, "nginx" picked: "nginx:1.27"). */
+export function withTypedTag(picked: string, typed: string): string {
+  const tag = /:([^/:@]+)$/.exec(typed.trim().replace(/@.*$/, ''))?.[1]
+  return tag ? `${picked}:${tag}` : picked
+}
+
 function RegistrySearch({
   ctx,
   open,
+  typed,
   onClose,
   onPick,
 }: {
   ctx: PageContext
   open: boolean
+  /** What the image field holds: the search starts from it. */
+  typed: string
   onClose: () => void
   onPick: (name: string) => void
 }) {
@@ -155,7 +173,14 @@ function RegistrySearch({
           }
         }}
       >
-        <TextField name="q" label="Search term" required maxLength={256} placeholder="nginx" />
+        <TextField
+          name="q"
+          label="Search term"
+          required
+          maxLength={256}
+          defaultValue={searchTerm(typed)}
+          placeholder="Image name"
+        />
       </Form>
       {unavailable && (
         <div class="notice" role="status">
@@ -191,11 +216,12 @@ function RegistrySearch({
   )
 }
 
-const RESTART_OPTIONS = [
-  { value: 'no', label: 'Never (docker default)' },
-  { value: 'unless-stopped', label: 'Unless stopped by hand' },
-  { value: 'always', label: 'Always' },
-  { value: 'on-failure', label: 'When it fails' },
+/** The engine's restart policies in words; hostd's default is "unless-stopped" (the engine's own is "no"). */
+export const RESTART_OPTIONS = [
+  { value: 'unless-stopped', label: 'Unless stopped by hand (recommended)' },
+  { value: 'always', label: 'Always, even after a stop by hand once the engine restarts' },
+  { value: 'on-failure', label: 'Only when it fails' },
+  { value: 'no', label: 'Never' },
 ]
 
 export function RunView({ ctx }: { ctx: PageContext }) {
@@ -203,6 +229,7 @@ export function RunView({ ctx }: { ctx: PageContext }) {
   const networks = useResource((signal) => ctx.api.get<{ items: NetworkItem[] }>('/api/networks', { signal }), [])
   const [image, setImage] = useState('')
   const [searching, setSearching] = useState(false)
+  const [rows, setRows] = useState<Rows>(emptyRows)
   const [install, setInstall] = useState<Install | null>(null)
   const [, redraw] = useState(0)
   const progress = useRef<HTMLDivElement>(null)
@@ -227,7 +254,7 @@ export function RunView({ ctx }: { ctx: PageContext }) {
   const shown = admin ? [...BASIC_FIELDS, ...ADVANCED_FIELDS] : BASIC_FIELDS
 
   const submit = async (values: Record<string, string | boolean>) => {
-    const spec = buildSpec(values, admin)
+    const spec = buildSpec(values, admin, rows)
     const job: Install = { image: spec.image, phase: 'sending', failed: false, pulled: false, layers: new PullLayers() }
     setInstall(job)
     const update = (change: Partial<Install>) => {
@@ -284,8 +311,7 @@ export function RunView({ ctx }: { ctx: PageContext }) {
                 spellcheck={false}
                 value={image}
                 onInput={(e) => setImage(e.currentTarget.value)}
-                placeholder="nginx:1.27"
-                hint="A reference such as nginx:1.27 or registry.example.com/team/app:2."
+                hint="A reference such as nginx:1.27 or registry.example.com/team/app:2. The search button looks it up."
               />
               <IconButton
                 icon="search"
@@ -306,10 +332,10 @@ export function RunView({ ctx }: { ctx: PageContext }) {
               />
               <Select
                 name="restartPolicy"
-                label="Restart"
+                label="Restart policy"
                 options={RESTART_OPTIONS}
-                defaultValue="no"
-                hint="When the engine starts it again."
+                defaultValue="unless-stopped"
+                hint="When the engine starts it again: after it exits, and when the engine (or the host) starts."
               />
             </div>
             <TextField
@@ -332,41 +358,14 @@ export function RunView({ ctx }: { ctx: PageContext }) {
                 defaultValue=""
                 hint={networks.error ? 'The networks could not be listed: the default applies.' : undefined}
               />
-              <TextArea
-                name="ports"
-                label="Published ports"
-                rows={3}
-                spellcheck={false}
-                placeholder="8080:80"
-                hint="One per line: host port:container port, e.g. 8080:80, 127.0.0.1:8080:80 or 53:53/udp."
-              />
             </div>
+            <PortRows rows={rows.ports} onChange={(ports) => setRows({ ...rows, ports })} />
           </fieldset>
 
           <fieldset class="ctr-fieldset">
             <legend>Storage and environment</legend>
-            <div class="ctr-grid">
-              <TextArea
-                name="volumes"
-                label="Volumes"
-                rows={3}
-                spellcheck={false}
-                placeholder="data:/var/lib/app"
-                hint={
-                  admin
-                    ? 'One per line: volume name or host folder, then the path inside, e.g. data:/var/lib/app or /srv/site:/www:ro.'
-                    : 'One per line: volume name:path inside, e.g. data:/var/lib/app (add :ro for read-only). Host folders need an admin.'
-                }
-              />
-              <TextArea
-                name="env"
-                label="Environment"
-                rows={3}
-                spellcheck={false}
-                placeholder="TZ=Europe/Berlin"
-                hint="One per line: NAME=value."
-              />
-            </div>
+            <VolumeRows rows={rows.volumes} onChange={(volumes) => setRows({ ...rows, volumes })} admin={admin} />
+            <EnvRows rows={rows.env} onChange={(env) => setRows({ ...rows, env })} />
           </fieldset>
 
           <fieldset class="ctr-fieldset">
@@ -386,7 +385,7 @@ export function RunView({ ctx }: { ctx: PageContext }) {
                 label="Memory"
                 pattern="[0-9]+(\.[0-9]+)?[bkmgBKMG]?"
                 autoComplete="off"
-                placeholder="512m"
+                placeholder="No limit"
                 hint="e.g. 512m or 2g; empty for no limit."
               />
               <TextField
@@ -395,7 +394,7 @@ export function RunView({ ctx }: { ctx: PageContext }) {
                 pattern="/.*"
                 autoComplete="off"
                 spellcheck={false}
-                placeholder="/app"
+                placeholder="Image default"
                 hint="An absolute path inside."
               />
             </div>
@@ -420,56 +419,56 @@ export function RunView({ ctx }: { ctx: PageContext }) {
                   label="User"
                   autoComplete="off"
                   spellcheck={false}
-                  placeholder="1000:1000"
-                  hint="user or uid[:gid] inside."
+                  placeholder="Image default"
+                  hint="user or uid[:gid] inside, e.g. 1000:1000."
                 />
                 <TextField
                   name="capAdd"
                   label="Added capabilities"
                   autoComplete="off"
                   spellcheck={false}
-                  placeholder="NET_ADMIN"
-                  hint="Comma- or space-separated."
+                  placeholder="None"
+                  hint="Comma- or space-separated, e.g. NET_ADMIN."
                 />
                 <TextField
                   name="dns"
                   label="DNS servers"
                   autoComplete="off"
                   spellcheck={false}
-                  placeholder="9.9.9.9"
-                  hint="IP addresses, comma- or space-separated."
+                  placeholder="Engine default"
+                  hint="IP addresses, comma- or space-separated, e.g. 9.9.9.9."
                 />
                 <TextArea
                   name="mounts"
                   label="Mounts"
                   rows={2}
                   spellcheck={false}
-                  placeholder="type=bind,source=/srv,target=/srv,readonly"
-                  hint="One per line, as docker run --mount: type (bind, volume, tmpfs), source, target, readonly."
+                  placeholder="None"
+                  hint="One per line, as docker run --mount: type (bind, volume, tmpfs), source, target, readonly; e.g. type=bind,source=/srv,target=/srv."
                 />
                 <TextArea
                   name="tmpfs"
                   label="tmpfs"
                   rows={2}
                   spellcheck={false}
-                  placeholder="/run:size=64m"
-                  hint="One per line: path[:options]."
+                  placeholder="None"
+                  hint="One per line: path[:options], e.g. /run:size=64m."
                 />
                 <TextArea
                   name="devices"
                   label="Devices"
                   rows={2}
                   spellcheck={false}
-                  placeholder="/dev/fuse:/dev/fuse:rwm"
-                  hint="One per line: host[:container][:permissions]."
+                  placeholder="None"
+                  hint="One per line: host[:container][:permissions], e.g. /dev/fuse."
                 />
                 <TextField
                   name="extraArgs"
                   label="Extra docker run flags"
                   autoComplete="off"
                   spellcheck={false}
-                  placeholder="--read-only --init"
-                  hint="Allowlisted flags only (--label, --hostname, --add-host, --shm-size…)."
+                  placeholder="None"
+                  hint="Allowlisted flags only (--label, --hostname, --add-host, --shm-size…), e.g. --read-only --init."
                 />
               </div>
             </fieldset>
@@ -485,9 +484,10 @@ export function RunView({ ctx }: { ctx: PageContext }) {
       <RegistrySearch
         ctx={ctx}
         open={searching}
+        typed={image}
         onClose={() => setSearching(false)}
         onPick={(name) => {
-          setImage(name)
+          setImage(withTypedTag(name, image))
           setSearching(false)
         }}
       />
