@@ -59,6 +59,10 @@ export function createCatalogPlugin(options: CatalogPluginOptions = {}) {
           element: 'catalog-page',
         },
       ],
+      // Umbrel and CasaOS lead with the apps: the installed ones, their state and Open, near the top of the overview.
+      cards: [
+        { title: 'Apps', module: 'ui/card.tsx', element: 'catalog-apps', role: 'viewer', size: 'medium', order: 12 },
+      ],
     },
   })
 }

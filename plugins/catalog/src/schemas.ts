@@ -156,6 +156,21 @@ export const InstallSchema = Type.Object({
   imageUpdate: Type.Boolean({ description: 'the registry has a newer image for its reference (containers plugin)' }),
   updateAvailable: Type.Boolean({ description: 'versionUpdate or imageUpdate' }),
   stack: Type.Optional(Type.String({ description: 'for an app that is a stack: the stack it runs as' })),
+  web: Type.Union(
+    [
+      Type.Object({
+        port: Type.Integer({ description: "the host port published for the entry's web port" }),
+        scheme: Type.Union([Type.Literal('http'), Type.Literal('https')]),
+        path: Type.String({ description: "the entry's path, default /" }),
+      }),
+      Type.Null(),
+    ],
+    {
+      description:
+        "where its web interface answers, the browser's own host name in front: the host port the engine publishes for " +
+        "the entry's `port` (tcp); null when the entry declares no web port or it is not published now (the app is stopped)",
+    },
+  ),
 })
 
 export const CatalogAppSchema = Type.Object({

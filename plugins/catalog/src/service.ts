@@ -54,6 +54,27 @@ function emptyStatus(config: Source['config']): SourceStatus {
   }
 }
 
+/** Container ports whose web interface speaks TLS (the rest are read as plain HTTP). */
+const TLS_PORTS = new Set([443, 8443, 9443])
+
+/**
+ * Where an installed app's web interface answers: the entry's `port` is the container port of its web UI (the catalog
+ * format says so); the engine tells which host port publishes it (tcp, while the container runs). An app whose entry
+ * names no port (a database) has none, and neither has one whose port is not published now.
+ */
+export function webAddress(
+  entry: Pick<CatalogEntry, 'port' | 'path'>,
+  group: Pick<LabelledContainer, 'ports'>[],
+): { port: number; scheme: 'http' | 'https'; path: string } | null {
+  if (entry.port === undefined) return null
+  const published = group
+    .flatMap((c) => c.ports ?? [])
+    .find((p) => p.containerPort === entry.port && p.protocol === 'tcp' && p.hostPort > 0)
+  if (!published) return null
+  const path = entry.path ? (entry.path.startsWith('/') ? entry.path : `/${entry.path}`) : '/'
+  return { port: published.hostPort, scheme: TLS_PORTS.has(entry.port) ? 'https' : 'http', path }
+}
+
 export class CatalogService {
   readonly #settings: Settings
   readonly #audit: AuditService
@@ -274,6 +295,7 @@ export class CatalogService {
           const version = c.labels[LABELS.version] ?? ''
           const versionUpdate = Boolean(valid(version)) && gt(e.version, version)
           const imageUpdate = group.some((g) => g.updateAvailable)
+          const web = webAddress(e, group)
           return [
             {
               containerId: c.id,
@@ -284,6 +306,7 @@ export class CatalogService {
               imageUpdate,
               updateAvailable: versionUpdate || imageUpdate,
               ...(stack !== undefined ? { stack } : {}),
+              web,
             },
           ]
         })

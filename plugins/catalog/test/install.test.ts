@@ -157,6 +157,8 @@ describe('catalog install on a real engine', () => {
         versionUpdate: false,
         imageUpdate: false,
         updateAvailable: false,
+        // The entry's web port (8080) as the engine publishes it: the page's Open link.
+        web: { port, scheme: 'http', path: '/' },
       },
     ])
     const page = await eventually(() =>
@@ -166,6 +168,11 @@ describe('catalog install on a real engine', () => {
       ),
     )
     expect(page.trim()).toBe(MARKER)
+    // Stopped, it publishes nothing: no address to open until it runs again.
+    expect((await engine.api('POST', `/containers/${result.containerId}/stop?t=1`)).status).toBe(204)
+    expect((await listed('web')).installs[0]).toMatchObject({ state: 'exited', web: null })
+    expect((await engine.api('POST', `/containers/${result.containerId}/start`)).status).toBe(204)
+    expect((await listed('web')).installs[0]).toMatchObject({ state: 'running', web: { port } })
 
     const audit = await t.inject({ url: '/api/audit?range=all&limit=200', as: 'admin' })
     expect(audit.body).not.toContain('do-not-log-me')
@@ -220,7 +227,8 @@ describe('catalog install on a real engine', () => {
       ),
     )
     expect(page.trim()).toBe(`from the host folder ${MARKER}`)
-    expect((await listed('host-site')).installs[0]).toMatchObject({ name: 'my-site', state: 'running' })
+    // Its entry names no web port: nothing to open, though it publishes one.
+    expect((await listed('host-site')).installs[0]).toMatchObject({ name: 'my-site', state: 'running', web: null })
   })
 
   it('answers bad install requests with 400/404 and creates nothing', async () => {
@@ -230,7 +238,7 @@ describe('catalog install on a real engine', () => {
       [{ appId: 'web', values: { webPort: 'eighty' } }, 400, 'HOSTD_CATALOG_VALUES_INVALID'],
       [{ appId: 'nope' }, 404, 'HOSTD_CATALOG_APP_NOT_FOUND'],
       [{ appId: 'web', source: 'nope', values: { webPort: 1 } }, 404, 'HOSTD_CATALOG_SOURCE_NOT_FOUND'],
-      [{ appId: 'web', values: { webPort: 1 }, name: 'web' }, 409, 'HOSTD_CONTAINERS_CONFLICT'],
+      [{ appId: 'web', values: { webPort: 1 }, name: 'web' }, 409, 'HOSTD_CONTAINERS_NAME_IN_USE'],
       [{ appId: 'web', extra: true }, 400, 'HOSTD_REQUEST_INVALID'],
     ]
     for (const [payload, status, code] of cases) {

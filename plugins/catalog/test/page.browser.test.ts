@@ -192,7 +192,8 @@ describe('catalog page', { timeout: 300_000 }, () => {
   it('shows a viewer the catalog, searchable and filtered, with no install controls', async () => {
     const page = await ui.open('viewer', '/catalog')
     await page.getByRole('heading', { name: 'App catalog', level: 1 }).waitFor()
-    const apps = page.getByRole('list', { name: 'Apps' })
+    // In the page (the shell's navigation has a group named Apps too).
+    const apps = page.getByRole('main').getByRole('list', { name: 'Apps' })
     await apps.getByRole('link', { name: 'Test web server' }).waitFor()
     await apps.getByRole('link', { name: 'Jellyfin' }).waitFor() // the built-in catalog
     await expectAccessible(page, 'catalog as viewer')
@@ -300,14 +301,54 @@ describe('catalog page', { timeout: 300_000 }, () => {
       expect.arrayContaining(['SECRET=s3cret', 'MODE=careful', 'VERBOSE=true', 'GREETING=hello']),
     )
 
-    // Listed as from the catalog: the installed view reads the labels.
+    // Listed as from the catalog: the installed view reads the labels, and names the source (not its id).
     await page.getByRole('link', { name: 'All installed apps' }).click()
     const table = page.getByRole('table', { name: 'Apps installed from the catalog' })
     const row = table.getByRole('row').filter({ hasText: 'web-ui' })
     await row.getByText('running').waitFor()
-    await row.getByRole('link', { name: 'Test web server' }).waitFor()
+    await row.getByRole('link', { name: 'Test web server', exact: true }).waitFor()
+    await row.getByRole('cell', { name: 'Test apps', exact: true }).waitFor()
+    const webUrl = `http://${new URL(ui.url).hostname}:${port}/`
+    expect(await row.getByRole('link', { name: 'Open Test web server (web-ui)' }).getAttribute('href')).toBe(webUrl)
+    expect(await page.evaluate(() => document.documentElement.scrollWidth <= innerWidth)).toBe(true)
     await expectAccessible(page, 'installed view')
     await screenshot(page, 'catalog-installed')
+
+    // Its page leads with it installed: its state, Open (its web port, this server's address), Stop and Uninstall.
+    await row.getByRole('link', { name: 'Test web server', exact: true }).click()
+    await page.getByRole('heading', { name: 'Test web server', level: 1 }).waitFor()
+    const header = page.locator('.page-header')
+    const openApp = header.getByRole('link', { name: 'Open Test web server (web-ui)' })
+    expect(await openApp.getAttribute('href')).toBe(webUrl)
+    expect(await openApp.getAttribute('target')).toBe('_blank')
+    expect(await header.getByRole('link', { name: 'Install' }).count()).toBe(0)
+    await header.getByText('running', { exact: true }).waitFor()
+    await page.getByText('Test apps', { exact: true }).waitFor() // the source, by its name
+    await expectAccessible(page, 'installed app')
+    await screenshot(page, 'catalog-app-installed')
+    await ui.forward(port)
+    const [tab] = await Promise.all([page.context().waitForEvent('page'), openApp.click()])
+    await expect.poll(() => tab!.content(), { timeout: 30_000 }).toContain(MARKER)
+    await tab!.close()
+    await page.setViewportSize({ width: 390, height: 844 })
+    expect(await page.evaluate(() => document.documentElement.scrollWidth <= innerWidth)).toBe(true)
+    await screenshot(page, 'catalog-app-installed-phone')
+    await page.setViewportSize({ width: 1280, height: 860 })
+
+    // Stopped, there is nothing to open; started again, Open is back.
+    await header.getByRole('button', { name: 'Stop web-ui' }).click()
+    await header.getByText('exited', { exact: true }).waitFor({ timeout: 60_000 })
+    expect(await openApp.count()).toBe(0)
+    await header.getByRole('button', { name: 'Start web-ui' }).click()
+    await openApp.waitFor({ timeout: 60_000 })
+
+    // The overview's Apps card: the installed app, its state and Open.
+    await page.goto(new URL('/', ui.url).href)
+    const card = page.getByRole('list', { name: 'Installed apps' })
+    const item = card.getByRole('listitem').filter({ hasText: 'Test web server (web-ui)' })
+    await item.getByText('running').waitFor({ timeout: 30_000 })
+    expect(await item.getByRole('link', { name: 'Open Test web server (web-ui)' }).getAttribute('href')).toBe(webUrl)
+    await screenshot(page, 'catalog-overview-card')
 
     // A second install under the same name: the server's refusal shows at the name field.
     await page.goto(new URL('/catalog/apps/test/test-web/install', ui.url).href)

@@ -84,7 +84,7 @@ function Overview({
         >
           {tab === 'installed' ? (
             installs.length ? (
-              <InstallsTable ctx={ctx} rows={installs} onChanged={reload} showApp />
+              <InstallsTable ctx={ctx} rows={installs} sources={catalog.sources} onChanged={reload} showApp />
             ) : (
               <Empty icon="package" title="No app from the catalog is installed">
                 Apps installed here are recognised by the labels the catalog puts on their containers.

@@ -1,7 +1,75 @@
 /** Pieces several catalog views share: the app's monogram, its state badges, and the uninstall dialog. */
 import { useState } from 'preact/hooks'
 import { Badge, Button, Checkbox, Dialog, Icon, errorMessage, type PageContext } from '@hostd/ui'
-import { hueOf, type CatalogApp, type Install } from './model.ts'
+import { hueOf, isRunning, stateTone, webUrl, type CatalogApp, type Install } from './model.ts'
+
+/**
+ * "Open": the app's web interface in a new tab, at its published port on this server's address as the browser knows
+ * it. Nothing when the app has no web interface or is not running (its state says so).
+ */
+export function OpenLink({ app, install, size = 'md' }: { app: CatalogApp; install: Install; size?: 'sm' | 'md' }) {
+  const url = webUrl(install)
+  if (!url) return null
+  return (
+    <a
+      class={`btn btn-primary btn-${size}`}
+      href={url}
+      target="_blank"
+      rel="noopener noreferrer"
+      aria-label={`Open ${install.name === app.id ? app.title : `${app.title} (${install.name})`}`}
+    >
+      <Icon name="external-link" size={16} /> <span>Open</span>
+    </a>
+  )
+}
+
+/** Starts or stops an install: its container, or the stack an app that is a stack runs as. */
+export function PowerButton({
+  ctx,
+  install,
+  onChanged,
+  size = 'md',
+}: {
+  ctx: PageContext
+  install: Install
+  onChanged: () => void
+  size?: 'sm' | 'md'
+}) {
+  const [busy, setBusy] = useState(false)
+  const action = isRunning(install) ? 'stop' : 'start'
+  const run = async () => {
+    setBusy(true)
+    try {
+      const path = install.stack
+        ? `/api/stacks/${encodeURIComponent(install.stack)}/${action}`
+        : `/api/containers/${encodeURIComponent(install.containerId)}/${action}`
+      await ctx.api.post(path)
+      ctx.toast.success(`${install.name} ${action === 'stop' ? 'stopped' : 'started'}`)
+      onChanged()
+    } catch (err) {
+      ctx.toast.error(err)
+    } finally {
+      setBusy(false)
+    }
+  }
+  return (
+    <Button
+      size={size}
+      variant="secondary"
+      icon={action === 'stop' ? 'square' : 'play'}
+      busy={busy}
+      aria-label={`${action === 'stop' ? 'Stop' : 'Start'} ${install.name}`}
+      onClick={() => void run()}
+    >
+      {action === 'stop' ? 'Stop' : 'Start'}
+    </Button>
+  )
+}
+
+/** An install's engine state as a badge ("running", "exited"...). */
+export function StateBadge({ install }: { install: Install }) {
+  return <Badge tone={stateTone(install.state)}>{install.state}</Badge>
+}
 
 /**
  * The app's mark: the first letter of its title on a colour of its own. Catalog icons are https URLs on other

@@ -1,8 +1,17 @@
 /** One app: what it is, what it needs, its installs here, and the way to install it (role permitting). */
 import { useState } from 'preact/hooks'
-import { Badge, Button, Card, DataTable, Icon, KeyValues, PageHeader, type PageContext } from '@hostd/ui'
-import { AppIcon, AppTags, UninstallDialog, UpdateBadge } from './common.tsx'
-import { adminReason, appPath, containerPath, stateTone, type Catalog, type CatalogApp, type Install } from './model.ts'
+import { Button, Card, DataTable, Icon, KeyValues, PageHeader, type PageContext } from '@hostd/ui'
+import { AppIcon, AppTags, OpenLink, PowerButton, StateBadge, UninstallDialog, UpdateBadge } from './common.tsx'
+import {
+  adminReason,
+  appPath,
+  containerPath,
+  sourceName,
+  type Catalog,
+  type CatalogApp,
+  type Install,
+  type SourceStatus,
+} from './model.ts'
 
 /** Whether this user may start an install of this app, and if not, why (`detailed`: with the engine's own words). */
 export function installBlock(ctx: PageContext, catalog: Catalog, app: CatalogApp, detailed = false): string | null {
@@ -40,15 +49,18 @@ function Needs({ app }: { app: CatalogApp }) {
 export function InstallsTable({
   ctx,
   rows,
+  sources,
   onChanged,
   showApp,
 }: {
   ctx: PageContext
   rows: { app: CatalogApp; install: Install }[]
+  sources: SourceStatus[]
   onChanged: () => void
   showApp?: boolean
 }) {
   const [removing, setRemoving] = useState<{ app: CatalogApp; install: Install } | null>(null)
+  const operator = ctx.can('operator')
   return (
     <>
       <DataTable
@@ -58,42 +70,84 @@ export function InstallsTable({
         rowKey={(r) => r.install.containerId}
         initialSort={showApp ? { key: 'app', direction: 'ascending' } : undefined}
         columns={[
+          // The installed view names the app (its container under it) and keeps to six columns, so a laptop's width
+          // holds the row; an app's own page lists its containers.
           ...(showApp
             ? [
                 {
                   key: 'app',
                   label: 'App',
+                  primary: true,
                   sortValue: (r: { app: CatalogApp }) => r.app.title,
-                  render: (r: { app: CatalogApp }) => (
+                  render: (r: { app: CatalogApp; install: Install }) => (
                     <span class="cell-strong">
                       <AppIcon app={r.app} />
-                      <a href={appPath(ctx.base, r.app)}>{r.app.title}</a>
+                      <span>
+                        <a href={appPath(ctx.base, r.app)}>{r.app.title}</a>
+                        <span class="detail installed-container">
+                          <a class="mono" href={containerPath(r.install.containerId)}>
+                            {r.install.name}
+                          </a>
+                        </span>
+                      </span>
                     </span>
                   ),
                 },
               ]
-            : []),
-          {
-            key: 'name',
-            label: 'Container',
-            sortValue: (r) => r.install.name,
-            render: (r) => (
-              <a class="mono" href={containerPath(r.install.containerId)}>
-                {r.install.name}
-              </a>
-            ),
-          },
+            : [
+                {
+                  key: 'name',
+                  label: 'Container',
+                  primary: true,
+                  sortValue: (r: { install: Install }) => r.install.name,
+                  render: (r: { install: Install }) => (
+                    <a class="mono" href={containerPath(r.install.containerId)}>
+                      {r.install.name}
+                    </a>
+                  ),
+                },
+              ]),
           {
             key: 'state',
             label: 'State',
             sortValue: (r) => r.install.state,
-            render: (r) => <Badge tone={stateTone(r.install.state)}>{r.install.state}</Badge>,
+            render: (r) => <StateBadge install={r.install} />,
           },
-          { key: 'version', label: 'Installed version', secondary: true, render: (r) => r.install.version },
-          { key: 'updates', label: 'Updates', render: (r) => <UpdateBadge app={r.app} install={r.install} /> },
+          {
+            key: 'open',
+            label: 'Web',
+            render: (r) =>
+              r.install.web ? (
+                <OpenLink app={r.app} install={r.install} size="sm" />
+              ) : (
+                <span class="muted">{r.app.port ? 'when running' : 'none'}</span>
+              ),
+          },
           ...(showApp
-            ? [{ key: 'source', label: 'Source', secondary: true, render: (r: { app: CatalogApp }) => r.app.source }]
-            : []),
+            ? [
+                {
+                  key: 'version',
+                  label: 'Version',
+                  render: (r: { app: CatalogApp; install: Install }) => (
+                    <>
+                      {r.install.version}
+                      {r.install.updateAvailable && (
+                        <div>
+                          <UpdateBadge app={r.app} install={r.install} />
+                        </div>
+                      )}
+                    </>
+                  ),
+                },
+                {
+                  key: 'source',
+                  label: 'Source',
+                  secondary: true,
+                  render: (r: { app: CatalogApp }) => sourceName(sources, r.app.source),
+                },
+              ]
+            : // On an app's own page (a narrow card) the header's tags say when an update is available.
+              []),
           ...(ctx.can('operator')
             ? [
                 {
@@ -101,12 +155,15 @@ export function InstallsTable({
                   label: 'Actions',
                   align: 'end' as const,
                   render: (r: { app: CatalogApp; install: Install }) => (
-                    <button type="button" class="btn btn-ghost btn-sm" onClick={() => setRemoving(r)}>
-                      <Icon name="trash" size={16} />{' '}
-                      <span>
-                        Uninstall<span class="sr-only"> {r.install.name}</span>
-                      </span>
-                    </button>
+                    <div class="row-actions">
+                      {operator && <PowerButton ctx={ctx} install={r.install} onChanged={onChanged} size="sm" />}
+                      <button type="button" class="btn btn-ghost btn-sm" onClick={() => setRemoving(r)}>
+                        <Icon name="trash" size={16} />{' '}
+                        <span>
+                          Uninstall<span class="sr-only"> {r.install.name}</span>
+                        </span>
+                      </button>
+                    </div>
                   ),
                 },
               ]
@@ -141,7 +198,29 @@ export function AppDetail({
   onChanged: () => void
 }) {
   const blocked = installBlock(ctx, catalog, app)
-  const source = catalog.sources.find((s) => s.id === app.source)
+  const [removing, setRemoving] = useState<Install | null>(null)
+  const first = app.installs[0]
+  // Installed: the page leads with the app as it runs here (state, Open, stop or start, uninstall), as Umbrel does;
+  // installing another copy stays possible from the "Installed here" card.
+  const installed = first && (
+    <div class="install-action installed-controls">
+      <StateBadge install={first} />
+      <OpenLink app={app} install={first} />
+      {ctx.can('operator') && (
+        <>
+          <PowerButton ctx={ctx} install={first} onChanged={onChanged} />
+          <Button
+            variant="ghost"
+            icon="trash"
+            aria-label={`Uninstall ${first.name}`}
+            onClick={() => setRemoving(first)}
+          >
+            Uninstall
+          </Button>
+        </>
+      )}
+    </div>
+  )
   const install = (
     <div class="install-action">
       {ctx.can('operator') &&
@@ -169,7 +248,7 @@ export function AppDetail({
       <div class="app-hero">
         <AppIcon app={app} size="lg" />
         <div class="app-hero-text">
-          <PageHeader title={app.title} description={app.tagline || undefined} actions={install} />
+          <PageHeader title={app.title} description={app.tagline || undefined} actions={installed || install} />
           <AppTags app={app} />
         </div>
       </div>
@@ -201,9 +280,25 @@ export function AppDetail({
           <Card title="What it needs">
             <Needs app={app} />
           </Card>
-          <Card title={app.installs.length ? `Installed here (${app.installs.length})` : 'Installed here'}>
+          <Card
+            title={app.installs.length ? `Installed here (${app.installs.length})` : 'Installed here'}
+            actions={
+              first &&
+              ctx.can('operator') &&
+              !blocked && (
+                <a class="btn btn-ghost btn-sm" href={`${appPath(ctx.base, app)}/install`}>
+                  <Icon name="plus" size={16} /> <span>Install another</span>
+                </a>
+              )
+            }
+          >
             {app.installs.length ? (
-              <InstallsTable ctx={ctx} rows={app.installs.map((i) => ({ app, install: i }))} onChanged={onChanged} />
+              <InstallsTable
+                ctx={ctx}
+                rows={app.installs.map((i) => ({ app, install: i }))}
+                sources={catalog.sources}
+                onChanged={onChanged}
+              />
             ) : (
               <p class="muted">Not installed on this server.</p>
             )}
@@ -225,13 +320,25 @@ export function AppDetail({
                   'none'
                 ),
               ],
-              ['Source', source ? `${source.name} (${source.id})` : app.source],
+              ['Source', sourceName(catalog.sources, app.source)],
               app.kind === 'stack' ? ['Runs as', 'a stack (compose file)'] : ['Image', <code>{app.image}</code>],
               ['Web interface', app.port ? `container port ${app.port}${app.path ?? ''}` : 'none'],
             ]}
           />
         </Card>
       </div>
+      {removing && (
+        <UninstallDialog
+          ctx={ctx}
+          app={app}
+          install={removing}
+          onClose={() => setRemoving(null)}
+          onDone={() => {
+            setRemoving(null)
+            onChanged()
+          }}
+        />
+      )}
     </>
   )
 }

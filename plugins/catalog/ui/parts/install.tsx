@@ -147,13 +147,14 @@ function atField(app: CatalogApp, err: unknown, name: string): unknown {
       /\(([a-zA-Z][a-zA-Z0-9_]*)\)/.exec(err.message)?.[1] ??
       /^The value of ([a-zA-Z][a-zA-Z0-9_]*) /.exec(err.message)?.[1]
     field = app.fields.find((f) => f.key === key)
-  } else if (err.code === 'HOSTD_CONTAINERS_CONFLICT') {
+  } else if (err.code === 'HOSTD_CONTAINERS_NAME_IN_USE' || err.code === 'HOSTD_CONTAINERS_CONFLICT') {
     return new FieldErrors({
       [CONTAINER_NAME]: `A container named “${name || app.id}” exists already: choose another name, or uninstall that one first.`,
     })
   } else if (
-    err.code === 'HOSTD_CONTAINERS_ENGINE_ERROR' &&
-    /port is already allocated|address already in use/i.test(err.message)
+    err.code === 'HOSTD_CONTAINERS_PORT_IN_USE' ||
+    (err.code === 'HOSTD_CONTAINERS_ENGINE_ERROR' &&
+      /port is already allocated|address already in use/i.test(err.message))
   ) {
     field = first('port')
   } else if (err.code === 'HOSTD_CONTAINERS_HOST_ROOT_REFUSED') {

@@ -46,3 +46,35 @@ export function hueOf(id: string): number {
   for (const c of id) h = (h * 31 + c.charCodeAt(0)) % 360
   return h
 }
+
+/**
+ * A source's name for people: the name its catalog file gives, else the folder's last part or the URL's host (the id,
+ * such as `dir-bd884d3d`, is the API's handle, never shown as a name).
+ */
+export function sourceName(sources: SourceStatus[], id: string): string {
+  const s = sources.find((x) => x.id === id)
+  if (!s) return id === 'builtin' ? 'Built-in catalog' : 'a removed source'
+  if (s.name) return s.name
+  if (s.kind === 'builtin') return 'Built-in catalog'
+  if (s.kind === 'url') {
+    try {
+      return new URL(s.location).host
+    } catch {
+      return s.location
+    }
+  }
+  return s.location.replace(/\/+$/, '').split('/').pop() || s.location
+}
+
+/**
+ * An install's web address: its published port on the host the browser reached this page by (the address that works
+ * from where the user is), or null when the app has no web interface or it is not published (stopped).
+ */
+export function webUrl(install: Install, hostname = location.hostname): string | null {
+  const w = install.web
+  if (!w) return null
+  return `${w.scheme}://${hostname}:${w.port}${w.path}`
+}
+
+/** Whether an install is up (every container of a stack running). */
+export const isRunning = (install: Install) => install.state === 'running'
