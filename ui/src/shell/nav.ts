@@ -29,6 +29,8 @@ export type GroupName = (typeof GROUPS)[number]
 /** Known pages by path. Order counts within the group. */
 export const KNOWN_PAGES: Record<string, Known> = {
   '/': { group: '', order: 0, icon: 'layout-dashboard' },
+  // Every host of a fleet at a glance: beside the overview of this one.
+  '/fleet': { group: '', order: 1, icon: 'server' },
   '/catalog': { group: 'Apps', order: 0, icon: 'store' },
   '/containers': { group: 'Apps', order: 1, icon: 'container' },
   '/stacks': { group: 'Apps', order: 2, icon: 'layout-grid' },
