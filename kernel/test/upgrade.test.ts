@@ -145,7 +145,11 @@ describe('one audit record per outcome (item 9)', () => {
     await writeFolder(dir, answering('start-throws', '1.0.0', 'x', "\n  start: () => { throw new Error('no start') },"))
     await t.kernel.registry.reconcile(dir, false)
     expect(await listed('start-throws')).toMatchObject({ state: 'failed', error: 'no start' })
-    expect((await auditOf('start-throws')).map((e) => [e.action, e.result])).toEqual([['plugin.load', 'failure']])
+    const records = await eventually(async () => {
+      const written = await auditOf('start-throws')
+      return written.length >= 1 && written
+    })
+    expect(records.map((e) => [e.action, e.result])).toEqual([['plugin.load', 'failure']])
   })
 
   it('a reload to a version that fails is audited once, as a failed upgrade from the running version', async () => {
@@ -159,7 +163,11 @@ describe('one audit record per outcome (item 9)', () => {
       'src/index.ts': "throw new Error('no import')\n",
     })
     await t.kernel.registry.reconcile(dir, false)
-    const records = await auditOf('reload-fails')
+    // A failure's record is written as the plugin is failed, not awaited by reconcile: poll for it.
+    const records = await eventually(async () => {
+      const written = await auditOf('reload-fails')
+      return written.length >= 3 && written
+    })
     expect(records.map((e) => [e.action, e.result])).toEqual([
       ['plugin.load', 'success'],
       ['plugin.upgrade', 'failure'],

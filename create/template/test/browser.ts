@@ -125,8 +125,16 @@ export async function startPluginUi(): Promise<PluginUi> {
           },
         ])
         const page = await context.newPage()
-        await page.goto(new URL(path, url).href)
-        return page
+        // Chromium drops loads in flight, even on loopback, when the machine's network interfaces change (a container
+        // started elsewhere, say): navigate again then.
+        for (let attempt = 1; ; attempt++) {
+          try {
+            await page.goto(new URL(path, url).href)
+            return page
+          } catch (err) {
+            if (attempt >= 3 || !/ERR_NETWORK_CHANGED|interrupted by another navigation/.test(String(err))) throw err
+          }
+        }
       },
       close: stop,
     }

@@ -1,10 +1,13 @@
 import { randomBytes } from 'node:crypto'
-import { IncomingMessage, type ServerResponse } from 'node:http'
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import { duplexPair, type Duplex, type Readable } from 'node:stream'
 import type { WebSocket } from 'ws'
 import type { Role } from '@hostd/sdk'
 import type { AuthUser } from '../auth/auth-user.ts'
+
+// Not `import`: node:http's ES module facade loads Node's bundled undici (docs/ARCHITECTURE.md, "Runtime").
+const { IncomingMessage: IncomingRequest } = process.getBuiltinModule('node:http')
 
 /**
  * The kernel's `hostd.dispatch` service, for built-in plugins only (the fleet plugin): a request another member of a
@@ -172,7 +175,7 @@ async function openSocket(
 ): Promise<SocketAnswer> {
   const { WebSocket } = await import('ws')
   const [near, far] = duplexPair()
-  const req = new IncomingMessage(far as unknown as Socket)
+  const req = new IncomingRequest(far as unknown as Socket)
   req.method = 'GET'
   req.url = request.url
   req.httpVersion = '1.1'

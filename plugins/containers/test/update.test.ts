@@ -280,8 +280,12 @@ describe('engine recovery, registry pulls and updates', () => {
     expect(pulled.statusCode, pulled.body).toBe(200)
     expect(pulled.json()).toMatchObject({ reference: ref, id: ids.broken, digest: expect.stringMatching(/^sha256:/) })
     const missing = await api('POST', '/api/images/pull', { reference: `${registry.address}/test/none:1` })
-    expect(missing.statusCode).toBe(502)
-    expect(missing.json().error).toBe('HOSTD_CONTAINERS_PULL_FAILED')
+    // The registry's "manifest unknown", translated (the engine's words kept under details).
+    expect(missing.statusCode).toBe(404)
+    expect(missing.json()).toMatchObject({
+      error: 'HOSTD_CONTAINERS_IMAGE_NOT_FOUND',
+      details: { raw: expect.stringMatching(/manifest unknown|not found/) },
+    })
     expect((await api('POST', '/api/images/delete', { reference: 'no/such:image' })).statusCode).toBe(404)
     expect((await api('POST', '/api/images/delete', { reference: 'a b' })).statusCode).toBe(400)
 

@@ -39,7 +39,7 @@ export function fleetRoutes(r: RouteRegistrar, fleet: FleetService): void {
     const body =
       req.body === undefined || isStream(req.body)
         ? await readBody(req.body as Readable | undefined)
-        : Buffer.from(JSON.stringify(req.body))
+        : serialized(req.body)
     const headers: Record<string, string> = {}
     for (const name of ['content-type', 'accept']) {
       const value = req.headers[name]
@@ -121,6 +121,15 @@ export function fleetSockets(s: SocketRegistrar, fleet: FleetService): void {
 const isStream = (value: unknown): value is Readable =>
   typeof (value as Readable | null)?.[Symbol.asyncIterator] === 'function' &&
   typeof (value as Readable).pipe === 'function'
+
+/** A parsed JSON body as bytes again; one nested too deep to write back (a stack overflow) is the client's error. */
+function serialized(body: unknown): Buffer {
+  try {
+    return Buffer.from(JSON.stringify(body))
+  } catch {
+    throw errors.badRequest('The body nests too deeply to forward to another member')
+  }
+}
 
 async function readBody(stream: Readable | undefined): Promise<Buffer | undefined> {
   if (!stream || typeof stream[Symbol.asyncIterator] !== 'function') return undefined

@@ -140,7 +140,12 @@ export const ListQuery = Type.Object({
   root: RootName,
   path: RelPath,
   offset: Type.Optional(
-    Type.Integer({ minimum: 0, default: 0, description: 'Entries to skip (directories first, then by name)' }),
+    Type.Integer({
+      minimum: 0,
+      maximum: Number.MAX_SAFE_INTEGER,
+      default: 0,
+      description: 'Entries to skip (directories first, then by name)',
+    }),
   ),
   limit: Type.Optional(
     Type.Integer({ minimum: 1, maximum: 10_000, default: 10_000, description: 'Entries in this page' }),
