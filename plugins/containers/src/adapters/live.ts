@@ -16,8 +16,10 @@ import { watchContainerEvents } from './states.ts'
 /** One container's live figures. `cpuPercent` is of one CPU (100 = one core busy), as `docker stats` shows it. */
 export interface LiveStats {
   id: string
+  /** Null on the first reading (a rate needs two). */
   cpuPercent: number | null
   memoryBytes: number
+  /** 0 when the container has no memory limit. */
   memoryLimitBytes: number
 }
 

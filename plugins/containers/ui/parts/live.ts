@@ -7,21 +7,9 @@ import { type ReadonlySignal, useSignal } from '@preact/signals'
 import { useEffect, useRef } from 'preact/hooks'
 import type { PageContext } from '@hostd/ui'
 
-export interface LiveStats {
-  id: string
-  /** Of one CPU (100 = one core busy); null on the first reading. */
-  cpuPercent: number | null
-  memoryBytes: number
-  /** 0 when the container has no memory limit. */
-  memoryLimitBytes: number
-}
+import type { LiveChange, LiveStats } from '../../src/adapters/live.ts'
 
-export interface LiveChange {
-  id: string
-  action: string
-  state?: string
-  health?: string
-}
+export type { LiveChange, LiveStats }
 
 type Message = { type: 'ready' } | ({ type: 'change' } & LiveChange) | { type: 'stats'; items: LiveStats[] }
 
