@@ -11,7 +11,7 @@ import { existsSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Page } from 'playwright-core'
 import { buildUi, DIST } from '../../ui/build.mjs'
-import { gotoRetrying, signInThroughForm, startUi } from '../support/browser.ts'
+import { addSessionCookie, gotoRetrying, signInThroughForm, startUi } from '../support/browser.ts'
 import { figure, printBenchJson } from './support.ts'
 
 const REPEATS = Number(process.env.BENCH_UI_REPEATS ?? 7)
@@ -62,20 +62,9 @@ async function main(): Promise<void> {
 
     // 2. Time: this page keeps the metrics stream sampling, so a new client gets the latest sample at once.
     const token = (await page.context().cookies()).find((c) => c.name === 'svc_session')!.value
-    const { hostname } = new URL(ui.url)
     const timeOnce = async (path: string, ready: (p: Page) => Promise<unknown>) => {
       const context = await ui.browser.newContext({ ignoreHTTPSErrors: true })
-      await context.addCookies([
-        {
-          name: 'svc_session',
-          value: token,
-          domain: hostname,
-          path: '/',
-          httpOnly: true,
-          secure: true,
-          sameSite: 'Strict',
-        },
-      ])
+      await addSessionCookie(context, ui.url, token)
       const p = await context.newPage()
       try {
         for (let attempt = 1; ; attempt++) {

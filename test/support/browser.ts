@@ -200,18 +200,7 @@ export async function startUi(options: StartUiOptions = {}): Promise<UiHarness> 
         const account = typeof who === 'string' ? (who === 'admin' ? admin : await harness.createUser(who)) : who
         const token = await login(account)
         const context = await newContext(colorScheme)
-        const { hostname } = new URL(daemon.url)
-        await context.addCookies([
-          {
-            name: 'svc_session',
-            value: token,
-            domain: hostname,
-            path: '/',
-            httpOnly: true,
-            secure: true,
-            sameSite: 'Strict',
-          },
-        ])
+        await addSessionCookie(context, daemon.url, token)
         const page = await context.newPage()
         await gotoRetrying(page, new URL(path, daemon.url).href)
         return page
@@ -252,6 +241,21 @@ export async function startUi(options: StartUiOptions = {}): Promise<UiHarness> 
  * navigations in flight, even on loopback, when the interfaces of its network namespace change; the browser of
  * startUi has a namespace of its own, so this should never retry there. When it does, it says so on stderr.
  */
+/** Signs `context` in with a session token, as the sign-in form's cookie would (`svc_session`, host-only, strict). */
+export async function addSessionCookie(context: BrowserContext, url: string, token: string): Promise<void> {
+  await context.addCookies([
+    {
+      name: 'svc_session',
+      value: token,
+      domain: new URL(url).hostname,
+      path: '/',
+      httpOnly: true,
+      secure: true,
+      sameSite: 'Strict',
+    },
+  ])
+}
+
 export async function gotoRetrying(page: Page, url: string): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     try {

@@ -32,7 +32,7 @@ import { promisify } from 'node:util'
 import { Pool } from 'undici'
 import { importTestImage, startEngine, type TestEngine } from './support/engine.ts'
 import { cpuSeconds, figure } from '../../../test/bench/support.ts'
-import { launchBrowser } from '../../../test/support/browser.ts'
+import { addSessionCookie, launchBrowser } from '../../../test/support/browser.ts'
 import WebSocket from 'ws'
 
 const REPO = join(import.meta.dirname, '..', '..', '..')
@@ -213,20 +213,9 @@ async function main(): Promise<void> {
 
     // ---- the page in Chromium: time to first rows, then a container stopped outside hostd ----
     const browser = await launchBrowser()
-    const { hostname } = new URL(pool.origin)
     const signedIn = async () => {
       const context = await browser.newContext({ ignoreHTTPSErrors: true, viewport: { width: 1440, height: 900 } })
-      await context.addCookies([
-        {
-          name: 'svc_session',
-          value: token,
-          domain: hostname,
-          path: '/',
-          httpOnly: true,
-          secure: true,
-          sameSite: 'Strict',
-        },
-      ])
+      await addSessionCookie(context, pool.origin, token)
       return context
     }
     const firstRowsMs: number[] = []

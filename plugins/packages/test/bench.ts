@@ -18,7 +18,7 @@ import { copyFile, mkdir, mkdtemp, rm, utimes } from 'node:fs/promises'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { figure, printBenchJson } from '../../../test/bench/support.ts'
-import { launchBrowser } from '../../../test/support/browser.ts'
+import { addSessionCookie, launchBrowser } from '../../../test/support/browser.ts'
 import { REPO_ROOT, startDaemon } from '../../../test/support/daemon.ts'
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 40)
@@ -110,18 +110,7 @@ try {
   let pageHeight = 0
   try {
     const context = await browser.newContext({ ignoreHTTPSErrors: true, viewport: { width: 1440, height: 900 } })
-    const { hostname } = new URL(daemon.url)
-    await context.addCookies([
-      {
-        name: 'svc_session',
-        value: token,
-        domain: hostname,
-        path: '/',
-        httpOnly: true,
-        secure: true,
-        sameSite: 'Strict',
-      },
-    ])
+    await addSessionCookie(context, daemon.url, token)
     const visit = async (filter: string) => {
       const page = await context.newPage()
       const t0 = performance.now()
